@@ -1,0 +1,161 @@
+/* The backend registry: names to constructors, and the handle helpers. */
+#include "backend.h"
+#include "backend_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef dlb_status (*dlb_backend_ctor)(const struct dlb_backend_config *cfg,
+                                       struct dlb_backend **out, char *reason,
+                                       size_t len);
+
+/* A backend that is not built in has a NULL constructor and the reason.
+ * The cpu and cuda backends replace their rows when they are added. */
+static const struct {
+    const char *name;
+    dlb_backend_ctor create;
+    const char *missing;
+} dlb_backends[] = {
+    { "ref", dlb_backend_ref_create, NULL },
+    { "cpu", NULL, "backend cpu is not built in yet (oneDNN backend)" },
+    { "cuda", NULL, "backend cuda is not built in yet (CUDA backend)" },
+};
+
+#define N_BACKENDS (sizeof dlb_backends / sizeof dlb_backends[0])
+
+dlb_status dlb_backend_open(const char *name,
+                            const struct dlb_backend_config *cfg,
+                            struct dlb_backend **out, char *reason, size_t len)
+{
+    static const struct dlb_backend_config defaults = { 0 };
+    *out = NULL;
+    if (reason && len)
+        reason[0] = '\0';
+    for (size_t i = 0; i < N_BACKENDS; i++) {
+        if (strcmp(name, dlb_backends[i].name) != 0)
+            continue;
+        if (!dlb_backends[i].create) {
+            snprintf(reason, len, "%s", dlb_backends[i].missing);
+            return DLB_ERR_UNSUPPORTED;
+        }
+        return dlb_backends[i].create(cfg ? cfg : &defaults, out, reason, len);
+    }
+    snprintf(reason, len, "unknown backend '%s' (known: ref, cpu, cuda)", name);
+    return DLB_ERR_INPUT;
+}
+
+void dlb_backend_close(struct dlb_backend *be)
+{
+    if (!be)
+        return;
+    if (be->ops->destroy)
+        be->ops->destroy(be);
+    free(be);
+}
+
+const char *dlb_backend_name(const struct dlb_backend *be)
+{
+    return be->ops->name;
+}
+
+const struct dlb_backend_ops *dlb_backend_ops_of(const struct dlb_backend *be)
+{
+    return be->ops;
+}
+
+const char *dlb_backend_last_error(const struct dlb_backend *be)
+{
+    return be->reason;
+}
+
+enum dlb_dtype dlb_buffer_dtype(const struct dlb_buffer *b) { return b->dtype; }
+size_t dlb_buffer_count(const struct dlb_buffer *b) { return b->count; }
+size_t dlb_buffer_bytes(const struct dlb_buffer *b) { return b->bytes; }
+
+dlb_status dlb_backend_fail(struct dlb_backend *be, dlb_status s,
+                            const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(be->reason, sizeof be->reason, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+dlb_status dlb_backend_missing(struct dlb_backend *be, const char *op)
+{
+    return dlb_backend_fail(be, DLB_ERR_UNSUPPORTED,
+                            "backend %s has no operation %s", be->ops->name, op);
+}
+
+void *dlb_backend_ctx(const struct dlb_backend *be)
+{
+    return be->ctx;
+}
+
+/* The entries every caller relies on; the rest may be NULL. */
+static const char *first_missing(const struct dlb_backend_ops *o)
+{
+#define REQ(f) if (!o->f) return #f
+    REQ(destroy); REQ(supports); REQ(device_info); REQ(buffer_alloc);
+    REQ(buffer_free); REQ(copy_from_host); REQ(copy_to_host); REQ(copy);
+    REQ(synchronize); REQ(timer_create); REQ(timer_destroy); REQ(timer_start);
+    REQ(timer_stop); REQ(timer_elapsed);
+#undef REQ
+    return NULL;
+}
+
+dlb_status dlb_backend_new(const struct dlb_backend_ops *ops, void *ctx,
+                           struct dlb_backend **out, char *reason, size_t len)
+{
+    const char *miss;
+    *out = NULL;
+    if (ops->api_major != DLB_BACKEND_API_MAJOR ||
+        ops->struct_size < sizeof *ops) {
+        snprintf(reason, len, "backend %s: interface %u.%u (%u bytes), core "
+                 "expects %u.%u (%zu bytes)", ops->name, ops->api_major,
+                 ops->api_minor, ops->struct_size, DLB_BACKEND_API_MAJOR,
+                 DLB_BACKEND_API_MINOR, sizeof *ops);
+        return DLB_ERR_INTERNAL;
+    }
+    if ((miss = first_missing(ops))) {
+        snprintf(reason, len, "backend %s lacks required entry %s", ops->name,
+                 miss);
+        return DLB_ERR_INTERNAL;
+    }
+    struct dlb_backend *be = calloc(1, sizeof *be);
+    if (!be) {
+        snprintf(reason, len, "out of memory opening backend %s", ops->name);
+        return DLB_ERR_NOMEM;
+    }
+    be->ops = ops;
+    be->ctx = ctx;
+    *out = be;
+    return DLB_OK;
+}
+
+const char *const *dlb_backend_names(void)
+{
+    static const char *names[N_BACKENDS + 1];
+    for (size_t i = 0; i < N_BACKENDS; i++)
+        names[i] = dlb_backends[i].name;
+    return names;
+}
+
+/* Answered from the build alone: opening a backend initialises its
+ * library (oneDNN's thread pool, a CUDA context), which only a
+ * configuration's own process may do. */
+int dlb_backend_available(const char *name, char *reason, size_t len)
+{
+    for (size_t i = 0; i < N_BACKENDS; i++) {
+        if (strcmp(name, dlb_backends[i].name) != 0)
+            continue;
+        if (dlb_backends[i].create)
+            return 1;
+        snprintf(reason, len, "%s", dlb_backends[i].missing);
+        return 0;
+    }
+    snprintf(reason, len, "unknown backend '%s'", name);
+    return 0;
+}

@@ -1,0 +1,51 @@
+/* Opening backends by name and calling them: the core's side of
+ * <dlbench/backend.h>. Backend implementations include backend_impl.h. */
+#ifndef DLB_CORE_BACKEND_H
+#define DLB_CORE_BACKEND_H
+
+#include <stddef.h>
+#include <dlbench/backend.h>
+
+/* Open the backend called `name` ("ref", "cpu", "cuda"). On failure *out is
+ * NULL and `reason` says why: DLB_ERR_UNSUPPORTED for a backend this build
+ * or machine lacks (the configuration is skipped), DLB_ERR_INPUT for an
+ * unknown name (with a suggestion). */
+dlb_status dlb_backend_open(const char *name,
+                            const struct dlb_backend_config *cfg,
+                            struct dlb_backend **out, char *reason, size_t len);
+/* The backends this dlbench knows, NULL-terminated. */
+const char *const *dlb_backend_names(void);
+/* 1 when backend `name` is built in; else 0 with the reason. */
+int dlb_backend_available(const char *name, char *reason, size_t len);
+
+/* Release the backend; NULL is fine. */
+void dlb_backend_close(struct dlb_backend *be);
+
+const char *dlb_backend_name(const struct dlb_backend *be);
+const struct dlb_backend_ops *dlb_backend_ops_of(const struct dlb_backend *be);
+
+/* Why the last failing operation failed ("" when it gave no reason). */
+const char *dlb_backend_last_error(const struct dlb_backend *be);
+
+/* Element type, element count and size in bytes of a buffer. */
+enum dlb_dtype dlb_buffer_dtype(const struct dlb_buffer *b);
+size_t dlb_buffer_count(const struct dlb_buffer *b);
+size_t dlb_buffer_bytes(const struct dlb_buffer *b);
+
+/* Record that `op` is missing from the table; returns UNSUPPORTED. */
+dlb_status dlb_backend_missing(struct dlb_backend *be, const char *op);
+
+/* Call an operation that returns a status through the table; a NULL entry
+ * gives DLB_ERR_UNSUPPORTED naming it: DLB_BE_CALL(be, relu_fwd, n, x, y).
+ * The void entries (buffer_free, timer_destroy) are required: call them
+ * through dlb_backend_ops_of(be). */
+#define DLB_BE_CALL(be, op, ...)                                            \
+    (dlb_backend_ops_of(be)->op                                             \
+         ? dlb_backend_ops_of(be)->op((be), __VA_ARGS__)                    \
+         : dlb_backend_missing((be), #op))
+/* The same for an operation without arguments: DLB_BE_CALL0(be, synchronize). */
+#define DLB_BE_CALL0(be, op)                                                \
+    (dlb_backend_ops_of(be)->op ? dlb_backend_ops_of(be)->op(be)            \
+                                : dlb_backend_missing((be), #op))
+
+#endif

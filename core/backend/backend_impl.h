@@ -1,0 +1,42 @@
+/* For backend implementations only: the handle and buffer layouts, and the
+ * helpers that create a handle and record a failure reason. */
+#ifndef DLB_CORE_BACKEND_IMPL_H
+#define DLB_CORE_BACKEND_IMPL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <dlbench/backend.h>
+
+struct dlb_backend {
+    const struct dlb_backend_ops *ops;
+    void *ctx;            /* the implementation's state */
+    char reason[512];     /* the last failure's reason */
+};
+
+/* Every backend allocates its buffers with this head; `data` is the device
+ * address (host memory for CPU backends); `impl` is the backend's own. */
+struct dlb_buffer {
+    enum dlb_dtype dtype;
+    size_t count;
+    size_t bytes;
+    void *data;
+    void *impl;
+};
+
+/* Wrap `ops` and `ctx` in a new handle after checking the table's version
+ * and required entries; `reason` says which is wrong. */
+dlb_status dlb_backend_new(const struct dlb_backend_ops *ops, void *ctx,
+                           struct dlb_backend **out, char *reason, size_t len);
+void *dlb_backend_ctx(const struct dlb_backend *be);
+
+/* Record why an operation failed and return `s`. */
+dlb_status dlb_backend_fail(struct dlb_backend *be, dlb_status s,
+                            const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Built-in constructors; each registers itself in backend.c. */
+dlb_status dlb_backend_ref_create(const struct dlb_backend_config *cfg,
+                                  struct dlb_backend **out, char *reason,
+                                  size_t len);
+
+#endif

@@ -1,0 +1,242 @@
+/* The ref backend's handle: capabilities, host-memory buffers, copies,
+ * timers from the monotonic clock, and the operation table. */
+#define _POSIX_C_SOURCE 200809L
+#include "ref.h"
+#include "../dtype.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct dlb_timer {
+    double start, stop;
+};
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void ref_destroy(struct dlb_backend *be)
+{
+    free(dlb_backend_ctx(be));
+}
+
+static dlb_status ref_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
+                               char *reason, size_t len)
+{
+    (void)be;
+    switch (cap) {
+    case DLB_CAP_F16:
+    case DLB_CAP_BF16:
+        return DLB_OK; /* stored in the type, computed in double */
+    case DLB_CAP_INT8:
+        snprintf(reason, len, "ref has int8 quantize/dequantize only, no "
+                 "int8 convolution or matrix kernels");
+        return DLB_ERR_UNSUPPORTED;
+    case DLB_CAP_MULTI_DEVICE:
+        snprintf(reason, len, "ref runs on one device (the host)");
+        return DLB_ERR_UNSUPPORTED;
+    case DLB_CAP_COUNT:
+        break;
+    }
+    snprintf(reason, len, "unknown capability %d", (int)cap);
+    return DLB_ERR_UNSUPPORTED;
+}
+
+static dlb_status ref_device_info(struct dlb_backend *be,
+                                  struct dlb_device_info *out)
+{
+    (void)be;
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "reference C loops (host)");
+    out->device_count = 1;
+    out->compute_units = 1;
+    return DLB_OK;
+}
+
+static dlb_status ref_buffer_alloc(struct dlb_backend *be, enum dlb_dtype dtype,
+                                   size_t count, struct dlb_buffer **out)
+{
+    size_t esz = dlb_dtype_size(dtype);
+    *out = NULL;
+    if (!esz)
+        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "ref: unknown dtype %d",
+                                (int)dtype);
+    if (count > SIZE_MAX / esz)
+        return dlb_backend_fail(be, DLB_ERR_NOMEM, "ref: %zu elements of %s "
+                                "overflow size_t", count, dlb_dtype_name(dtype));
+    struct dlb_buffer *b = calloc(1, sizeof *b);
+    void *data = malloc(count ? count * esz : 1);
+    if (!b || !data) {
+        free(b);
+        free(data);
+        return dlb_backend_fail(be, DLB_ERR_NOMEM, "ref: out of memory for "
+                                "%zu bytes", count * esz);
+    }
+    b->dtype = dtype;
+    b->count = count;
+    b->bytes = count * esz;
+    b->data = data;
+    *out = b;
+    return DLB_OK;
+}
+
+static void ref_buffer_free(struct dlb_backend *be, struct dlb_buffer *b)
+{
+    (void)be;
+    if (b)
+        free(b->data);
+    free(b);
+}
+
+static dlb_status range(struct dlb_backend *be, const char *op,
+                        const struct dlb_buffer *b, size_t off, size_t bytes)
+{
+    if (off > b->bytes || bytes > b->bytes - off)
+        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "ref %s: bytes [%zu, "
+                                "%zu + %zu) outside a buffer of %zu", op, off,
+                                off, bytes, b->bytes);
+    return DLB_OK;
+}
+
+static dlb_status ref_copy_from_host(struct dlb_backend *be,
+                                     struct dlb_buffer *dst, size_t off,
+                                     const void *src, size_t bytes)
+{
+    dlb_status s = range(be, "copy_from_host", dst, off, bytes);
+    if (!s && bytes)
+        memcpy((char *)dst->data + off, src, bytes);
+    return s;
+}
+
+static dlb_status ref_copy_to_host(struct dlb_backend *be, void *dst,
+                                   const struct dlb_buffer *src, size_t off,
+                                   size_t bytes)
+{
+    dlb_status s = range(be, "copy_to_host", src, off, bytes);
+    if (!s && bytes)
+        memcpy(dst, (const char *)src->data + off, bytes);
+    return s;
+}
+
+static dlb_status ref_copy(struct dlb_backend *be, struct dlb_buffer *dst,
+                           size_t doff, const struct dlb_buffer *src,
+                           size_t soff, size_t bytes)
+{
+    dlb_status s;
+    if ((s = range(be, "copy", dst, doff, bytes)) ||
+        (s = range(be, "copy", src, soff, bytes)))
+        return s;
+    if (bytes) /* memmove: a copy within one buffer may overlap */
+        memmove((char *)dst->data + doff, (const char *)src->data + soff, bytes);
+    return DLB_OK;
+}
+
+static dlb_status ref_synchronize(struct dlb_backend *be)
+{
+    (void)be; /* every operation has finished when it returns */
+    return DLB_OK;
+}
+
+static dlb_status ref_timer_create(struct dlb_backend *be, struct dlb_timer **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? DLB_OK
+                : dlb_backend_fail(be, DLB_ERR_NOMEM, "ref: out of memory");
+}
+
+static void ref_timer_destroy(struct dlb_backend *be, struct dlb_timer *t)
+{
+    (void)be;
+    free(t);
+}
+
+static dlb_status ref_timer_start(struct dlb_backend *be, struct dlb_timer *t)
+{
+    (void)be;
+    t->start = now_seconds();
+    return DLB_OK;
+}
+
+static dlb_status ref_timer_stop(struct dlb_backend *be, struct dlb_timer *t)
+{
+    (void)be;
+    t->stop = now_seconds();
+    return DLB_OK;
+}
+
+static dlb_status ref_timer_elapsed(struct dlb_backend *be, struct dlb_timer *t,
+                                    double *seconds)
+{
+    (void)be;
+    *seconds = t->stop - t->start;
+    return DLB_OK;
+}
+
+static const struct dlb_backend_ops ref_ops = {
+    .struct_size = sizeof(struct dlb_backend_ops),
+    .api_major = DLB_BACKEND_API_MAJOR,
+    .api_minor = DLB_BACKEND_API_MINOR,
+    .name = "ref",
+    .destroy = ref_destroy,
+    .supports = ref_supports,
+    .device_info = ref_device_info,
+    .buffer_alloc = ref_buffer_alloc,
+    .buffer_free = ref_buffer_free,
+    .copy_from_host = ref_copy_from_host,
+    .copy_to_host = ref_copy_to_host,
+    .copy = ref_copy,
+    .synchronize = ref_synchronize,
+    .timer_create = ref_timer_create,
+    .timer_destroy = ref_timer_destroy,
+    .timer_start = ref_timer_start,
+    .timer_stop = ref_timer_stop,
+    .timer_elapsed = ref_timer_elapsed,
+    .conv2d_fwd = dlb_ref_conv2d_fwd,
+    .conv2d_bwd_data = dlb_ref_conv2d_bwd_data,
+    .conv2d_bwd_weights = dlb_ref_conv2d_bwd_weights,
+    .pool_fwd = dlb_ref_pool_fwd,
+    .pool_bwd = dlb_ref_pool_bwd,
+    .relu_fwd = dlb_ref_relu_fwd,
+    .relu_bwd = dlb_ref_relu_bwd,
+    .dropout_fwd = dlb_ref_dropout_fwd,
+    .dropout_bwd = dlb_ref_dropout_bwd,
+    .batchnorm_fwd_train = dlb_ref_bn_fwd_train,
+    .batchnorm_fwd_infer = dlb_ref_bn_fwd_infer,
+    .batchnorm_bwd = dlb_ref_bn_bwd,
+    .linear_fwd = dlb_ref_linear_fwd,
+    .linear_bwd = dlb_ref_linear_bwd,
+    .logsoftmax_fwd = dlb_ref_logsoftmax_fwd,
+    .nll_loss = dlb_ref_nll_loss,
+    .logsoftmax_nll_bwd = dlb_ref_logsoftmax_nll_bwd,
+    .sgd_update = dlb_ref_sgd_update,
+    .cast = dlb_ref_cast,
+    .scale = dlb_ref_scale,
+    .check_finite = dlb_ref_check_finite,
+    .fill = dlb_ref_fill,
+    .quantize = dlb_ref_quantize,
+    .dequantize = dlb_ref_dequantize,
+    .allreduce_sum = NULL, /* one device */
+};
+
+dlb_status dlb_backend_ref_create(const struct dlb_backend_config *cfg,
+                                  struct dlb_backend **out, char *reason,
+                                  size_t len)
+{
+    struct dlb_ref *ctx = calloc(1, sizeof *ctx);
+    dlb_status s;
+    *out = NULL;
+    if (!ctx) {
+        snprintf(reason, len, "out of memory opening backend ref");
+        return DLB_ERR_NOMEM;
+    }
+    ctx->threads = 1; /* plain loops: one thread whatever was asked */
+    ctx->seed = cfg->seed;
+    if ((s = dlb_backend_new(&ref_ops, ctx, out, reason, len)))
+        free(ctx);
+    return s;
+}

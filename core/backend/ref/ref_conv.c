@@ -1,0 +1,144 @@
+/* 2-D convolution, forward and both backward passes, as the textbook
+ * sums: y[n][k][i][j] = b[k] + sum_{c,r,s} x[n][c][i*S+r-P][j*S+s-P] w[k][c][r][s].
+ * The backward passes scatter along the same index map, so the three stay
+ * consistent by construction. */
+#include "ref.h"
+
+static dlb_status check_desc(struct dlb_backend *be, const char *op,
+                             const struct dlb_conv2d_desc *d)
+{
+    if (d->out_h == 0 || d->out_w == 0 ||
+        d->out_h != dlb_conv_out_size(d->in_h, d->kh, d->stride_h, d->pad_h) ||
+        d->out_w != dlb_conv_out_size(d->in_w, d->kw, d->stride_w, d->pad_w))
+        return dlb_backend_fail(be, DLB_ERR_INTERNAL,
+                                "ref %s: output %ux%u does not follow from input "
+                                "%ux%u, kernel %ux%u, stride %ux%u, pad %ux%u",
+                                op, d->out_h, d->out_w, d->in_h, d->in_w, d->kh,
+                                d->kw, d->stride_h, d->stride_w, d->pad_h,
+                                d->pad_w);
+    return DLB_OK;
+}
+
+static size_t x_count(const struct dlb_conv2d_desc *d)
+{
+    return (size_t)d->n * d->in_c * d->in_h * d->in_w;
+}
+
+static size_t w_count(const struct dlb_conv2d_desc *d)
+{
+    return (size_t)d->out_c * d->in_c * d->kh * d->kw;
+}
+
+static size_t y_count(const struct dlb_conv2d_desc *d)
+{
+    return (size_t)d->n * d->out_c * d->out_h * d->out_w;
+}
+
+/* Visit every (output, input, weight) index triple that contributes; the
+ * three passes differ only in what they accumulate. */
+enum conv_pass { FWD, BWD_DATA, BWD_WEIGHTS };
+
+static void conv_loops(const struct dlb_conv2d_desc *d, enum conv_pass pass,
+                       const double *a, const double *b, double *acc)
+{
+    for (uint32_t n = 0; n < d->n; n++)
+    for (uint32_t k = 0; k < d->out_c; k++)
+    for (uint32_t i = 0; i < d->out_h; i++)
+    for (uint32_t j = 0; j < d->out_w; j++) {
+        size_t yi = (((size_t)n * d->out_c + k) * d->out_h + i) * d->out_w + j;
+        for (uint32_t c = 0; c < d->in_c; c++)
+        for (uint32_t r = 0; r < d->kh; r++) {
+            long ih = (long)i * d->stride_h + r - (long)d->pad_h;
+            if (ih < 0 || ih >= (long)d->in_h)
+                continue;
+            for (uint32_t s = 0; s < d->kw; s++) {
+                long iw = (long)j * d->stride_w + s - (long)d->pad_w;
+                if (iw < 0 || iw >= (long)d->in_w)
+                    continue;
+                size_t xi = (((size_t)n * d->in_c + c) * d->in_h + (size_t)ih)
+                            * d->in_w + (size_t)iw;
+                size_t wi = (((size_t)k * d->in_c + c) * d->kh + r) * d->kw + s;
+                switch (pass) {
+                case FWD: acc[yi] += a[xi] * b[wi]; break;          /* a=x b=w */
+                case BWD_DATA: acc[xi] += a[yi] * b[wi]; break;     /* a=dy b=w */
+                case BWD_WEIGHTS: acc[wi] += a[yi] * b[xi]; break;  /* a=dy b=x */
+                }
+            }
+        }
+    }
+}
+
+dlb_status dlb_ref_conv2d_fwd(struct dlb_backend *be,
+                              const struct dlb_conv2d_desc *d,
+                              const struct dlb_buffer *x,
+                              const struct dlb_buffer *w,
+                              const struct dlb_buffer *b, struct dlb_buffer *y)
+{
+    double *t[4] = { 0 };
+    dlb_status s;
+    if ((s = check_desc(be, "conv2d_fwd", d)) ||
+        (s = dlb_ref_get(be, "conv2d_fwd", "x", x, x_count(d), &t[0])) ||
+        (s = dlb_ref_get(be, "conv2d_fwd", "w", w, w_count(d), &t[1])) ||
+        (b && (s = dlb_ref_get(be, "conv2d_fwd", "b", b, d->out_c, &t[2]))) ||
+        (s = dlb_ref_new(be, "conv2d_fwd", "y", y, y_count(d), &t[3])))
+        goto out;
+    conv_loops(d, FWD, t[0], t[1], t[3]);
+    if (b) {
+        size_t plane = (size_t)d->out_h * d->out_w;
+        for (size_t i = 0; i < y_count(d); i++)
+            t[3][i] += t[2][(i / plane) % d->out_c];
+    }
+    dlb_ref_put(y, t[3], y_count(d));
+out:
+    dlb_ref_free_all(t, 4);
+    return s;
+}
+
+dlb_status dlb_ref_conv2d_bwd_data(struct dlb_backend *be,
+                                   const struct dlb_conv2d_desc *d,
+                                   const struct dlb_buffer *w,
+                                   const struct dlb_buffer *dy,
+                                   struct dlb_buffer *dx)
+{
+    double *t[3] = { 0 };
+    dlb_status s;
+    if ((s = check_desc(be, "conv2d_bwd_data", d)) ||
+        (s = dlb_ref_get(be, "conv2d_bwd_data", "w", w, w_count(d), &t[0])) ||
+        (s = dlb_ref_get(be, "conv2d_bwd_data", "dy", dy, y_count(d), &t[1])) ||
+        (s = dlb_ref_new(be, "conv2d_bwd_data", "dx", dx, x_count(d), &t[2])))
+        goto out;
+    conv_loops(d, BWD_DATA, t[1], t[0], t[2]);
+    dlb_ref_put(dx, t[2], x_count(d));
+out:
+    dlb_ref_free_all(t, 3);
+    return s;
+}
+
+dlb_status dlb_ref_conv2d_bwd_weights(struct dlb_backend *be,
+                                      const struct dlb_conv2d_desc *d,
+                                      const struct dlb_buffer *x,
+                                      const struct dlb_buffer *dy,
+                                      struct dlb_buffer *dw,
+                                      struct dlb_buffer *db)
+{
+    double *t[4] = { 0 };
+    dlb_status s;
+    if ((s = check_desc(be, "conv2d_bwd_weights", d)) ||
+        (s = dlb_ref_get(be, "conv2d_bwd_weights", "x", x, x_count(d), &t[0])) ||
+        (s = dlb_ref_get(be, "conv2d_bwd_weights", "dy", dy, y_count(d), &t[1])) ||
+        (s = dlb_ref_new(be, "conv2d_bwd_weights", "dw", dw, w_count(d), &t[2])) ||
+        (db && (s = dlb_ref_new(be, "conv2d_bwd_weights", "db", db, d->out_c,
+                                &t[3]))))
+        goto out;
+    conv_loops(d, BWD_WEIGHTS, t[1], t[0], t[2]);
+    dlb_ref_put(dw, t[2], w_count(d));
+    if (db) {
+        size_t plane = (size_t)d->out_h * d->out_w;
+        for (size_t i = 0; i < y_count(d); i++)
+            t[3][(i / plane) % d->out_c] += t[1][i];
+        dlb_ref_put(db, t[3], d->out_c);
+    }
+out:
+    dlb_ref_free_all(t, 4);
+    return s;
+}

@@ -1,0 +1,260 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    OPT_SUITE = 256, OPT_OUT, OPT_SET, OPT_FORMAT, OPT_SEED, OPT_TIME_LIMIT,
+    OPT_RESUME, OPT_QUICK, OPT_VERSION, OPT_HELP, OPT_PLUGIN_DIR, OPT_BACKEND,
+    OPT_VERBOSE, OPT_INDEX, OPT_RECORD_FD
+};
+
+static const struct option long_opts[] = {
+    {"suite", required_argument, NULL, OPT_SUITE},
+    {"out", required_argument, NULL, OPT_OUT},
+    {"set", required_argument, NULL, OPT_SET},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"time-limit", required_argument, NULL, OPT_TIME_LIMIT},
+    {"resume", required_argument, NULL, OPT_RESUME},
+    {"quick", no_argument, NULL, OPT_QUICK},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"config-index", required_argument, NULL, OPT_INDEX},
+    {"record-fd", required_argument, NULL, OPT_RECORD_FD},
+    {NULL, 0, NULL, 0}
+};
+
+void dlb_cli_usage(FILE *f)
+{
+    fputs(
+"usage: dlbench --suite NAME|FILE [options]     run a suite\n"
+"       dlbench run NAME|FILE [options]         the same\n"
+"       dlbench list                            plugins, suites and backends\n"
+"       dlbench plugin-help NAME                a plugin's parameters\n"
+"       dlbench info                            the environment record (JSON)\n"
+"\n"
+"options:\n"
+"  --quick               a CI-sized run of the same suite ([quick] section)\n"
+"  --out DIR             run directory (default results/SUITE/UTC-HOST)\n"
+"  --set KEY=VALUE       override a suite key, e.g. batch=64 or amp.precision=bf16;\n"
+"                        on a sweep axis it keeps only that value (repeatable)\n"
+"  --seed N              the same as --set seed=N\n"
+"  --backend NAME        the same as --set backend=NAME (ref, cpu, cuda)\n"
+"  --format FMT          table (default), json or csv on standard output\n"
+"  --time-limit SECONDS  stop starting configurations after this long;\n"
+"                        --resume finishes the rest\n"
+"  --resume DIR          run the configurations missing from DIR's journal\n"
+"  --plugin-dir DIR      look for plugins in DIR first (repeatable)\n"
+"  --verbose             debug messages\n"
+"  --version, --help\n"
+"\n"
+"Suites are looked up as given, then as NAME.ini in ./suites, in each directory\n"
+"of $DLBENCH_SUITE_PATH and in the installed suites directory. Plugins are\n"
+"looked up in --plugin-dir, $DLBENCH_PLUGIN_PATH and the installed plugin\n"
+"directory. Exit status: 0 success, 1 a configuration failed, 2 bad usage\n"
+"or bad input. See dlbench(1).\n", f);
+}
+
+dlb_status dlb_cli_add_set(struct dlb_options *o, const char *kv)
+{
+    char **v = realloc(o->sets, (o->n_sets + 1) * sizeof *v);
+    if (!v)
+        return DLB_ERR_NOMEM;
+    o->sets = v;
+    if (!(o->sets[o->n_sets] = strdup(kv)))
+        return DLB_ERR_NOMEM;
+    o->n_sets++;
+    return DLB_OK;
+}
+
+static dlb_status add_set_pair(struct dlb_options *o, const char *key,
+                               const char *val)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s=%s", key, val);
+    return dlb_cli_add_set(o, buf);
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_long(const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static dlb_status parse_command(int argc, char **argv, struct dlb_options *o,
+                                struct dlb_error *err)
+{
+    if (optind >= argc)
+        return DLB_OK;
+    const char *word = argv[optind++];
+    enum dlb_command c = DLB_CMD_NONE;
+    if (!strcmp(word, "run"))
+        c = DLB_CMD_RUN;
+    else if (!strcmp(word, "list"))
+        c = DLB_CMD_LIST;
+    else if (!strcmp(word, "plugin-help"))
+        c = DLB_CMD_PLUGIN_HELP;
+    else if (!strcmp(word, "info"))
+        c = DLB_CMD_INFO;
+    else if (!strcmp(word, "__child"))
+        c = DLB_CMD_CHILD;
+    else if (!strcmp(word, "help"))
+        c = DLB_CMD_HELP;
+    else
+        return dlb_errorf(err, DLB_ERR_INPUT,
+                          "unknown command '%s'; commands are run, list, "
+                          "plugin-help, info (see dlbench --help)", word);
+    if (o->cmd != DLB_CMD_NONE && o->cmd != c)
+        return dlb_errorf(err, DLB_ERR_INPUT,
+                          "'%s' cannot be combined with --suite", word);
+    o->cmd = c;
+    if (c == DLB_CMD_RUN && !o->suite) {
+        if (optind >= argc)
+            return dlb_errorf(err, DLB_ERR_INPUT, "run: which suite? e.g. dlbench run amp");
+        o->suite = argv[optind++];
+    } else if (c == DLB_CMD_PLUGIN_HELP) {
+        if (optind >= argc)
+            return dlb_errorf(err, DLB_ERR_INPUT,
+                              "plugin-help: which plugin? e.g. dlbench plugin-help amp");
+        o->plugin_name = argv[optind++];
+    }
+    return DLB_OK;
+}
+
+dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
+                         struct dlb_error *err)
+{
+    memset(o, 0, sizeof *o);
+    o->config_index = -1;
+    o->record_fd = -1;
+    dlb_status st;
+    /* '+' stops at the first non-option (the command word); options after
+     * it are parsed in a second round. */
+    optind = 1;
+    opterr = 0;
+    for (int round = 0; round < 2; round++) {
+        int c;
+        while ((c = getopt_long(argc, argv, "+", long_opts, NULL)) != -1) {
+            switch (c) {
+            case OPT_SUITE:
+                o->suite = optarg;
+                if (o->cmd == DLB_CMD_NONE)
+                    o->cmd = DLB_CMD_RUN;
+                break;
+            case OPT_OUT: o->out_dir = optarg; break;
+            case OPT_RESUME:
+                o->resume_dir = optarg;
+                if (o->cmd == DLB_CMD_NONE)
+                    o->cmd = DLB_CMD_RUN;
+                break;
+            case OPT_QUICK: o->quick = 1; break;
+            case OPT_VERBOSE: o->verbose = 1; break;
+            case OPT_VERSION: o->cmd = DLB_CMD_VERSION; break;
+            case OPT_HELP: o->cmd = DLB_CMD_HELP; break;
+            case OPT_SET:
+                if (!strchr(optarg, '=') || optarg[0] == '=')
+                    return dlb_errorf(err, DLB_ERR_INPUT,
+                                      "--set %s: expected KEY=VALUE, e.g. --set batch=64", optarg);
+                if ((st = dlb_cli_add_set(o, optarg)) != DLB_OK)
+                    return st;
+                break;
+            case OPT_SEED: {
+                long v;
+                if (parse_long(optarg, &v) || v < 0)
+                    return dlb_errorf(err, DLB_ERR_INPUT,
+                                      "--seed %s: expected a non-negative integer", optarg);
+                if ((st = add_set_pair(o, "seed", optarg)) != DLB_OK)
+                    return st;
+                break;
+            }
+            case OPT_BACKEND:
+                if ((st = add_set_pair(o, "backend", optarg)) != DLB_OK)
+                    return st;
+                break;
+            case OPT_FORMAT:
+                if (!strcmp(optarg, "table"))
+                    o->format = DLB_FORMAT_TABLE;
+                else if (!strcmp(optarg, "json"))
+                    o->format = DLB_FORMAT_JSON;
+                else if (!strcmp(optarg, "csv"))
+                    o->format = DLB_FORMAT_CSV;
+                else
+                    return dlb_errorf(err, DLB_ERR_INPUT,
+                                      "--format %s: expected table, json or csv", optarg);
+                break;
+            case OPT_TIME_LIMIT:
+                if (parse_double(optarg, &o->time_limit_s) || o->time_limit_s <= 0)
+                    return dlb_errorf(err, DLB_ERR_INPUT,
+                                      "--time-limit %s: expected a positive number of seconds", optarg);
+                break;
+            case OPT_PLUGIN_DIR: {
+                const char **v = realloc(o->plugin_dirs, (o->n_plugin_dirs + 1) * sizeof *v);
+                if (!v)
+                    return DLB_ERR_NOMEM;
+                o->plugin_dirs = v;
+                o->plugin_dirs[o->n_plugin_dirs++] = optarg;
+                break;
+            }
+            case OPT_INDEX:
+                if (parse_long(optarg, &o->config_index) || o->config_index < 0)
+                    return dlb_errorf(err, DLB_ERR_INPUT, "--config-index %s: bad index", optarg);
+                break;
+            case OPT_RECORD_FD: {
+                long fd;
+                if (parse_long(optarg, &fd) || fd < 0)
+                    return dlb_errorf(err, DLB_ERR_INPUT, "--record-fd %s: bad descriptor", optarg);
+                o->record_fd = (int)fd;
+                break;
+            }
+            case ':':
+                return dlb_errorf(err, DLB_ERR_INPUT, "%s needs a value", argv[optind - 1]);
+            default:
+                return dlb_errorf(err, DLB_ERR_INPUT,
+                                  "unknown option '%s' (see dlbench --help)", argv[optind - 1]);
+            }
+        }
+        if (round == 0 && (st = parse_command(argc, argv, o, err)) != DLB_OK)
+            return st;
+    }
+    if (optind < argc)
+        return dlb_errorf(err, DLB_ERR_INPUT, "unexpected argument '%s' (see dlbench --help)",
+                          argv[optind]);
+    if (o->cmd == DLB_CMD_RUN && o->suite && o->resume_dir)
+        return dlb_errorf(err, DLB_ERR_INPUT,
+                          "--resume DIR takes the suite from DIR; drop --suite %s", o->suite);
+    if (o->resume_dir && o->out_dir)
+        return dlb_errorf(err, DLB_ERR_INPUT, "--resume writes into DIR; drop --out");
+    return DLB_OK;
+}
+
+void dlb_cli_free(struct dlb_options *o)
+{
+    for (size_t i = 0; i < o->n_sets; i++)
+        free(o->sets[i]);
+    free(o->sets);
+    free(o->plugin_dirs);
+    memset(o, 0, sizeof *o);
+}

@@ -1,0 +1,45 @@
+/* Command-line parsing: one struct of options, filled by dlb_cli_parse. */
+#ifndef DLB_CORE_CLI_H
+#define DLB_CORE_CLI_H
+
+#include <stddef.h>
+#include "error.h"
+#include "results.h"
+
+enum dlb_command {
+    DLB_CMD_NONE, DLB_CMD_RUN, DLB_CMD_LIST, DLB_CMD_PLUGIN_HELP, DLB_CMD_INFO,
+    DLB_CMD_HELP, DLB_CMD_VERSION,
+    DLB_CMD_CHILD  /* internal: run one configuration, see child.c */
+};
+
+struct dlb_options {
+    enum dlb_command cmd;
+    const char *suite;          /* name or file */
+    const char *plugin_name;    /* plugin-help NAME */
+    const char *out_dir;
+    const char *resume_dir;
+    char **sets;                /* "key=value", from --set, --seed, --backend */
+    size_t n_sets;
+    const char **plugin_dirs;
+    size_t n_plugin_dirs;
+    enum dlb_format format;
+    double time_limit_s;        /* 0: none */
+    int quick;
+    int verbose;
+    /* internal, for DLB_CMD_CHILD */
+    long config_index;
+    int record_fd;
+};
+
+/* Parse argv. On bad usage returns DLB_ERR_INPUT with the message in err.
+ * Strings point into argv or are owned by opts (free with dlb_cli_free). */
+dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *opts,
+                         struct dlb_error *err);
+void dlb_cli_free(struct dlb_options *opts);
+
+/* Add a "key=value" override (copied). */
+dlb_status dlb_cli_add_set(struct dlb_options *opts, const char *kv);
+
+void dlb_cli_usage(FILE *f);
+
+#endif

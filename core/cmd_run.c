@@ -1,0 +1,456 @@
+#include "cmd_run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "measure.h"
+#include "progress.h"
+#include "runner.h"
+#include "session.h"
+#include "workloads.h"
+
+/* CV above this earns a warning: the median is still sound, but the user
+ * should know the machine was noisy. */
+#define CV_WARN 0.05
+
+struct run_state {
+    struct dlb_options *opts;
+    struct dlb_session ses;
+    char *dir;
+    char *suite_copy;          /* DIR/suite.ini */
+    json_t *records;           /* finished, in plan order */
+    json_t *context;
+    struct dlb_journal *journal;
+};
+
+static dlb_status copy_file(const char *from, const char *to, struct dlb_error *err)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in)
+        return dlb_errorf(err, DLB_ERR_IO, "cannot read %s: %s", from, strerror(errno));
+    FILE *out = fopen(to, "wbx");
+    if (!out) {
+        fclose(in);
+        return dlb_errorf(err, DLB_ERR_IO, "cannot create %s: %s", to, strerror(errno));
+    }
+    char buf[8192];
+    size_t n;
+    int bad = 0;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            bad = 1;
+    bad |= ferror(in);
+    fclose(in);
+    if (fclose(out) != 0 || bad)
+        return dlb_errorf(err, DLB_ERR_IO, "cannot write %s: %s", to, strerror(errno));
+    return DLB_OK;
+}
+
+static char *path_join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+/* What --resume needs to rebuild the same plan. */
+static json_t *invocation_json(const struct dlb_options *o, const char *suite_path)
+{
+    json_t *sets = json_array(), *dirs = json_array();
+    for (size_t i = 0; i < o->n_sets; i++)
+        json_array_append_new(sets, json_string(o->sets[i]));
+    for (size_t i = 0; i < o->n_plugin_dirs; i++) {
+        char *abs = realpath(o->plugin_dirs[i], NULL);
+        json_array_append_new(dirs, json_string(abs ? abs : o->plugin_dirs[i]));
+        free(abs);
+    }
+    return json_pack("{s:s,s:o,s:b,s:o}", "suite", suite_path, "sets", sets,
+                     "quick", o->quick, "plugin_dirs", dirs);
+}
+
+static dlb_status load_invocation(struct dlb_options *o, const char *dir,
+                                  struct dlb_error *err)
+{
+    char *path = path_join(dir, "invocation.json");
+    json_error_t jerr;
+    json_t *inv = json_load_file(path, 0, &jerr);
+    dlb_status st = DLB_OK;
+    json_t *sets, *dirs;
+    if (!inv) {
+        st = dlb_errorf(err, DLB_ERR_INPUT, "--resume %s: cannot read %s: %s", dir, path,
+                        jerr.text);
+    } else if (!json_is_array(sets = json_object_get(inv, "sets")) ||
+               !json_is_array(dirs = json_object_get(inv, "plugin_dirs"))) {
+        st = dlb_errorf(err, DLB_ERR_INPUT, "%s: not a dlbench invocation record", path);
+    } else {
+        /* The run's own settings come first; options given now add to
+         * them, as --set does on a fresh run. */
+        char **extra = o->sets;
+        size_t n_extra = o->n_sets;
+        o->sets = NULL;
+        o->n_sets = 0;
+        size_t i;
+        json_t *v;
+        json_array_foreach(sets, i, v)
+            if (json_is_string(v))
+                dlb_cli_add_set(o, json_string_value(v));
+        for (i = 0; i < n_extra; i++) {
+            dlb_cli_add_set(o, extra[i]);
+            free(extra[i]);
+        }
+        free(extra);
+        o->quick |= json_is_true(json_object_get(inv, "quick"));
+        json_array_foreach(dirs, i, v) {
+            const char **nd = realloc(o->plugin_dirs, (o->n_plugin_dirs + 1) * sizeof *nd);
+            if (!nd)
+                break;
+            o->plugin_dirs = nd;
+            /* Kept alive by the options for the whole run. */
+            o->plugin_dirs[o->n_plugin_dirs++] = strdup(json_string_value(v));
+        }
+    }
+    json_decref(inv);
+    free(path);
+    return st;
+}
+
+static dlb_status check_workload(struct run_state *r, struct dlb_error *err)
+{
+    const struct dlb_config *c = &r->ses.plan.configs[0];
+    const char *name = dlb_config_core(&r->ses.plan, c, "workload")->s;
+    if (dlb_builtin_workload(name))
+        return DLB_OK;
+    unsigned ns = dlb_session_plugin_ns(&r->ses, name);
+    if (!ns || !r->ses.suite.ns[ns].plugin->workload)
+        return dlb_errorf(err, DLB_ERR_INPUT,
+                          "%s: workload '%s' is neither built in (cnn) nor provided by a "
+                          "plugin active in the suite; add a [%s] section",
+                          r->ses.suite_path, name, name);
+    return DLB_OK;
+}
+
+/* Records already in the journal, on --resume. */
+static dlb_status read_journal(struct run_state *r, struct dlb_error *err)
+{
+    char *path = path_join(r->dir, "journal.jsonl");
+    int torn = 0;
+    json_t *recs = NULL;
+    struct stat sb;
+    dlb_status st = DLB_OK;
+    if (stat(path, &sb) != 0) {
+        recs = json_array();
+    } else {
+        st = dlb_journal_read(path, &recs, &torn, err);
+    }
+    if (st == DLB_OK && torn) {
+        fprintf(stderr, "dlbench: warning: %s: the last line was cut short (an "
+                        "interrupted write); it is dropped and that configuration runs again\n",
+                path);
+        /* Rewrite the journal without the torn line, so appends start on a
+         * line of their own. */
+        char *tmp = path_join(r->dir, ".journal.jsonl.tmp");
+        FILE *f = fopen(tmp, "w");
+        size_t i;
+        json_t *v;
+        int bad = !f;
+        if (f) {
+            json_array_foreach(recs, i, v) {
+                bad |= json_dumpf(v, f, JSON_COMPACT) != 0;
+                bad |= fputc('\n', f) == EOF;
+            }
+            bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+            bad |= fclose(f) != 0;
+        }
+        if (bad || rename(tmp, path) != 0)
+            st = dlb_errorf(err, DLB_ERR_IO, "cannot rewrite %s: %s", path, strerror(errno));
+        free(tmp);
+    }
+    free(path);
+    if (st != DLB_OK) {
+        json_decref(recs);
+        return st;
+    }
+    r->records = recs;
+    return DLB_OK;
+}
+
+static json_t *find_record(json_t *recs, size_t index)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(recs, i, v)
+        if ((size_t)json_integer_value(json_object_get(v, "index")) == index)
+            return v;
+    return NULL;
+}
+
+static dlb_status check_resume_records(struct run_state *r, struct dlb_error *err)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(r->records, i, v) {
+        size_t idx = (size_t)json_integer_value(json_object_get(v, "index"));
+        const char *id = json_string_value(json_object_get(v, "id"));
+        int known = 0;
+        for (size_t k = 0; k < r->ses.plan.n; k++)
+            if (r->ses.plan.configs[k].index == idx && id &&
+                !strcmp(r->ses.plan.configs[k].id, id))
+                known = 1;
+        if (!known)
+            return dlb_errorf(err, DLB_ERR_INPUT,
+                              "%s/journal.jsonl: record %zu (index %zu, '%s') is not a "
+                              "configuration of this run's suite; the journal does not "
+                              "belong to %s/suite.ini", r->dir, i + 1, idx, id ? id : "?",
+                              r->dir);
+        for (size_t j = 0; j < i; j++)
+            if ((size_t)json_integer_value(json_object_get(json_array_get(r->records, j),
+                                                           "index")) == idx)
+                return dlb_errorf(err, DLB_ERR_INPUT,
+                                  "%s/journal.jsonl: configuration %zu appears twice "
+                                  "(records %zu and %zu)", r->dir, idx, j + 1, i + 1);
+    }
+    return DLB_OK;
+}
+
+static char **child_argv(struct run_state *r, const struct dlb_config *c, char *idx)
+{
+    const struct dlb_options *o = r->opts;
+    size_t n = 0, cap = 12 + 2 * (o->n_sets + o->n_plugin_dirs);
+    char **av = calloc(cap, sizeof *av);
+    if (!av)
+        return NULL;
+    snprintf(idx, 32, "%zu", c->index);
+    av[n++] = "dlbench";
+    av[n++] = "__child";
+    av[n++] = "--suite";
+    av[n++] = r->suite_copy;
+    av[n++] = "--config-index";
+    av[n++] = idx;
+    av[n++] = "--record-fd";
+    av[n++] = "%FD%";
+    if (o->quick)
+        av[n++] = "--quick";
+    if (o->verbose)
+        av[n++] = "--verbose";
+    for (size_t i = 0; i < o->n_sets; i++) {
+        av[n++] = "--set";
+        av[n++] = o->sets[i];
+    }
+    for (size_t i = 0; i < o->n_plugin_dirs; i++) {
+        av[n++] = "--plugin-dir";
+        av[n++] = (char *)o->plugin_dirs[i];
+    }
+    return av;
+}
+
+static void warn_noise(const char *id, json_t *rec)
+{
+    json_t *st = json_object_get(rec, "stats");
+    double cv = json_real_value(json_object_get(st, "cv"));
+    if (cv > CV_WARN)
+        fprintf(stderr, "dlbench: warning: %s: step times vary a lot (CV %.1f%% > %.0f%%); "
+                        "is something else running?\n", id, cv * 100, CV_WARN * 100);
+    if (json_is_false(json_object_get(json_object_get(rec, "measure"), "converged")) &&
+        json_object_get(rec, "stats"))
+        fprintf(stderr, "dlbench: note: %s: the median's CI did not reach the target "
+                        "before time_cap (%.2f%%)\n", id,
+                json_real_value(json_object_get(st, "ci_rel_halfwidth")) * 100);
+}
+
+static int is_failure(json_t *rec)
+{
+    const char *s = json_string_value(json_object_get(rec, "status"));
+    return !s || (strcmp(s, "ok") != 0 && strcmp(s, "skipped") != 0);
+}
+
+/* Run every configuration not yet in the journal. Returns how many could
+ * not start before --time-limit. */
+static size_t run_missing(struct run_state *r, int *failures, struct dlb_error *err)
+{
+    struct dlb_progress prog;
+    size_t todo = 0, k = 0, not_run = 0;
+    for (size_t i = 0; i < r->ses.plan.n; i++)
+        if (!find_record(r->records, r->ses.plan.configs[i].index))
+            todo++;
+    dlb_progress_init(&prog, todo);
+    double start = dlb_now();
+    for (size_t i = 0; i < r->ses.plan.n; i++) {
+        const struct dlb_config *c = &r->ses.plan.configs[i];
+        if (find_record(r->records, c->index))
+            continue;
+        if (r->opts->time_limit_s > 0 && dlb_now() - start >= r->opts->time_limit_s) {
+            not_run++;
+            continue;
+        }
+        k++;
+        dlb_progress_start(&prog, k, c->id);
+        char idx[32], logname[64];
+        char **av = child_argv(r, c, idx);
+        snprintf(logname, sizeof logname, "logs/config-%zu.log", c->index);
+        char *log = path_join(r->dir, logname);
+        double timeout = dlb_config_core(&r->ses.plan, c, "timeout")->f;
+        struct dlb_child_spec spec = {av, timeout, log};
+        json_t *rec = NULL;
+        if (!av || !log || dlb_runner_run(&spec, &rec, err) != DLB_OK) {
+            free(av);
+            free(log);
+            (*failures)++;
+            fprintf(stderr, "dlbench: %s: %s\n", c->id, err->msg);
+            continue;
+        }
+        free(av);
+        free(log);
+        /* The parent's view of which configuration this was wins over
+         * whatever a dying child managed to write. */
+        json_object_set_new(rec, "index", json_integer((json_int_t)c->index));
+        json_object_set_new(rec, "id", json_string(c->id));
+        if (dlb_journal_append(r->journal, rec, err) != DLB_OK)
+            fprintf(stderr, "dlbench: %s\n", err->msg);
+        dlb_progress_done(&prog, k, c->id, rec);
+        warn_noise(c->id, rec);
+        if (is_failure(rec))
+            (*failures)++;
+        json_array_append_new(r->records, rec);
+    }
+    return not_run;
+}
+
+/* Records in plan order, for the result files. */
+static json_t *ordered_records(struct run_state *r)
+{
+    json_t *out = json_array();
+    for (size_t i = 0; i < r->ses.plan.n; i++) {
+        json_t *rec = find_record(r->records, r->ses.plan.configs[i].index);
+        if (rec)
+            json_array_append(out, rec);
+    }
+    return out;
+}
+
+static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
+{
+    struct dlb_options *o = r->opts;
+    dlb_status st;
+    if (o->resume_dir) {
+        r->dir = strdup(o->resume_dir);
+        r->suite_copy = path_join(r->dir, "suite.ini");
+        if ((st = load_invocation(o, r->dir, err)) != DLB_OK)
+            return st;
+        if ((st = dlb_session_open(&r->ses, o, r->suite_copy, err)) != DLB_OK)
+            return st;
+        if ((st = read_journal(r, err)) != DLB_OK)
+            return st;
+        return check_resume_records(r, err);
+    }
+    if ((st = dlb_session_open(&r->ses, o, o->suite, err)) != DLB_OK)
+        return st;
+    r->dir = o->out_dir ? strdup(o->out_dir) : dlb_rundir_default("results", r->ses.suite.name);
+    if (!r->dir)
+        return DLB_ERR_NOMEM;
+    if ((st = dlb_rundir_create(r->dir, err)) != DLB_OK)
+        return st;
+    r->suite_copy = path_join(r->dir, "suite.ini");
+    if ((st = copy_file(r->ses.suite_path, r->suite_copy, err)) != DLB_OK)
+        return st;
+    char *inv_path = path_join(r->dir, "invocation.json");
+    json_t *inv = invocation_json(o, r->ses.suite_path);
+    int bad = json_dump_file(inv, inv_path, JSON_INDENT(2)) != 0;
+    json_decref(inv);
+    if (bad)
+        st = dlb_errorf(err, DLB_ERR_IO, "cannot write %s", inv_path);
+    free(inv_path);
+    r->records = json_array();
+    return st;
+}
+
+static void add_suite_context(struct run_state *r, double start_wall)
+{
+    char crc[16];
+    snprintf(crc, sizeof crc, "%08x", (unsigned)r->ses.suite.crc32);
+    json_object_set_new(r->context, "suite",
+                        json_pack("{s:s,s:s,s:s,s:I,s:I}", "name", r->ses.suite.name,
+                                  "path", r->ses.suite_path, "crc32", crc,
+                                  "configurations", (json_int_t)r->ses.plan.n,
+                                  "filtered_out", (json_int_t)r->ses.plan.n_filtered));
+    json_object_set_new(r->context, "run_dir", json_string(r->dir));
+    json_object_set_new(r->context, "quick", json_boolean(r->opts->quick));
+    json_object_set_new(r->context, "run_s", json_real(dlb_now() - start_wall));
+}
+
+static void warn_if_busy(void)
+{
+    double load[1];
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (getloadavg(load, 1) == 1 && cores > 0 && load[0] > 0.5 * (double)cores)
+        fprintf(stderr, "dlbench: warning: load average %.2f on %ld cores: the machine is "
+                        "busy and timings will be noisy\n", load[0], cores);
+}
+
+int dlb_cmd_run(struct dlb_options *o)
+{
+    struct run_state r;
+    struct dlb_error err = {""};
+    memset(&r, 0, sizeof r);
+    r.opts = o;
+    double start = dlb_now();
+    int rc = 2, failures = 0;
+    dlb_status st = prepare_dir(&r, &err);
+    if (st == DLB_OK)
+        st = check_workload(&r, &err);
+    if (st == DLB_OK)
+        st = dlb_journal_open(r.dir, &r.journal, &err);
+    if (st != DLB_OK) {
+        fprintf(stderr, "dlbench: %s\n", err.msg);
+        goto out;
+    }
+    char *logs = path_join(r.dir, "logs");
+    mkdir(logs, 0755);
+    free(logs);
+    warn_if_busy();
+    fprintf(stderr, "dlbench: suite %s: %zu configuration%s -> %s\n", r.ses.suite.name,
+            r.ses.plan.n, r.ses.plan.n == 1 ? "" : "s", r.dir);
+
+    size_t not_run = run_missing(&r, &failures, &err);
+    dlb_journal_close(r.journal);
+    r.journal = NULL;
+
+    r.context = dlb_context_collect();
+    add_suite_context(&r, start);
+    json_t *recs = ordered_records(&r);
+    if (dlb_results_write(r.dir, r.context, recs, &err) != DLB_OK) {
+        fprintf(stderr, "dlbench: %s\n", err.msg);
+        json_decref(recs);
+        rc = 1;
+        goto out;
+    }
+    char *table = path_join(r.dir, "table.txt");
+    FILE *tf = fopen(table, "w");
+    if (tf) {
+        dlb_results_print(tf, DLB_FORMAT_TABLE, r.context, recs);
+        fclose(tf);
+    }
+    free(table);
+    dlb_results_print(stdout, o->format, r.context, recs);
+    json_decref(recs);
+    if (not_run)
+        fprintf(stderr, "dlbench: --time-limit reached: %zu configuration%s not run; "
+                        "finish with: dlbench --resume %s\n", not_run, not_run == 1 ? "" : "s",
+                r.dir);
+    fprintf(stderr, "dlbench: results in %s\n", r.dir);
+    rc = failures || not_run ? 1 : 0;
+out:
+    if (r.journal)
+        dlb_journal_close(r.journal);
+    json_decref(r.records);
+    json_decref(r.context);
+    dlb_session_close(&r.ses);
+    free(r.dir);
+    free(r.suite_copy);
+    return rc;
+}

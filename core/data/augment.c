@@ -1,0 +1,114 @@
+/* Batch filling: on the hot path of every training step, so the pixel loops
+ * are table look-ups with no per-pixel branches. A crop only decides, per
+ * row, which span of the output comes from the image and which is padding. */
+#include "data/augment.h"
+
+#include <stddef.h>
+
+/* Stream id of the epoch orders, distinct from the small ids other modules
+ * use with the same seed. */
+#define AUGMENT_ORDER_STREAM 0x4f524445520000ull
+
+void dlb_norm_lut(const struct dlb_dataset *d, float lut[256])
+{
+    for (int v = 0; v < 256; v++)
+        lut[v] = (float)((v / 255.0 - (double)d->mean) / (double)d->std);
+}
+
+static inline int clampi(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+void dlb_augment_image(const uint8_t *src, uint32_t c, uint32_t h, uint32_t w,
+                       const float lut[256], int flip, int dx, int dy,
+                       float *out)
+{
+    const float pad = lut[0];
+    const int W = (int)w, H = (int)h;
+    /* Output columns [x0, x1) read the image; the rest are padding. Without
+     * the mirror, out[x] = row[x - dx]; with it, out[x] = row[W-1-x - dx]. */
+    const int x0 = flip ? clampi(-dx, 0, W) : clampi(dx, 0, W);
+    const int x1 = flip ? clampi(W - dx, 0, W) : clampi(W + dx, 0, W);
+
+    for (uint32_t ch = 0; ch < c; ch++) {
+        const uint8_t *plane = src + (size_t)ch * h * w;
+        float *o = out + (size_t)ch * h * w;
+        for (int y = 0; y < H; y++, o += W) {
+            int sy = y - dy;
+            if (sy < 0 || sy >= H) {
+                for (int x = 0; x < W; x++)
+                    o[x] = pad;
+                continue;
+            }
+            const uint8_t *row = plane + (size_t)sy * w;
+            for (int x = 0; x < x0; x++)
+                o[x] = pad;
+            if (flip) {
+                const int last = W - 1 - dx;
+                for (int x = x0; x < x1; x++)
+                    o[x] = lut[row[last - x]];
+            } else {
+                for (int x = x0; x < x1; x++)
+                    o[x] = lut[row[x - dx]];
+            }
+            for (int x = x1; x < W; x++)
+                o[x] = pad;
+        }
+    }
+}
+
+dlb_status dlb_batch_fill(const struct dlb_dataset *d, const uint32_t *indices,
+                          uint32_t n, int augment, struct dlb_rng *rng,
+                          float *images_out, int32_t *labels_out)
+{
+    const size_t per = (size_t)d->c * d->h * d->w;
+    const int side = 2 * DLB_AUGMENT_PAD + 1;
+    float lut[256];
+
+    dlb_norm_lut(d, lut);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = indices[i];
+        if (k >= d->n)
+            return DLB_ERR_INTERNAL;
+        const uint8_t *src = d->images + (size_t)k * per;
+        float *out = images_out + (size_t)i * per;
+        if (labels_out)
+            labels_out[i] = d->labels[k];
+        if (!augment) {
+            for (size_t p = 0; p < per; p++)
+                out[p] = lut[src[p]];
+            continue;
+        }
+        /* One draw decides flip and both offsets: 2 x 5 x 5 outcomes. */
+        int r = (int)dlb_rng_below(rng, (uint64_t)(2 * side * side));
+        int flip = r & 1;
+        int off = r >> 1;
+        dlb_augment_image(src, d->c, d->h, d->w, lut, flip,
+                          off % side - DLB_AUGMENT_PAD,
+                          off / side - DLB_AUGMENT_PAD, out);
+    }
+    return DLB_OK;
+}
+
+void dlb_shuffle(uint32_t *idx, uint32_t n, struct dlb_rng *rng)
+{
+    for (uint32_t i = n; i > 1; i--) {
+        uint32_t j = (uint32_t)dlb_rng_below(rng, i);
+        uint32_t t = idx[i - 1];
+        idx[i - 1] = idx[j];
+        idx[j] = t;
+    }
+}
+
+void dlb_epoch_order(uint32_t *idx, uint32_t n, uint64_t seed, uint64_t epoch,
+                     int shuffle)
+{
+    for (uint32_t i = 0; i < n; i++)
+        idx[i] = i;
+    if (shuffle) {
+        struct dlb_rng r;
+        dlb_rng_seed_stream(&r, seed, AUGMENT_ORDER_STREAM + epoch);
+        dlb_shuffle(idx, n, &r);
+    }
+}

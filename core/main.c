@@ -1,0 +1,40 @@
+/* dlbench: which deep-learning optimizations pay off on this machine. */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "child.h"
+#include "cli.h"
+#include "cmd_list.h"
+#include "cmd_run.h"
+
+int main(int argc, char **argv)
+{
+    struct dlb_options opts;
+    struct dlb_error err = {""};
+    if (dlb_cli_parse(argc, argv, &opts, &err) != DLB_OK) {
+        fprintf(stderr, "dlbench: %s\n", err.msg);
+        dlb_cli_free(&opts);
+        return 2;
+    }
+    int rc = 0;
+    switch (opts.cmd) {
+    case DLB_CMD_RUN: rc = dlb_cmd_run(&opts); break;
+    case DLB_CMD_LIST: rc = dlb_cmd_list(&opts); break;
+    case DLB_CMD_PLUGIN_HELP: rc = dlb_cmd_plugin_help(&opts); break;
+    case DLB_CMD_INFO: rc = dlb_cmd_info(&opts); break;
+    case DLB_CMD_CHILD: rc = dlb_child_main(&opts); break;
+    case DLB_CMD_VERSION:
+        printf("dlbench %s (commit %s)\n", PACKAGE_VERSION, DLB_GIT_COMMIT);
+        break;
+    case DLB_CMD_HELP:
+        dlb_cli_usage(stdout);
+        break;
+    case DLB_CMD_NONE:
+        dlb_cli_usage(stderr);
+        rc = 2;
+        break;
+    }
+    dlb_cli_free(&opts);
+    return rc;
+}

@@ -1,0 +1,663 @@
+/* Reads a network description: inih with pinned options and a reader that
+ * counts lines and sees section headers (inih reports neither), then one
+ * pass over the sections that types the keys, infers shapes and counts
+ * FLOPs. */
+#define _POSIX_C_SOURCE 200809L
+#include "model_file.h"
+
+#include <ini.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "param.h" /* dlb_suggest */
+
+#define MF_MAX_LINE 1024
+
+struct mf_key {
+    char *name, *value;
+    int line, used;
+};
+
+struct mf_section {
+    char name[64];
+    int line;
+    size_t first, n;   /* its keys in mf.keys */
+};
+
+struct mf {
+    const char *file;
+    const char *buf;
+    size_t len, pos;
+    int line, at_line_start;
+    struct mf_section *secs;
+    size_t n_secs;
+    struct mf_key *keys;
+    size_t n_keys;
+    dlb_status st;
+    struct dlb_error *err;
+};
+
+static dlb_status fail(struct mf *m, int line, dlb_status s, const char *fmt,
+                       ...) __attribute__((format(printf, 4, 5)));
+
+static dlb_status fail(struct mf *m, int line, dlb_status s, const char *fmt,
+                       ...)
+{
+    char what[768];
+    va_list ap;
+    if (m->st != DLB_OK)
+        return m->st; /* keep the first error */
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    m->st = s;
+    return dlb_errorf(m->err, s, "%s:%d: %s", m->file, line, what);
+}
+
+/* ---- pass 1: INI text to sections and keys ------------------------ */
+
+static void pin_inih_options(void)
+{
+    /* Debian's inih exports its options as variables: pin them so every
+     * build reads model files the same way (the suite reader pins the
+     * same values). */
+    static char start_comments[] = ";#";
+    static char inline_comments[] = ";#";
+    ini_allow_multiline = false;
+    ini_allow_bom = true;
+    ini_start_comment_prefixes = start_comments;
+    ini_allow_inline_comments = true;
+    ini_inline_comment_prefixes = inline_comments;
+    ini_stop_on_first_error = true;
+    ini_allow_no_value = false;
+    ini_use_stack = false;
+    ini_allow_realloc = true;
+    ini_initial_alloc = 256;
+    ini_max_line = MF_MAX_LINE;
+}
+
+static void note_section(struct mf *m, size_t start)
+{
+    const char *p = m->buf + start, *end = m->buf + m->len, *q;
+    if (start == 0 && m->len >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
+        p += 3;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if (p == end || *p != '[')
+        return;
+    for (q = p + 1; q < end && *q != ']' && *q != '\n'; q++)
+        ;
+    if (q == end || *q != ']')
+        return; /* inih reports the malformed line */
+    struct mf_section *s = realloc(m->secs, (m->n_secs + 1) * sizeof *s);
+    if (!s) {
+        fail(m, m->line, DLB_ERR_NOMEM, "out of memory");
+        return;
+    }
+    m->secs = s;
+    s += m->n_secs++;
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%.*s", (int)(q - p - 1), p + 1);
+    s->line = m->line;
+    s->first = m->n_keys;
+    if (q - p - 1 >= (long)sizeof s->name || q - p - 1 == 0)
+        fail(m, m->line, DLB_ERR_INPUT, "section name must have 1 to %zu "
+             "characters", sizeof s->name - 1);
+}
+
+/* fgets-style reader over the bytes: inih handles a line right after the
+ * reader returned it, so m->line is the handler's line. */
+static char *read_line(char *str, int num, void *stream)
+{
+    struct mf *m = stream;
+    size_t start = m->pos, k = 0;
+    if (m->st != DLB_OK || m->pos >= m->len || num < 2)
+        return NULL;
+    while (k + 1 < (size_t)num && m->pos < m->len) {
+        char c = m->buf[m->pos++];
+        str[k++] = c;
+        if (c == '\n')
+            break;
+    }
+    str[k] = '\0';
+    if (m->at_line_start) {
+        m->line++;
+        note_section(m, start);
+    }
+    m->at_line_start = str[k - 1] == '\n';
+    return str;
+}
+
+static int on_key(void *user, const char *section, const char *name,
+                  const char *value)
+{
+    struct mf *m = user;
+    (void)section; /* the reader's list tells repeated names apart */
+    if (m->st != DLB_OK)
+        return 0;
+    if (m->n_secs == 0)
+        return !fail(m, m->line, DLB_ERR_INPUT, "key '%s' before any section; "
+                     "a model file starts with [net]", name);
+    struct mf_key *k = realloc(m->keys, (m->n_keys + 1) * sizeof *k);
+    if (!k)
+        return !fail(m, m->line, DLB_ERR_NOMEM, "out of memory");
+    m->keys = k;
+    k += m->n_keys++;
+    k->name = strdup(name);
+    k->value = strdup(value);
+    k->line = m->line;
+    k->used = 0;
+    m->secs[m->n_secs - 1].n++;
+    if (!k->name || !k->value)
+        return !fail(m, m->line, DLB_ERR_NOMEM, "out of memory");
+    return 1;
+}
+
+static dlb_status read_ini(struct mf *m)
+{
+    int line = 1;
+    size_t line_len = 0;
+    /* inih would split an over-long line in two and cannot see past a NUL:
+     * refuse both with the line. */
+    for (size_t k = 0; k < m->len; k++) {
+        if (m->buf[k] == '\0')
+            return fail(m, line, DLB_ERR_INPUT, "NUL byte; a model file is text");
+        if (m->buf[k] == '\n') {
+            line++;
+            line_len = 0;
+        } else if (++line_len > MF_MAX_LINE - 3) {
+            return fail(m, line, DLB_ERR_INPUT, "line longer than %d characters",
+                        MF_MAX_LINE - 3);
+        }
+    }
+    pin_inih_options();
+    m->at_line_start = 1;
+    int rc = ini_parse_stream(read_line, m, on_key, m);
+    if (m->st != DLB_OK)
+        return m->st;
+    if (rc == -2)
+        return fail(m, m->line, DLB_ERR_NOMEM, "out of memory");
+    if (rc > 0)
+        return fail(m, rc, DLB_ERR_INPUT, "cannot read this line; expected "
+                    "[section], key = value or a ; comment");
+    return DLB_OK;
+}
+
+/* ---- pass 2: keys to typed layer parameters ----------------------- */
+
+enum key_type { K_UINT, K_FLOAT, K_BOOL, K_MODE };
+
+struct key_def {
+    const char *name;
+    enum key_type type;
+    const char *def;      /* NULL: required */
+    double min, max;
+    size_t off;           /* into struct dlb_layer_spec */
+};
+
+#define L_OFF(f) offsetof(struct dlb_layer_spec, f)
+static const struct key_def conv_keys[] = {
+    { "filters", K_UINT, NULL, 1, 65536, L_OFF(filters) },
+    { "size", K_UINT, NULL, 1, 1024, L_OFF(size) },
+    { "stride", K_UINT, "1", 1, 1024, L_OFF(stride) },
+    { "pad", K_UINT, "0", 0, 1024, L_OFF(pad) },
+    { "bias", K_BOOL, "1", 0, 1, L_OFF(bias) },
+    { NULL, K_UINT, NULL, 0, 0, 0 } };
+static const struct key_def pool_keys[] = {
+    { "size", K_UINT, NULL, 1, 1024, L_OFF(size) },
+    { "stride", K_UINT, "1", 1, 1024, L_OFF(stride) }, /* absent: = size */
+    { "pad", K_UINT, "0", 0, 1024, L_OFF(pad) },
+    { NULL, K_UINT, NULL, 0, 0, 0 } };
+static const struct key_def dropout_keys[] = {
+    { "p", K_FLOAT, "0.5", 0, 0.999, L_OFF(p) },
+    { "mode", K_MODE, "element", 0, 0, L_OFF(mode) },
+    { NULL, K_UINT, NULL, 0, 0, 0 } };
+static const struct key_def bn_keys[] = {
+    { "eps", K_FLOAT, "1e-5", 1e-12, 1, L_OFF(eps) },
+    { "momentum", K_FLOAT, "0.1", 0, 1, L_OFF(momentum) },
+    { NULL, K_UINT, NULL, 0, 0, 0 } };
+static const struct key_def linear_keys[] = {
+    { "out", K_UINT, NULL, 1, 1u << 24, L_OFF(out) },
+    { "bias", K_BOOL, "1", 0, 1, L_OFF(bias) },
+    { NULL, K_UINT, NULL, 0, 0, 0 } };
+static const struct key_def no_keys[] = { { NULL, K_UINT, NULL, 0, 0, 0 } };
+
+static const char *const kind_names[DLB_LAYER_KIND_COUNT] = {
+    "conv", "maxpool", "avgpool", "relu", "dropout", "batchnorm", "linear",
+    "flatten", "logsoftmax" };
+
+static const struct key_def *const kind_keys[DLB_LAYER_KIND_COUNT] = {
+    conv_keys, pool_keys, pool_keys, no_keys, dropout_keys, bn_keys,
+    linear_keys, no_keys, no_keys };
+
+const char *dlb_layer_kind_name(enum dlb_layer_kind k)
+{
+    return (unsigned)k < DLB_LAYER_KIND_COUNT ? kind_names[k] : "unknown";
+}
+
+/* " (did you mean 'x'?)" or "" */
+static const char *did_you_mean(char *buf, size_t len, const char *name,
+                                const char *const *cands, size_t n)
+{
+    const char *best = dlb_suggest(name, cands, n);
+    if (!best)
+        return "";
+    snprintf(buf, len, " (did you mean '%s'?)", best);
+    return buf;
+}
+
+static dlb_status set_value(struct mf *m, const struct dlb_layer_spec *L,
+                            const struct key_def *d, const char *v, int line,
+                            struct dlb_layer_spec *out)
+{
+    static const char *const modes[] = { "element", "channel" };
+    char *end, hint[96];
+    void *dst = (char *)out + d->off;
+    double x;
+    switch (d->type) {
+    case K_MODE:
+        if (!strcmp(v, "element") || !strcmp(v, "channel")) {
+            *(enum dlb_dropout_mode *)dst = v[0] == 'c' ? DLB_DROPOUT_CHANNEL
+                                                        : DLB_DROPOUT_ELEMENT;
+            return DLB_OK;
+        }
+        return fail(m, line, DLB_ERR_INPUT, "layer '%s': mode = '%s'; expected "
+                    "element or channel%s", L->name, v,
+                    did_you_mean(hint, sizeof hint, v, modes, 2));
+    case K_BOOL:
+        if (!strcmp(v, "1") || !strcmp(v, "0")) {
+            *(int *)dst = v[0] == '1';
+            return DLB_OK;
+        }
+        return fail(m, line, DLB_ERR_INPUT, "layer '%s': %s = '%s'; expected 0 "
+                    "or 1", L->name, d->name, v);
+    case K_UINT:
+    case K_FLOAT:
+        x = strtod(v, &end);
+        if (end == v || *end || !isfinite(x) ||
+            (d->type == K_UINT && x != floor(x)) || x < d->min || x > d->max)
+            return fail(m, line, DLB_ERR_INPUT, "layer '%s': %s = '%s'; expected "
+                        "%s from %g to %g", L->name, d->name, v,
+                        d->type == K_UINT ? "an integer" : "a number", d->min,
+                        d->max);
+        if (d->type == K_UINT)
+            *(uint32_t *)dst = (uint32_t)x;
+        else
+            *(float *)dst = (float)x;
+        return DLB_OK;
+    }
+    return DLB_ERR_INTERNAL;
+}
+
+static struct mf_key *find_key(struct mf *m, const struct mf_section *s,
+                               const char *name)
+{
+    for (size_t i = s->first; i < s->first + s->n; i++)
+        if (!strcmp(m->keys[i].name, name))
+            return &m->keys[i];
+    return NULL;
+}
+
+/* Duplicate keys hide a typo or a paste error: refuse them. */
+static dlb_status check_duplicates(struct mf *m, const struct mf_section *s)
+{
+    for (size_t i = s->first; i < s->first + s->n; i++)
+        for (size_t j = s->first; j < i; j++)
+            if (!strcmp(m->keys[i].name, m->keys[j].name))
+                return fail(m, m->keys[i].line, DLB_ERR_INPUT, "[%s]: key '%s' "
+                            "is set twice (first on line %d)", s->name,
+                            m->keys[i].name, m->keys[j].line);
+    return DLB_OK;
+}
+
+static dlb_status unknown_keys(struct mf *m, const struct mf_section *s,
+                               const struct key_def *defs, const char *kind)
+{
+    const char *names[16];
+    size_t n = 0;
+    char hint[96];
+    names[n++] = "type";
+    for (const struct key_def *d = defs; d->name; d++)
+        names[n++] = d->name;
+    for (size_t i = s->first; i < s->first + s->n; i++)
+        if (!m->keys[i].used)
+            return fail(m, m->keys[i].line, DLB_ERR_INPUT, "layer '%s': %s has "
+                        "no key '%s'%s", s->name, kind, m->keys[i].name,
+                        did_you_mean(hint, sizeof hint, m->keys[i].name, names,
+                                     n));
+    return DLB_OK;
+}
+
+static dlb_status layer_keys(struct mf *m, const struct mf_section *s,
+                             struct dlb_layer_spec *L)
+{
+    struct mf_key *t = find_key(m, s, "type");
+    char hint[96];
+    if (!t)
+        return fail(m, s->line, DLB_ERR_INPUT, "layer '%s': no 'type = ...' "
+                    "(one of conv, maxpool, avgpool, relu, dropout, batchnorm, "
+                    "linear, flatten, logsoftmax)", s->name);
+    t->used = 1;
+    int kind = -1;
+    for (int k = 0; k < DLB_LAYER_KIND_COUNT; k++)
+        if (!strcmp(t->value, kind_names[k]))
+            kind = k;
+    if (kind < 0)
+        return fail(m, t->line, DLB_ERR_INPUT, "layer '%s': unknown type '%s'%s",
+                    s->name, t->value,
+                    did_you_mean(hint, sizeof hint, t->value, kind_names,
+                                 DLB_LAYER_KIND_COUNT));
+    L->kind = (enum dlb_layer_kind)kind;
+    /* A misspelt key explains a "missing" one: report it first. */
+    for (const struct key_def *d = kind_keys[kind]; d->name; d++) {
+        struct mf_key *k = find_key(m, s, d->name);
+        if (k)
+            k->used = 1;
+    }
+    if (unknown_keys(m, s, kind_keys[kind], kind_names[kind]))
+        return m->st;
+    for (const struct key_def *d = kind_keys[kind]; d->name; d++) {
+        struct mf_key *k = find_key(m, s, d->name);
+        if (!k && !d->def)
+            return fail(m, s->line, DLB_ERR_INPUT, "layer '%s': %s needs '%s = "
+                        "...'", s->name, kind_names[kind], d->name);
+        if (set_value(m, L, d, k ? k->value : d->def, k ? k->line : s->line, L))
+            return m->st;
+    }
+    if ((L->kind == DLB_LAYER_MAXPOOL || L->kind == DLB_LAYER_AVGPOOL) &&
+        !find_key(m, s, "stride"))
+        L->stride = L->size; /* non-overlapping windows, as darknet */
+    return DLB_OK;
+}
+
+/* ---- pass 3: shapes and FLOPs ------------------------------------- */
+
+static dlb_status shape_window(struct mf *m, struct dlb_layer_spec *L,
+                               const char *what)
+{
+    uint32_t ph = L->in_h + 2 * L->pad, pw = L->in_w + 2 * L->pad;
+    if (L->size > ph || L->size > pw)
+        return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': %s %u larger than "
+                    "padded input %ux%u", L->name, what, L->size, ph, pw);
+    L->out_h = dlb_conv_out_size(L->in_h, L->size, L->stride, L->pad);
+    L->out_w = dlb_conv_out_size(L->in_w, L->size, L->stride, L->pad);
+    return DLB_OK;
+}
+
+static dlb_status need_spatial(struct mf *m, const struct dlb_layer_spec *L,
+                               int flat)
+{
+    if (flat)
+        return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': %s needs a c x h x "
+                    "w input but gets %u flat features (it comes after a "
+                    "flatten or linear layer)", L->name,
+                    dlb_layer_kind_name(L->kind), L->in_c);
+    return DLB_OK;
+}
+
+/* Fill L's output shape, parameters and FLOPs from its input shape. */
+static dlb_status infer_layer(struct mf *m, struct dlb_layer_spec *L, int flat)
+{
+    double in_elems = (double)L->in_c * L->in_h * L->in_w, out_elems, macs;
+    L->out_c = L->in_c;
+    L->out_h = L->in_h;
+    L->out_w = L->in_w;
+    L->flat_out = flat;
+    switch (L->kind) {
+    case DLB_LAYER_CONV:
+        if (need_spatial(m, L, flat) || shape_window(m, L, "kernel"))
+            return m->st;
+        L->out_c = L->filters;
+        L->params = (uint64_t)L->filters * L->in_c * L->size * L->size +
+                    (L->bias ? L->filters : 0);
+        macs = (double)L->out_c * L->out_h * L->out_w * L->in_c * L->size *
+               L->size;
+        L->flops_fwd = 2 * macs;
+        L->flops_bwd = 4 * macs;
+        return DLB_OK;
+    case DLB_LAYER_MAXPOOL:
+    case DLB_LAYER_AVGPOOL:
+        if (need_spatial(m, L, flat))
+            return m->st;
+        if (L->pad >= L->size)
+            return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': pad %u must be "
+                        "smaller than the window %u", L->name, L->pad, L->size);
+        if (shape_window(m, L, "window"))
+            return m->st;
+        out_elems = (double)L->out_c * L->out_h * L->out_w;
+        L->flops_fwd = out_elems * L->size * L->size;
+        L->flops_bwd = L->kind == DLB_LAYER_MAXPOOL ? out_elems : L->flops_fwd;
+        return DLB_OK;
+    case DLB_LAYER_RELU:
+        L->flops_fwd = L->flops_bwd = in_elems;
+        return DLB_OK;
+    case DLB_LAYER_DROPOUT:
+        if (L->mode == DLB_DROPOUT_CHANNEL && need_spatial(m, L, flat))
+            return m->st;
+        L->flops_fwd = L->flops_bwd = in_elems;
+        return DLB_OK;
+    case DLB_LAYER_BATCHNORM:
+        L->params = 2 * (uint64_t)L->in_c;
+        L->flops_fwd = L->flops_bwd = 4 * in_elems;
+        return DLB_OK;
+    case DLB_LAYER_LINEAR:
+        if (!flat)
+            return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': linear needs a "
+                        "flat input but gets %ux%ux%u; add a layer with type = "
+                        "flatten before it", L->name, L->in_c, L->in_h, L->in_w);
+        L->out_c = L->out;
+        L->params = (uint64_t)L->out * L->in_c + (L->bias ? L->out : 0);
+        macs = (double)L->out * L->in_c;
+        L->flops_fwd = 2 * macs;
+        L->flops_bwd = 4 * macs;
+        return DLB_OK;
+    case DLB_LAYER_FLATTEN:
+        if ((double)L->in_c * L->in_h * L->in_w > UINT32_MAX)
+            return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': %g features "
+                        "are too many", L->name, in_elems);
+        L->out_c = L->in_c * L->in_h * L->in_w;
+        L->out_h = L->out_w = 1;
+        L->flat_out = 1;
+        return DLB_OK;
+    case DLB_LAYER_LOGSOFTMAX:
+        if (!flat)
+            return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': logsoftmax "
+                        "needs a flat input (class scores) but gets %ux%ux%u",
+                        L->name, L->in_c, L->in_h, L->in_w);
+        L->flops_fwd = L->flops_bwd = 3 * in_elems;
+        return DLB_OK;
+    case DLB_LAYER_KIND_COUNT:
+        break;
+    }
+    return fail(m, L->line, DLB_ERR_INTERNAL, "layer '%s': unknown kind",
+                L->name);
+}
+
+/* ---- [net] ------------------------------------------------------------ */
+
+static const char *const net_keys[] = { "input", "classes", "loss" };
+
+/* Parse `count` unsigned integers in [lo, 65536] separated by 'x'; strtoul
+ * rather than sscanf, whose overflow behaviour is undefined. */
+static int parse_dims(const char *v, uint32_t *out, int count, uint32_t lo)
+{
+    for (int i = 0; i < count; i++) {
+        char *end;
+        if (*v < '0' || *v > '9')
+            return 0;
+        unsigned long x = strtoul(v, &end, 10);
+        if (x < lo || x > 65536 || *end != (i + 1 < count ? 'x' : '\0'))
+            return 0;
+        out[i] = (uint32_t)x;
+        v = end + (i + 1 < count);
+    }
+    return 1;
+}
+
+static dlb_status read_net(struct mf *m, const struct mf_section *s,
+                           struct dlb_model_spec *spec)
+{
+    char hint[96];
+    struct mf_key *k;
+    if (strcmp(s->name, "net") != 0)
+        return fail(m, s->line, DLB_ERR_INPUT, "the first section must be "
+                    "[net] (input, classes, loss), not [%s]", s->name);
+    if (check_duplicates(m, s))
+        return m->st;
+    for (size_t i = s->first; i < s->first + s->n; i++) {
+        const char *n = m->keys[i].name;
+        if (strcmp(n, "input") && strcmp(n, "classes") && strcmp(n, "loss"))
+            return fail(m, m->keys[i].line, DLB_ERR_INPUT, "[net] has no key "
+                        "'%s'%s", n, did_you_mean(hint, sizeof hint, n,
+                                                   net_keys, 3));
+    }
+    if (!(k = find_key(m, s, "input")))
+        return fail(m, s->line, DLB_ERR_INPUT, "[net] needs 'input = CxHxW', "
+                    "e.g. input = 1x28x28");
+    uint32_t dims[3];
+    if (!parse_dims(k->value, dims, 3, 1))
+        return fail(m, k->line, DLB_ERR_INPUT, "[net]: input = '%s'; expected "
+                    "CxHxW with each from 1 to 65536, e.g. 1x28x28", k->value);
+    spec->in_c = dims[0], spec->in_h = dims[1], spec->in_w = dims[2];
+    if (!(k = find_key(m, s, "classes")))
+        return fail(m, s->line, DLB_ERR_INPUT, "[net] needs 'classes = N'");
+    if (!parse_dims(k->value, &spec->classes, 1, 2))
+        return fail(m, k->line, DLB_ERR_INPUT, "[net]: classes = '%s'; expected "
+                    "an integer from 2 to 65536", k->value);
+    k = find_key(m, s, "loss");
+    if (k && strcmp(k->value, "nll") != 0)
+        return fail(m, k->line, DLB_ERR_INPUT, "[net]: loss = '%s'; the only "
+                    "loss is nll", k->value);
+    spec->loss = DLB_LOSS_NLL;
+    return DLB_OK;
+}
+
+/* ---- putting it together -------------------------------------------- */
+
+static dlb_status build(struct mf *m, struct dlb_model_spec *spec)
+{
+    uint32_t c, h, w;
+    int flat = 0;
+    if (m->n_secs == 0)
+        return fail(m, 1, DLB_ERR_INPUT, "no sections; a model file starts "
+                    "with [net]");
+    if (read_net(m, &m->secs[0], spec))
+        return m->st;
+    if (m->n_secs < 2)
+        return fail(m, m->secs[0].line, DLB_ERR_INPUT, "[net] has no layers "
+                    "after it");
+    spec->layers = calloc(m->n_secs - 1, sizeof *spec->layers);
+    if (!spec->layers)
+        return fail(m, 1, DLB_ERR_NOMEM, "out of memory");
+    c = spec->in_c, h = spec->in_h, w = spec->in_w;
+    for (size_t i = 1; i < m->n_secs; i++) {
+        const struct mf_section *s = &m->secs[i];
+        struct dlb_layer_spec *L = &spec->layers[spec->n_layers++];
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(m->secs[j].name, s->name))
+                return fail(m, s->line, DLB_ERR_INPUT, "section [%s] repeats "
+                            "line %d; give each layer its own name, e.g. "
+                            "[%s2]", s->name, m->secs[j].line, s->name);
+        snprintf(L->name, sizeof L->name, "%s", s->name);
+        L->line = s->line;
+        L->in_c = c, L->in_h = h, L->in_w = w;
+        if (check_duplicates(m, s) || layer_keys(m, s, L) ||
+            infer_layer(m, L, flat))
+            return m->st;
+        c = L->out_c, h = L->out_h, w = L->out_w, flat = L->flat_out;
+        spec->params += L->params;
+        spec->flops_fwd += L->flops_fwd;
+        spec->flops_bwd += L->flops_bwd;
+    }
+    const struct dlb_layer_spec *last = &spec->layers[spec->n_layers - 1];
+    for (size_t i = 0; i + 1 < spec->n_layers; i++)
+        if (spec->layers[i].kind == DLB_LAYER_LOGSOFTMAX)
+            return fail(m, spec->layers[i].line, DLB_ERR_INPUT, "layer '%s': "
+                        "logsoftmax must be the last layer (it feeds the nll "
+                        "loss)", spec->layers[i].name);
+    if (last->kind != DLB_LAYER_LOGSOFTMAX)
+        return fail(m, last->line, DLB_ERR_INPUT, "layer '%s': loss = nll needs "
+                    "a logsoftmax as the last layer, this is %s", last->name,
+                    dlb_layer_kind_name(last->kind));
+    if (last->out_c != spec->classes)
+        return fail(m, last->line, DLB_ERR_INPUT, "layer '%s': gives %u class "
+                    "scores but [net] has classes = %u", last->name,
+                    last->out_c, spec->classes);
+    return DLB_OK;
+}
+
+void dlb_model_spec_free(struct dlb_model_spec *spec)
+{
+    if (!spec)
+        return;
+    free(spec->path);
+    free(spec->layers);
+    free(spec);
+}
+
+dlb_status dlb_model_file_parse(const char *name, const char *text, size_t len,
+                                struct dlb_model_spec **out,
+                                struct dlb_error *err)
+{
+    struct mf m = { .file = name, .buf = text, .len = len, .err = err };
+    struct dlb_model_spec *spec = calloc(1, sizeof *spec);
+    *out = NULL;
+    if (!spec || !(spec->path = strdup(name))) {
+        free(spec);
+        return dlb_errorf(err, DLB_ERR_NOMEM, "%s: out of memory", name);
+    }
+    if (!read_ini(&m))
+        build(&m, spec);
+    for (size_t i = 0; i < m.n_keys; i++) {
+        free(m.keys[i].name);
+        free(m.keys[i].value);
+    }
+    free(m.keys);
+    free(m.secs);
+    if (m.st != DLB_OK) {
+        dlb_model_spec_free(spec);
+        return m.st;
+    }
+    *out = spec;
+    return DLB_OK;
+}
+
+dlb_status dlb_model_file_load(const char *path, struct dlb_model_spec **out,
+                               struct dlb_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0, cap = 0, got;
+    dlb_status s;
+    *out = NULL;
+    if (!f)
+        return dlb_errorf(err, DLB_ERR_IO, "%s: cannot open the model file: %s",
+                          path, strerror(errno));
+    do {
+        if (len == cap) {
+            char *nb = realloc(buf, cap = cap ? 2 * cap : 4096);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return dlb_errorf(err, DLB_ERR_NOMEM, "%s: out of memory", path);
+            }
+            buf = nb;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+    } while (got > 0);
+    if (ferror(f)) {
+        free(buf);
+        fclose(f);
+        return dlb_errorf(err, DLB_ERR_IO, "%s: read error", path);
+    }
+    fclose(f);
+    s = dlb_model_file_parse(path, buf, len, out, err);
+    free(buf);
+    return s;
+}

@@ -1,0 +1,73 @@
+/* The keys of a suite's [suite] section: the same table validates suite
+ * files, fills defaults and prints `dlbench help suite`. */
+#include "param.h"
+#include "suite.h"
+
+#define MIN_ DLB_PARAM_HAS_MIN
+#define MAX_ DLB_PARAM_HAS_MAX
+#define XMIN_ (DLB_PARAM_HAS_MIN | DLB_PARAM_MIN_EXCLUSIVE)
+#define FIXED_ DLB_PARAM_NO_SWEEP
+
+static const char *const modes[] = {"train", "infer", NULL};
+static const char *const datasets[] = {"auto", "fashion-mnist", "synthetic",
+                                       NULL};
+static const char *const backends[] = {"ref", "cpu", "cuda", NULL};
+
+const struct dlb_param_def dlb_suite_keys[] = {
+    {"name", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
+     "suite name in results and reports; default: the file's base name"},
+    {"description", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
+     "one line on what the suite asks"},
+    {"mode", DLB_PARAM_ENUM, "train", 0, 0, 0, modes, NULL,
+     "measure training steps or inference"},
+    {"workload", DLB_PARAM_STRING, "cnn", 0, 0, 0, NULL, NULL,
+     "\"cnn\": the built-in reference CNN, or the name of a plugin that "
+     "provides a workload"},
+    {"model", DLB_PARAM_STRING, "lenet", 0, 0, 0, NULL, NULL,
+     "network description: suites/models/NAME.ini"},
+    {"dataset", DLB_PARAM_ENUM, "auto", 0, 0, 0, datasets, NULL,
+     "auto: Fashion-MNIST when installed, else synthetic data"},
+    {"dataset_path", DLB_PARAM_STRING, "/usr/share/datasets/fashion-mnist", 0,
+     0, 0, NULL, NULL, "directory of the Fashion-MNIST IDX files"},
+    {"backend", DLB_PARAM_ENUM, "cpu", 0, 0, 0, backends, NULL,
+     "ref: plain C oracle, cpu: oneDNN, cuda: cuDNN/cuBLAS"},
+    {"batch", DLB_PARAM_INT, "64", MIN_ | MAX_, 1, 1048576, NULL, "images",
+     "mini-batch size"},
+    {"threads", DLB_PARAM_INT, "0", MIN_ | MAX_, 0, 4096, NULL, "threads",
+     "CPU threads; 0 = all cores"},
+    {"lr", DLB_PARAM_FLOAT, "0.01", XMIN_, 0, 0, NULL, NULL,
+     "SGD learning rate"},
+    {"momentum", DLB_PARAM_FLOAT, "0.9", MIN_ | MAX_, 0, 1, NULL, NULL,
+     "SGD momentum"},
+    {"train_steps", DLB_PARAM_INT, "0", MIN_, 0, 0, NULL, "steps",
+     "training steps before accuracy is measured; 0 = measure only"},
+    {"steps_per_sample", DLB_PARAM_INT, "1", MIN_, 1, 0, NULL, "steps",
+     "steps timed together as one sample"},
+    {"warmup", DLB_PARAM_TIME, "0.2s", MIN_, 0, 0, NULL, "s",
+     "minimum warm-up before sampling"},
+    {"warmup_max", DLB_PARAM_TIME, "5s", MIN_, 0, 0, NULL, "s",
+     "warm-up ends here even if step times have not settled"},
+    {"min_samples", DLB_PARAM_INT, "10", MIN_, 2, 0, NULL, "samples",
+     "samples taken at least"},
+    {"max_samples", DLB_PARAM_INT, "100000", MIN_, 2, 0, NULL, "samples",
+     "samples taken at most"},
+    {"ci_target", DLB_PARAM_FLOAT, "0.01",
+     XMIN_ | MAX_ | DLB_PARAM_MAX_EXCLUSIVE, 0, 1, NULL, "fraction",
+     "stop when the 95% CI half-width of the median is within this fraction"},
+    {"time_cap", DLB_PARAM_TIME, "10s", XMIN_, 0, 0, NULL, "s",
+     "measurement stops here even if not converged"},
+    {"timeout", DLB_PARAM_TIME, "300s", XMIN_, 0, 0, NULL, "s",
+     "a configuration still running is killed, status timeout"},
+    {"memory_limit", DLB_PARAM_SIZE, "0", MIN_, 0, 0, NULL, "bytes",
+     "address-space limit of the configuration's process, 0 = none; "
+     "exceeding it gives status oom"},
+    {"seed", DLB_PARAM_INT, "42", MIN_, 0, 0, NULL, NULL,
+     "seed of weights, shuffling and synthetic data"},
+    {"plugins", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
+     "comma-separated list of plugins to activate even without a section"},
+    {"accuracy_tolerance", DLB_PARAM_FLOAT, "0.5", MIN_, 0, 0, NULL, "points",
+     "largest accuracy drop against the baseline a winner may have"},
+};
+
+const unsigned dlb_suite_n_keys =
+    sizeof dlb_suite_keys / sizeof dlb_suite_keys[0];

@@ -1,0 +1,227 @@
+/* The console renderings of a run's records: an aligned table with a units
+ * row (as nccl-tests prints), or the same JSON and CSV as the files. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "results.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_COLS 10
+#define CELL 64
+
+struct column {
+    const char *head, *unit;
+    int left; /* text is left-aligned, numbers right-aligned */
+};
+
+struct table {
+    struct column cols[MAX_COLS];
+    int ncols;
+    const char *acc_unit, *gflops_unit; /* NULL: no such column */
+};
+
+/* Width as the terminal sees it: UTF-8 continuation bytes take no column
+ * ("ci±" is three columns wide, four bytes long). */
+static size_t width(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+static void pad(FILE *f, size_t n)
+{
+    while (n--)
+        fputc(' ', f);
+}
+
+/* Ids and reasons come from suites and plugins: keep a row on one line. */
+static void put_clean(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        fputc((unsigned char)*s < 0x20 ? ' ' : *s, f);
+}
+
+/* About four significant digits, never an exponent: easy to scan down a
+ * column. */
+static void fmt_num(char *b, double x)
+{
+    double a = x < 0 ? -x : x;
+    int prec = a >= 1000 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : 3;
+    snprintf(b, CELL, "%.*f", prec, x);
+}
+
+static void fmt_member(char *b, json_t *obj, const char *key, double scale,
+                       int fixed2)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!json_is_number(v)) {
+        strcpy(b, "-");
+        return;
+    }
+    double x = json_number_value(v) * scale;
+    if (fixed2)
+        snprintf(b, CELL, "%.2f", x);
+    else
+        fmt_num(b, x);
+}
+
+static const char *metric_unit(json_t *records, const char *name)
+{
+    size_t i;
+    json_t *rec;
+    json_array_foreach(records, i, rec) {
+        json_t *m = json_object_get(json_object_get(rec, "metrics"), name);
+        if (m)
+            return json_string_value(json_object_get(m, "unit"));
+    }
+    return NULL;
+}
+
+static void table_init(struct table *t, json_t *records)
+{
+    static const struct column base[] = {
+        {"#", "", 0},       {"config", "", 1},    {"status", "", 1},
+        {"median", "ms", 0}, {"ci\u00b1", "%", 0}, {"p95", "ms", 0},
+        {"cv", "%", 0},     {"throughput", "samples/s", 0},
+    };
+    t->ncols = (int)(sizeof base / sizeof *base);
+    memcpy(t->cols, base, sizeof base);
+    int has_acc = 0, has_gflops = 0;
+    size_t i;
+    json_t *rec;
+    json_array_foreach(records, i, rec) {
+        json_t *m = json_object_get(rec, "metrics");
+        has_acc |= json_object_get(m, "accuracy") != NULL;
+        has_gflops |= json_object_get(m, "gflops") != NULL;
+    }
+    t->acc_unit = t->gflops_unit = NULL;
+    if (has_acc) {
+        const char *u = metric_unit(records, "accuracy");
+        t->acc_unit = u ? u : "%";
+        t->cols[t->ncols++] = (struct column){"accuracy", t->acc_unit, 0};
+    }
+    if (has_gflops) {
+        const char *u = metric_unit(records, "gflops");
+        t->gflops_unit = u ? u : "GFLOP/s";
+        t->cols[t->ncols++] = (struct column){"gflops", t->gflops_unit, 0};
+    }
+}
+
+/* Fill the cells of one record. Returns the number of cells to align: all
+ * of them for an ok record; for others the first three, since the reason
+ * runs on from the status column. */
+static int record_cells(const struct table *t, json_t *rec,
+                        char cells[MAX_COLS][CELL])
+{
+    json_t *idx = json_object_get(rec, "index");
+    snprintf(cells[0], CELL, "%" JSON_INTEGER_FORMAT, json_integer_value(idx));
+    snprintf(cells[1], CELL, "%s", "");   /* id: printed in full, not here */
+    const char *status = json_string_value(json_object_get(rec, "status"));
+    snprintf(cells[2], CELL, "%s", status ? status : "?");
+    if (strcmp(cells[2], "ok") != 0)
+        return 3;
+    json_t *st = json_object_get(rec, "stats");
+    fmt_member(cells[3], st, "median", 1e3, 0);
+    fmt_member(cells[4], st, "ci_rel_halfwidth", 1e2, 1);
+    fmt_member(cells[5], st, "p95", 1e3, 0);
+    fmt_member(cells[6], st, "cv", 1e2, 1);
+    fmt_member(cells[7], json_object_get(rec, "throughput"), "median", 1, 0);
+    int c = 8;
+    json_t *m = json_object_get(rec, "metrics");
+    if (t->acc_unit)
+        fmt_member(cells[c++], json_object_get(m, "accuracy"), "value", 1, 0);
+    if (t->gflops_unit)
+        fmt_member(cells[c++], json_object_get(m, "gflops"), "value", 1, 0);
+    return c;
+}
+
+static void print_row(FILE *f, const struct table *t, const size_t *w,
+                      const char *const *cells, int n)
+{
+    for (int c = 0; c < n; c++) {
+        size_t cw = width(cells[c]);
+        if (c)
+            fputs("  ", f);
+        if (!t->cols[c].left)
+            pad(f, w[c] - cw);
+        put_clean(f, cells[c]);
+        if (t->cols[c].left && c + 1 < n)
+            pad(f, w[c] - cw);
+    }
+}
+
+static void print_table(FILE *f, json_t *records)
+{
+    struct table t;
+    table_init(&t, records);
+    size_t w[MAX_COLS];
+    for (int c = 0; c < t.ncols; c++)
+        w[c] = width(t.cols[c].head) > width(t.cols[c].unit)
+                   ? width(t.cols[c].head) : width(t.cols[c].unit);
+
+    char cells[MAX_COLS][CELL];
+    size_t i;
+    json_t *rec;
+    json_array_foreach(records, i, rec) {
+        int n = record_cells(&t, rec, cells);
+        const char *id = json_string_value(json_object_get(rec, "id"));
+        size_t idw = width(id ? id : "");
+        if (idw > w[1])
+            w[1] = idw;
+        for (int c = 0; c < n; c++)
+            if (c != 1 && width(cells[c]) > w[c])
+                w[c] = width(cells[c]);
+    }
+
+    const char *head[MAX_COLS], *unit[MAX_COLS];
+    for (int c = 0; c < t.ncols; c++) {
+        head[c] = t.cols[c].head;
+        unit[c] = t.cols[c].unit;
+    }
+    print_row(f, &t, w, head, t.ncols);
+    fputc('\n', f);
+    print_row(f, &t, w, unit, t.ncols);
+    fputc('\n', f);
+
+    json_array_foreach(records, i, rec) {
+        int n = record_cells(&t, rec, cells);
+        const char *id = json_string_value(json_object_get(rec, "id"));
+        const char *row[MAX_COLS];
+        for (int c = 0; c < n; c++)
+            row[c] = c == 1 ? (id ? id : "") : cells[c];
+        print_row(f, &t, w, row, n);
+        if (n < t.ncols) {
+            /* Not measured: say why in the space the figures would take. */
+            pad(f, w[2] - width(cells[2]) + 2);
+            const char *reason =
+                json_string_value(json_object_get(rec, "reason"));
+            put_clean(f, reason ? reason : "(no reason given)");
+        }
+        fputc('\n', f);
+    }
+}
+
+void dlb_results_print(FILE *f, enum dlb_format fmt, json_t *context,
+                       json_t *records)
+{
+    switch (fmt) {
+    case DLB_FORMAT_TABLE:
+        print_table(f, records);
+        break;
+    case DLB_FORMAT_JSON: {
+        json_t *doc = dlb_results_document(context, records);
+        if (doc) {
+            json_dumpf(doc, f, JSON_INDENT(2));
+            fputc('\n', f);
+        }
+        json_decref(doc);
+        break;
+    }
+    case DLB_FORMAT_CSV:
+        dlb_results_csv(f, records);
+        break;
+    }
+}

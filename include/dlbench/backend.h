@@ -1,0 +1,402 @@
+/* dlbench public SDK: the backend interface.
+ *
+ * A backend is a device that holds buffers and runs the reference CNN's
+ * operations: `ref` (plain C, the correctness oracle), `cpu` (oneDNN) and
+ * `cuda` (cuDNN, cuBLAS, own kernels). Callers see an opaque handle,
+ * `struct dlb_backend`, and a table of operations, `struct dlb_backend_ops`,
+ * in the spirit of ggml-backend: the same calls run on every device.
+ *
+ * Execution model
+ * - Every operation is enqueued on the backend's one stream, in call order.
+ *   An operation may return before its work is done (CUDA); `synchronize`
+ *   waits for all of it. The ref and cpu backends run synchronously.
+ * - Buffers are opaque device memory with an element type and a size. The
+ *   host reads and writes them only through the copy operations. Their host
+ *   view is dense and row-major in the layouts named below (NCHW for
+ *   activations, [out][in][kh][kw] for conv weights, [out][in] for linear
+ *   weights); a backend that keeps another physical layout must translate in
+ *   the copies.
+ * - Outputs are overwritten (no accumulation), except where an operation
+ *   says it updates in place. Outputs must not alias inputs unless stated.
+ * - Float operations accept F32 buffers on every backend. Other float types
+ *   (F16, BF16, F64) are accepted where the backend says so; a backend that
+ *   cannot run an operation for the given types returns DLB_ERR_UNSUPPORTED
+ *   and dlb_backend_last_error() (core) says why. Buffer sizes that do not
+ *   match the descriptor give DLB_ERR_INTERNAL: that is a caller bug.
+ * - Timers are recorded on the stream (CUDA events on the GPU, the monotonic
+ *   clock on the CPU); read the elapsed time after `synchronize`.
+ *
+ * Dropout masks are not stored: every backend computes them from a
+ * counter-based hash of (seed, element index) defined in this header
+ * (dlb_dropout_keep), so the forward and backward passes and all backends
+ * agree bit for bit without a host-to-device copy of a mask. */
+#ifndef DLBENCH_BACKEND_H
+#define DLBENCH_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlbench/plugin.h>
+#include <dlbench/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A major bump changes existing entries; a minor bump appends entries to
+ * the end of struct dlb_backend_ops (struct_size says which are present). */
+#define DLB_BACKEND_API_MAJOR 1
+#define DLB_BACKEND_API_MINOR 0
+
+struct dlb_backend;  /* the device handle (plugin.h) */
+struct dlb_buffer;   /* device memory: element type, count, bytes */
+struct dlb_timer;    /* a pair of stream marks */
+
+/* How the core opens a backend. */
+struct dlb_backend_config {
+    int threads;     /* worker threads on CPU backends; 0 = backend default */
+    int device;      /* device index on GPU backends; 0 = first */
+    uint64_t seed;   /* the configuration's seed */
+    /* Host memory for the buffers of CPU backends (ref, cpu), so that a
+     * memory pool can sit under them; both NULL = malloc/free. host_free
+     * gets the pointer host_alloc returned and the same byte count. The
+     * allocator need not align: the backends over-allocate and align to
+     * 64 bytes themselves. GPU backends ignore these. */
+    void *(*host_alloc)(void *ctx, size_t bytes);
+    void (*host_free)(void *ctx, void *p, size_t bytes);
+    void *alloc_ctx;
+};
+
+/* Capabilities a configuration may need. */
+enum dlb_backend_cap {
+    DLB_CAP_F16, DLB_CAP_BF16, DLB_CAP_INT8, DLB_CAP_MULTI_DEVICE,
+    DLB_CAP_COUNT
+};
+
+struct dlb_device_info {
+    char name[128];        /* "Reference C loops", "NVIDIA H200", CPU model */
+    char driver[64];       /* library or driver version, "" when none */
+    uint64_t mem_total;    /* bytes; 0 when unknown */
+    uint64_t mem_free;     /* bytes; 0 when unknown */
+    int device_count;      /* devices this backend can see */
+    int compute_units;     /* cores or SMs */
+};
+
+/* ---- Operation descriptors. All sizes are element counts. ---------- */
+
+/* 2-D convolution, cross-correlation as in common frameworks.
+ * x [n][in_c][in_h][in_w], w [out_c][in_c][kh][kw], b [out_c] or NULL,
+ * y [n][out_c][out_h][out_w] with out_h = (in_h + 2*pad_h - kh)/stride_h + 1
+ * (dlb_conv_out_size). Padding is zeros. */
+struct dlb_conv2d_desc {
+    uint32_t n, in_c, in_h, in_w;
+    uint32_t out_c, kh, kw;
+    uint32_t stride_h, stride_w, pad_h, pad_w;
+    uint32_t out_h, out_w;
+};
+
+enum dlb_pool_kind { DLB_POOL_MAX, DLB_POOL_AVG };
+
+/* Pooling over each channel plane. Max pooling pads with -infinity; average
+ * pooling divides by kh*kw, padding included (PyTorch's count_include_pad).
+ * Output size as for convolution. */
+struct dlb_pool_desc {
+    enum dlb_pool_kind kind;
+    uint32_t n, c, in_h, in_w;
+    uint32_t kh, kw, stride_h, stride_w, pad_h, pad_w;
+    uint32_t out_h, out_w;
+};
+
+enum dlb_dropout_mode {
+    DLB_DROPOUT_ELEMENT, /* each element is kept or zeroed */
+    DLB_DROPOUT_CHANNEL  /* each (n, c) plane is kept or zeroed (dropout2d) */
+};
+
+/* Dropout on x [n][c][hw] (a flat tensor is c = features, hw = 1). Kept
+ * values are scaled by 1/(1-p); p = 1 zeroes everything. `seed` changes
+ * every step: the model draws it from its seeded dlb_rng stream. */
+struct dlb_dropout_desc {
+    enum dlb_dropout_mode mode;
+    uint32_t n, c, hw;
+    float p;
+    uint64_t seed;
+};
+
+/* Batch normalisation over x [n][c][hw] per channel c. */
+struct dlb_batchnorm_desc {
+    uint32_t n, c, hw;
+    float eps;       /* 1e-5 in common frameworks */
+    float momentum;  /* running = (1-m)*running + m*batch; 0.1 as PyTorch */
+};
+
+/* Fully connected: y [n][out] = x [n][in] * w[out][in]^T + b[out]. */
+struct dlb_linear_desc {
+    uint32_t n, in, out;
+};
+
+/* Log-softmax over classes of x [n][classes]; NLL loss with labels [n]
+ * (S32, each in [0, classes)), averaged over the batch. */
+struct dlb_loss_desc {
+    uint32_t n, classes;
+};
+
+/* SGD with momentum as PyTorch (dampening 0, not Nesterov), per element:
+ *   g' = g + weight_decay * w;  v = momentum * v + g';  w -= lr * v.
+ * With v starting at zero the first step is v = g', as PyTorch's. */
+struct dlb_sgd_desc {
+    size_t count;
+    float lr, momentum, weight_decay;
+};
+
+/* ---- The table. Entries marked optional may be NULL: the core then
+ * returns DLB_ERR_UNSUPPORTED naming the operation. ------------------- */
+struct dlb_backend_ops {
+    uint32_t struct_size;   /* sizeof(struct dlb_backend_ops) */
+    uint16_t api_major;     /* DLB_BACKEND_API_MAJOR */
+    uint16_t api_minor;     /* DLB_BACKEND_API_MINOR */
+    const char *name;       /* "ref", "cpu", "cuda" */
+
+    /* Release everything the backend holds. Buffers and timers must have
+     * been freed before. */
+    void (*destroy)(struct dlb_backend *be);
+
+    /* DLB_OK when the device can do `cap`, else DLB_ERR_UNSUPPORTED with a
+     * reason ("no AVX512_FP16: oneDNN 2.6 has no fp16 kernels here"). */
+    dlb_status (*supports)(struct dlb_backend *be, enum dlb_backend_cap cap,
+                           char *reason, size_t reason_len);
+    dlb_status (*device_info)(struct dlb_backend *be,
+                              struct dlb_device_info *out);
+
+    /* Buffers of `count` elements of `dtype`; contents undefined. Out of
+     * device memory is DLB_ERR_NOMEM. free accepts NULL. */
+    dlb_status (*buffer_alloc)(struct dlb_backend *be, enum dlb_dtype dtype,
+                               size_t count, struct dlb_buffer **out);
+    void (*buffer_free)(struct dlb_backend *be, struct dlb_buffer *buf);
+
+    /* Copies in bytes at byte offsets. from_host may return before the
+     * device has the data but the host memory may be reused at once;
+     * to_host returns when `dst` holds the data (it waits for the stream). */
+    dlb_status (*copy_from_host)(struct dlb_backend *be, struct dlb_buffer *dst,
+                                 size_t dst_off, const void *src, size_t bytes);
+    dlb_status (*copy_to_host)(struct dlb_backend *be, void *dst,
+                               const struct dlb_buffer *src, size_t src_off,
+                               size_t bytes);
+    dlb_status (*copy)(struct dlb_backend *be, struct dlb_buffer *dst,
+                       size_t dst_off, const struct dlb_buffer *src,
+                       size_t src_off, size_t bytes);
+
+    /* Wait until all enqueued work is done; errors of asynchronous work
+     * surface here at the latest. */
+    dlb_status (*synchronize)(struct dlb_backend *be);
+
+    /* Timers: start and stop are recorded on the stream; elapsed (seconds)
+     * is valid once both marks completed (after synchronize). */
+    dlb_status (*timer_create)(struct dlb_backend *be, struct dlb_timer **out);
+    void (*timer_destroy)(struct dlb_backend *be, struct dlb_timer *t);
+    dlb_status (*timer_start)(struct dlb_backend *be, struct dlb_timer *t);
+    dlb_status (*timer_stop)(struct dlb_backend *be, struct dlb_timer *t);
+    dlb_status (*timer_elapsed)(struct dlb_backend *be, struct dlb_timer *t,
+                                double *seconds);
+
+    /* Convolution. bwd_data: dx from dy and w. bwd_weights: dw, and db
+     * (sum of dy over n, h, w) when db is not NULL. */
+    dlb_status (*conv2d_fwd)(struct dlb_backend *be,
+                             const struct dlb_conv2d_desc *d,
+                             const struct dlb_buffer *x,
+                             const struct dlb_buffer *w,
+                             const struct dlb_buffer *b, struct dlb_buffer *y);
+    dlb_status (*conv2d_bwd_data)(struct dlb_backend *be,
+                                  const struct dlb_conv2d_desc *d,
+                                  const struct dlb_buffer *w,
+                                  const struct dlb_buffer *dy,
+                                  struct dlb_buffer *dx);
+    dlb_status (*conv2d_bwd_weights)(struct dlb_backend *be,
+                                     const struct dlb_conv2d_desc *d,
+                                     const struct dlb_buffer *x,
+                                     const struct dlb_buffer *dy,
+                                     struct dlb_buffer *dw,
+                                     struct dlb_buffer *db);
+
+    /* Pooling. For max pooling `ws` is an S32 buffer of y's element count
+     * that forward fills with the index (within the input plane) of each
+     * maximum and backward reads; it may be NULL in forward for inference.
+     * Average pooling ignores ws. Ties pick the first maximum. */
+    dlb_status (*pool_fwd)(struct dlb_backend *be, const struct dlb_pool_desc *d,
+                           const struct dlb_buffer *x, struct dlb_buffer *y,
+                           struct dlb_buffer *ws);
+    dlb_status (*pool_bwd)(struct dlb_backend *be, const struct dlb_pool_desc *d,
+                           const struct dlb_buffer *dy,
+                           const struct dlb_buffer *ws, struct dlb_buffer *dx);
+
+    /* ReLU on `count` elements; y may alias x. Backward takes the forward
+     * OUTPUT y (y > 0 exactly where x > 0), so x may be overwritten:
+     * dx = dy where y > 0, else 0. dx may alias dy. */
+    dlb_status (*relu_fwd)(struct dlb_backend *be, size_t count,
+                           const struct dlb_buffer *x, struct dlb_buffer *y);
+    dlb_status (*relu_bwd)(struct dlb_backend *be, size_t count,
+                           const struct dlb_buffer *y,
+                           const struct dlb_buffer *dy, struct dlb_buffer *dx);
+
+    /* Dropout with the mask of dlb_dropout_keep(d->seed, index, ...); the
+     * backward pass recomputes the same mask from the same descriptor.
+     * y may alias x; dx may alias dy. */
+    dlb_status (*dropout_fwd)(struct dlb_backend *be,
+                              const struct dlb_dropout_desc *d,
+                              const struct dlb_buffer *x, struct dlb_buffer *y);
+    dlb_status (*dropout_bwd)(struct dlb_backend *be,
+                              const struct dlb_dropout_desc *d,
+                              const struct dlb_buffer *dy,
+                              struct dlb_buffer *dx);
+
+    /* Batch normalisation; gamma, beta, running and saved statistics are
+     * F32 [c] on every backend.
+     * fwd_train: normalises with the batch mean and biased variance, saves
+     *   mean and 1/sqrt(var+eps) for backward, and updates the running
+     *   statistics in place with the momentum, the variance unbiased
+     *   (n*hw/(n*hw-1)), as PyTorch does.
+     * fwd_infer: normalises with the running statistics.
+     * bwd: dx, dgamma and dbeta of the training-mode forward. */
+    dlb_status (*batchnorm_fwd_train)(struct dlb_backend *be,
+                                      const struct dlb_batchnorm_desc *d,
+                                      const struct dlb_buffer *x,
+                                      const struct dlb_buffer *gamma,
+                                      const struct dlb_buffer *beta,
+                                      struct dlb_buffer *running_mean,
+                                      struct dlb_buffer *running_var,
+                                      struct dlb_buffer *save_mean,
+                                      struct dlb_buffer *save_invstd,
+                                      struct dlb_buffer *y);
+    dlb_status (*batchnorm_fwd_infer)(struct dlb_backend *be,
+                                      const struct dlb_batchnorm_desc *d,
+                                      const struct dlb_buffer *x,
+                                      const struct dlb_buffer *gamma,
+                                      const struct dlb_buffer *beta,
+                                      const struct dlb_buffer *running_mean,
+                                      const struct dlb_buffer *running_var,
+                                      struct dlb_buffer *y);
+    dlb_status (*batchnorm_bwd)(struct dlb_backend *be,
+                                const struct dlb_batchnorm_desc *d,
+                                const struct dlb_buffer *x,
+                                const struct dlb_buffer *dy,
+                                const struct dlb_buffer *gamma,
+                                const struct dlb_buffer *save_mean,
+                                const struct dlb_buffer *save_invstd,
+                                struct dlb_buffer *dx,
+                                struct dlb_buffer *dgamma,
+                                struct dlb_buffer *dbeta);
+
+    /* Linear layer. bwd computes dx when dx is not NULL (the first layer
+     * needs none), dw, and db when db is not NULL. */
+    dlb_status (*linear_fwd)(struct dlb_backend *be,
+                             const struct dlb_linear_desc *d,
+                             const struct dlb_buffer *x,
+                             const struct dlb_buffer *w,
+                             const struct dlb_buffer *b, struct dlb_buffer *y);
+    dlb_status (*linear_bwd)(struct dlb_backend *be,
+                             const struct dlb_linear_desc *d,
+                             const struct dlb_buffer *x,
+                             const struct dlb_buffer *w,
+                             const struct dlb_buffer *dy,
+                             struct dlb_buffer *dx, struct dlb_buffer *dw,
+                             struct dlb_buffer *db);
+
+    /* logsoftmax_fwd: y = x - log(sum(exp(x))) per row, computed stably.
+     * nll_loss: *loss (an F32 buffer of one element) = -mean_i y[i][label_i].
+     * logsoftmax_nll_bwd: the gradient of scale * loss with respect to the
+     *   logits x, from y: dx = scale * (exp(y) - onehot(label)) / n.
+     *   `scale` is the AMP loss scale (1 without one). */
+    dlb_status (*logsoftmax_fwd)(struct dlb_backend *be,
+                                 const struct dlb_loss_desc *d,
+                                 const struct dlb_buffer *x,
+                                 struct dlb_buffer *y);
+    dlb_status (*nll_loss)(struct dlb_backend *be, const struct dlb_loss_desc *d,
+                           const struct dlb_buffer *y,
+                           const struct dlb_buffer *labels,
+                           struct dlb_buffer *loss);
+    dlb_status (*logsoftmax_nll_bwd)(struct dlb_backend *be,
+                                     const struct dlb_loss_desc *d,
+                                     const struct dlb_buffer *y,
+                                     const struct dlb_buffer *labels,
+                                     float scale, struct dlb_buffer *dx);
+
+    /* SGD step; w and v are updated in place; g is read. */
+    dlb_status (*sgd_update)(struct dlb_backend *be,
+                             const struct dlb_sgd_desc *d, struct dlb_buffer *w,
+                             const struct dlb_buffer *g, struct dlb_buffer *v);
+
+    /* Element-wise utilities on the first `count` elements.
+     * cast: converts between F32, F16, BF16 (and F64) with round to nearest
+     *   even, overflow to infinity, NaN kept NaN (dlb_f32_to_bf16 etc. in
+     *   the core define the bits).
+     * scale: buf *= alpha, in place.
+     * check_finite: *found_nonfinite = 1 when any element is inf or NaN,
+     *   else 0; it waits for the stream since the host needs the answer.
+     * fill: every element = value (rounded to the buffer's type). */
+    dlb_status (*cast)(struct dlb_backend *be, size_t count,
+                       const struct dlb_buffer *src, struct dlb_buffer *dst);
+    dlb_status (*scale)(struct dlb_backend *be, size_t count,
+                        struct dlb_buffer *buf, float alpha);
+    dlb_status (*check_finite)(struct dlb_backend *be, size_t count,
+                               const struct dlb_buffer *buf,
+                               int *found_nonfinite);
+    dlb_status (*fill)(struct dlb_backend *be, size_t count,
+                       struct dlb_buffer *buf, double value);
+
+    /* Optional. Affine int8 quantisation, per tensor:
+     *   q = clamp(round_half_even(x / scale) + zero_point, type range)
+     *   x = (q - zero_point) * scale.
+     * src/dst are float and S8 or U8 buffers. */
+    dlb_status (*quantize)(struct dlb_backend *be, size_t count,
+                           const struct dlb_buffer *src, struct dlb_buffer *dst,
+                           float scale, int32_t zero_point);
+    dlb_status (*dequantize)(struct dlb_backend *be, size_t count,
+                             const struct dlb_buffer *src,
+                             struct dlb_buffer *dst, float scale,
+                             int32_t zero_point);
+
+    /* Optional (multi-device backends): sum `count` elements of `buf` over
+     * all replicas in place. */
+    dlb_status (*allreduce_sum)(struct dlb_backend *be, size_t count,
+                                struct dlb_buffer *buf);
+};
+
+/* Output size of a convolution or pooling window along one axis; 0 when
+ * the padded input is smaller than the kernel or the stride is 0. */
+static inline uint32_t dlb_conv_out_size(uint32_t in, uint32_t k,
+                                         uint32_t stride, uint32_t pad)
+{
+    uint64_t padded = (uint64_t)in + 2u * (uint64_t)pad;
+    if (stride == 0 || k == 0 || padded < k)
+        return 0;
+    return (uint32_t)((padded - k) / stride + 1);
+}
+
+/* The dropout mask, the same on every backend. Element (or, in channel
+ * mode, plane) `index` of a step with seed `seed` is kept when the top 24
+ * bits of h = mix(seed + (index + 1) * 0x9e3779b97f4a7c15) are >= the
+ * threshold round(p * 2^24), where mix is splitmix64's finaliser. Index is
+ * the flat element index (element mode) or n_i * c + c_i (channel mode).
+ * A CUDA kernel copies these lines with __device__ added. */
+static inline uint32_t dlb_dropout_threshold(float p)
+{
+    if (!(p > 0.0f))
+        return 0;
+    if (p >= 1.0f)
+        return 1u << 24;
+    return (uint32_t)((double)p * 16777216.0 + 0.5);
+}
+
+static inline int dlb_dropout_keep(uint64_t seed, uint64_t index,
+                                   uint32_t threshold)
+{
+    uint64_t z = seed + (index + 1u) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (uint32_t)(z >> 40) >= threshold;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

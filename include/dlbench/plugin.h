@@ -1,0 +1,211 @@
+/* dlbench public SDK: the plugin ABI.
+ *
+ * A plugin is a shared object that exports exactly one symbol,
+ * DLB_PLUGIN_ENTRY_NAME, a function returning a pointer to a constant
+ * `struct dlb_plugin`. The core checks the ABI version, the struct size, the
+ * name and the hooks before it calls anything else. Plugins never link
+ * against the core: everything they may use is in `struct dlb_host`.
+ *
+ * plugins/skeleton/skeleton.c documents every field and hook; read it first. */
+#ifndef DLBENCH_PLUGIN_H
+#define DLBENCH_PLUGIN_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <dlbench/param.h>
+#include <dlbench/status.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A major bump breaks plugins built before it; a minor bump only adds fields
+ * at the end of structs, which older plugins leave out (struct_size says). */
+#define DLB_PLUGIN_ABI_MAJOR 1
+#define DLB_PLUGIN_ABI_MINOR 0
+
+#define DLB_PLUGIN_ENTRY_NAME "dlb_plugin_entry"
+
+/* Capability flags. */
+#define DLB_PLUGIN_NEEDS_CUDA     0x1u /* only runs on the cuda backend */
+#define DLB_PLUGIN_MULTI_DEVICE   0x2u /* uses several devices */
+#define DLB_PLUGIN_MULTI_PROCESS  0x4u /* runs under an MPI launcher */
+
+enum dlb_log_level { DLB_LOG_ERROR, DLB_LOG_WARN, DLB_LOG_INFO, DLB_LOG_DEBUG };
+
+/* Element types of tensors and of the precision policy. */
+enum dlb_dtype { DLB_F32, DLB_F16, DLB_BF16, DLB_S8, DLB_U8, DLB_S32, DLB_F64 };
+
+/* Layer kinds, as named in model files; the precision policy is per kind. */
+enum dlb_layer_kind {
+    DLB_LAYER_CONV, DLB_LAYER_MAXPOOL, DLB_LAYER_AVGPOOL, DLB_LAYER_RELU,
+    DLB_LAYER_DROPOUT, DLB_LAYER_BATCHNORM, DLB_LAYER_LINEAR, DLB_LAYER_FLATTEN,
+    DLB_LAYER_LOGSOFTMAX, DLB_LAYER_KIND_COUNT
+};
+
+/* Opaque types owned by the core. */
+struct dlb_model;    /* the network: layers, weights, gradients */
+struct dlb_backend;  /* the device: buffers, operations, timer */
+struct dlb_dataset;  /* the training or test set, decoded as uint8 */
+
+/* The core's services to plugins. Passed to every hook; valid until fini. */
+struct dlb_host {
+    uint32_t struct_size;
+    uint32_t abi_minor;
+
+    /* Log a line prefixed with the plugin's name. */
+    void (*log)(const struct dlb_host *h, enum dlb_log_level lvl,
+                const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+    /* Record a plugin figure in this configuration's results
+     * (e.g. "skipped_steps", "count", 3). Later calls overwrite. */
+    dlb_status (*metric)(const struct dlb_host *h, const char *name,
+                         const char *unit, double value);
+
+    /* Memory for the workload, through the allocator hook when a plugin
+     * provides one, else the system allocator. NULL means out of memory. */
+    void *(*alloc)(const struct dlb_host *h, size_t bytes);
+    void (*free)(const struct dlb_host *h, void *p, size_t bytes);
+
+    /* The device allocator under any pool: malloc on the CPU. */
+    void *(*raw_alloc)(const struct dlb_host *h, size_t bytes);
+    void (*raw_free)(const struct dlb_host *h, void *p, size_t bytes);
+
+    /* Monotonic time in seconds. */
+    double (*now)(const struct dlb_host *h);
+
+    uint64_t seed;            /* the configuration's seed */
+    int quick;                /* 1 under --quick: keep work CI-sized */
+    const char *backend_name; /* "ref", "cpu", "cuda" */
+    struct dlb_backend *backend;
+    struct dlb_model *model;  /* NULL until the workload builds it */
+    void *core;               /* private to the core */
+};
+
+/* ---- Hook points (DESIGN.md's table). Each is optional; NULL means the
+ * core's baseline. `state` is what init returned. ---------------------- */
+
+struct dlb_alloc_stats {
+    uint64_t allocated_bytes, allocated_peak;
+    uint64_t reserved_bytes, reserved_peak;
+    uint64_t active_blocks;
+    uint64_t system_allocs, system_frees, cache_hits, oom_retries;
+};
+
+struct dlb_allocator_hooks {
+    void *(*alloc)(void *state, const struct dlb_host *h, size_t bytes);
+    void (*free)(void *state, const struct dlb_host *h, void *p, size_t bytes);
+    void (*stats)(void *state, struct dlb_alloc_stats *out);
+    void (*trim)(void *state, const struct dlb_host *h);
+    void (*step_end)(void *state, const struct dlb_host *h); /* optional */
+};
+
+/* One batch: images normalised to float NCHW (n x c x h x w), labels. */
+struct dlb_batch {
+    float *images;
+    int32_t *labels;
+    uint32_t n, c, h, w;
+};
+
+struct dlb_batch_spec {
+    uint32_t batch;
+    int shuffle, augment, drop_last;
+    uint64_t seed;
+};
+
+struct dlb_batch_source_hooks {
+    dlb_status (*open)(void *state, const struct dlb_host *h,
+                       const struct dlb_dataset *data,
+                       const struct dlb_batch_spec *spec, void **src);
+    /* Fill `out` with the next batch; buffers stay valid until the next call. */
+    dlb_status (*next)(void *src, struct dlb_batch *out);
+    void (*close)(void *src);
+};
+
+struct dlb_precision_hooks {
+    /* The element type a layer kind computes in. */
+    enum dlb_dtype (*compute_type)(void *state, enum dlb_layer_kind kind);
+    /* The factor the loss is multiplied by before backward (1 = none). */
+    float (*loss_scale)(void *state);
+    /* After backward: were any gradients inf/NaN? Returns 1 when the
+     * optimizer step must be applied, 0 when it must be skipped. */
+    int (*after_backward)(void *state, int found_nonfinite);
+};
+
+struct dlb_transform_hooks {
+    /* Called after training, before evaluation and inference. */
+    dlb_status (*apply)(void *state, const struct dlb_host *h,
+                        struct dlb_model *model);
+};
+
+struct dlb_executor_hooks {
+    /* Run one training step over `batch` on however many replicas. */
+    dlb_status (*train_step)(void *state, const struct dlb_host *h,
+                             struct dlb_model *model,
+                             const struct dlb_batch *batch);
+};
+
+/* What a workload tells the core about one step. */
+struct dlb_workload_info {
+    double samples_per_step; /* images (or items) processed by one step */
+    double flops_per_step;   /* counted from shapes; 0 if unknown */
+};
+
+/* A workload is what the harness measures: the reference CNN is the core's
+ * built-in one; plugins may provide others (tests/plugins does). */
+struct dlb_workload_hooks {
+    dlb_status (*setup)(void *state, const struct dlb_host *h,
+                        struct dlb_workload_info *info, void **wl);
+    dlb_status (*step)(void *wl);       /* one measured step */
+    dlb_status (*evaluate)(void *wl);   /* optional: quality figures */
+    void (*teardown)(void *wl);
+};
+
+/* The descriptor. Unused hook pointers are NULL. */
+struct dlb_plugin {
+    uint16_t abi_major;     /* DLB_PLUGIN_ABI_MAJOR */
+    uint16_t abi_minor;     /* DLB_PLUGIN_ABI_MINOR */
+    uint32_t struct_size;   /* sizeof(struct dlb_plugin) */
+    const char *name;       /* must equal the file name without .so */
+    const char *version;
+    const char *summary;    /* one line */
+    uint32_t caps;          /* DLB_PLUGIN_NEEDS_CUDA ... */
+
+    const struct dlb_param_def *params;
+    unsigned n_params;
+
+    /* Can the plugin run this configuration here? On DLB_ERR_UNSUPPORTED,
+     * `reason` says why and the configuration is skipped. Optional. */
+    dlb_status (*probe)(const struct dlb_host *h, const struct dlb_params *p,
+                        char *reason, size_t reason_len);
+    /* Required when any hook point is set. */
+    dlb_status (*init)(const struct dlb_host *h, const struct dlb_params *p,
+                       void **state);
+    void (*fini)(void *state);
+
+    const struct dlb_allocator_hooks *allocator;
+    const struct dlb_batch_source_hooks *batch_source;
+    const struct dlb_precision_hooks *precision;
+    const struct dlb_transform_hooks *transform;
+    const struct dlb_executor_hooks *executor;
+    const struct dlb_workload_hooks *workload;
+
+    /* Optional: record figures through h->metric at the end of a run. */
+    dlb_status (*metrics)(void *state, const struct dlb_host *h);
+};
+
+typedef const struct dlb_plugin *(*dlb_plugin_entry_fn)(void);
+
+/* Declare the entry point in a plugin:
+ *   DLB_PLUGIN_DEFINE(my_descriptor)  */
+#define DLB_PLUGIN_DEFINE(desc)                                             \
+    __attribute__((visibility("default"))) const struct dlb_plugin *        \
+    dlb_plugin_entry(void);                                                 \
+    const struct dlb_plugin *dlb_plugin_entry(void) { return &(desc); }
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,46 @@
+#!/bin/sh
+# The command line: version, help, list, plugin-help, info, formats, --set.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+ok "--version" sh -c "'$DLBENCH' --version | grep -q '^dlbench [0-9]'"
+ok "--help mentions --suite" sh -c "'$DLBENCH' --help | grep -q -- '--suite'"
+"$DLBENCH" list >list.txt 2>&1
+ok "list exits 0" [ $? -eq 0 ]
+ok "list shows null available" grep -Eq "null +available" list.txt
+ok "list shows a refused plugin with why" grep -Eq "abi_major +unavailable .*ABI" list.txt
+ok "list shows backends" grep -q "^backends:" list.txt
+ok "list shows ref backend" grep -Eq "ref +available" list.txt
+"$DLBENCH" plugin-help skeleton >help.txt
+ok "plugin-help exits 0" [ $? -eq 0 ]
+ok "plugin-help lists enable" grep -q "enable" help.txt
+"$DLBENCH" plugin-help testload >help2.txt
+ok "plugin-help shows fault choices" grep -q "segv" help2.txt
+"$DLBENCH" plugin-help nosuch >/dev/null 2>err.txt
+ok "plugin-help unknown exits 2" [ $? -eq 2 ]
+"$DLBENCH" info >info.json
+ok "info is JSON with a cpu model" python3 -c "
+import json; d=json.load(open('info.json')); assert d['cpu']['model'] if isinstance(d.get('cpu'),dict) else d['cpu_model']"
+
+# A run: table on stdout with a units row, JSON and CSV equal to the files.
+"$DLBENCH" --suite "$SUITES/ok.ini" --out run >table.txt 2>err.txt
+ok "run exits 0" [ $? -eq 0 ]
+ok "three configurations after the skip filter" \
+    [ "$(json run/results.json "len(d['records'])")" -eq 3 ]
+ok "table printed" grep -q "testload.work=10000" table.txt
+ok "table has a units row" grep -q "ms" table.txt
+ok "table.txt in the run dir" cmp -s table.txt run/table.txt
+ok "suite copied into the run dir" [ -f run/suite.ini ]
+ok "context records the suite crc" [ -n "$(json run/results.json "d['context']['suite']['crc32']")" ]
+ok "records hold raw samples and stats" python3 -c "
+import json; d=json.load(open('run/results.json'))
+for r in d['records']:
+    assert r['status']=='ok' and len(r['samples'])>=5 and r['stats']['median']>0
+    assert r['config']['testload.work'] in (10000,20000)
+    assert r['throughput']['median']>0"
+"$DLBENCH" --suite "$SUITES/ok.ini" --out run2 --format json --set testload.work=20000 >out.json 2>/dev/null
+ok "--set on an axis keeps one value" [ "$(json out.json "len(d['records'])")" -eq 1 ]
+ok "--format json is the results document" [ "$(json out.json "d['schema_version']")" -eq 1 ]
+"$DLBENCH" run "$SUITES/ok.ini" --out run3 --quick --format csv >out.csv 2>/dev/null
+ok "run NAME --quick --format csv" [ "$(wc -l <out.csv)" -ge 2 ]
+ok "csv file equals csv output" cmp -s out.csv run3/results.csv
+finish

@@ -1,0 +1,261 @@
+/* testload: a workload plugin for the harness's integration tests.
+ *
+ * Each step runs `work` iterations of a dependent floating-point chain, so
+ * twice the work takes twice the time: the measurement tests rely on that.
+ * `fault` makes the configuration misbehave in one chosen way, at setup or
+ * on the 3rd step (`fault_at`), so the runner's handling of each outcome can
+ * be tested:
+ *
+ *   none         runs normally                    -> ok
+ *   segv         dereferences an invalid pointer  -> crashed (SIGSEGV)
+ *   abort        abort()                          -> crashed (SIGABRT)
+ *   hang         sleeps forever                   -> timeout
+ *   exit         _exit(7), writing nothing        -> crashed, no record
+ *   oom          h->alloc until NULL, NOMEM       -> oom
+ *   fail         logs and returns RUNTIME         -> failed
+ *   unsupported  probe refuses with a reason      -> skipped
+ *
+ * evaluate records "checksum" (count): the chain iterations completed, that
+ * is steps run x work, so a test can tell the work was done. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <dlbench/plugin.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+enum { TL_WORK, TL_FAULT, TL_FAULT_AT, TL_SAMPLES, TL_N_PARAMS };
+
+enum tl_fault {
+    TL_NONE, TL_SEGV, TL_ABORT, TL_HANG, TL_EXIT, TL_OOM, TL_FAIL,
+    TL_UNSUPPORTED
+};
+
+static const char *const tl_faults[] = {
+    "none", "segv", "abort", "hang", "exit", "oom", "fail", "unsupported",
+    NULL
+};
+static const char *const tl_fault_ats[] = { "setup", "step", NULL };
+
+/* The step on which fault_at=step fires: late enough that setup and the
+ * first steps have succeeded, early enough for quick tests. */
+#define TL_FAULT_STEP 3
+
+static const struct dlb_param_def tl_params[TL_N_PARAMS] = {
+    [TL_WORK] = {
+        .name = "work", .type = DLB_PARAM_INT, .def = "200000",
+        .flags = DLB_PARAM_HAS_MIN, .min = 1, .unit = "iterations",
+        .help = "iterations of a dependent floating-point loop per step",
+    },
+    [TL_FAULT] = {
+        .name = "fault", .type = DLB_PARAM_ENUM, .def = "none",
+        .choices = tl_faults,
+        .help = "how the configuration misbehaves",
+    },
+    [TL_FAULT_AT] = {
+        .name = "fault_at", .type = DLB_PARAM_ENUM, .def = "step",
+        .choices = tl_fault_ats,
+        .help = "when the fault fires: at setup or on the 3rd step",
+    },
+    [TL_SAMPLES] = {
+        .name = "samples_per_step", .type = DLB_PARAM_INT, .def = "1",
+        .flags = DLB_PARAM_HAS_MIN, .min = 1, .unit = "samples",
+        .help = "samples one step counts for in throughput",
+    },
+};
+
+struct tl_state {
+    int64_t work;
+    enum tl_fault fault;
+    int at_setup;
+    int64_t samples;
+};
+
+struct tl_workload {
+    const struct dlb_host *h;
+    const struct tl_state *s;
+    uint64_t steps;
+    uint64_t iterations;
+};
+
+/* Where the chain's result goes: a store the compiler must perform, so the
+ * loop that feeds it cannot be removed. */
+static volatile double tl_sink;
+/* Read at run time, so the chain's factor cannot be folded. */
+static volatile double tl_factor = 0.9999999;
+
+/* x = x * a + b, each iteration waiting for the previous one: no
+ * vectorisation or reassociation can shorten it (without -ffast-math), and
+ * it converges to b / (1 - a), so it never reaches inf or subnormals. */
+static void tl_spin(int64_t work)
+{
+    const double a = tl_factor, b = 1e-3;
+    double x = 1.0;
+    for (int64_t i = 0; i < work; i++)
+        x = x * a + b;
+    tl_sink = x;
+}
+
+/* Take memory through the host until it says no, touching every byte so
+ * the memory is really committed, then give it all back. */
+static dlb_status tl_exhaust(const struct dlb_host *h)
+{
+    const size_t chunk = (size_t)64 << 20;
+    void *head = NULL;
+    uint64_t total = 0;
+    for (;;) {
+        unsigned char *p = h->alloc(h, chunk);
+        if (!p)
+            break;
+        for (size_t i = 0; i < chunk; i += 4096)
+            p[i] = (unsigned char)i;
+        *(void **)(void *)p = head; /* chain the blocks through themselves */
+        head = p;
+        total += chunk;
+    }
+    h->log(h, DLB_LOG_ERROR, "fault=oom: allocation failed after %llu MiB",
+           (unsigned long long)(total >> 20));
+    while (head) {
+        void *next = *(void **)head;
+        h->free(h, head, chunk);
+        head = next;
+    }
+    return DLB_ERR_NOMEM;
+}
+
+static dlb_status tl_fire(const struct dlb_host *h, enum tl_fault f,
+                          const char *where)
+{
+    switch (f) {
+    case TL_SEGV: {
+        volatile int *volatile bad = NULL;
+        *bad = 1;
+        raise(SIGSEGV);
+        h->log(h, DLB_LOG_ERROR, "fault=segv: still alive after SIGSEGV");
+        return DLB_ERR_INTERNAL;
+    }
+    case TL_ABORT:
+        abort();
+    case TL_HANG:
+        for (;;)
+            sleep(60);
+    case TL_EXIT:
+        _exit(7);
+    case TL_OOM:
+        return tl_exhaust(h);
+    case TL_FAIL:
+        h->log(h, DLB_LOG_ERROR, "fault=fail: failing at %s as asked", where);
+        return DLB_ERR_RUNTIME;
+    case TL_NONE:
+    case TL_UNSUPPORTED:
+        break;
+    }
+    return DLB_OK;
+}
+
+static dlb_status tl_probe(const struct dlb_host *h, const struct dlb_params *p,
+                           char *reason, size_t reason_len)
+{
+    (void)h;
+    if (!p || p->count < TL_N_PARAMS)
+        return DLB_ERR_INTERNAL;
+    if (p->values[TL_FAULT].i == TL_UNSUPPORTED) {
+        snprintf(reason, reason_len,
+                 "testload: fault=unsupported asks to be skipped");
+        return DLB_ERR_UNSUPPORTED;
+    }
+    return DLB_OK;
+}
+
+static dlb_status tl_init(const struct dlb_host *h, const struct dlb_params *p,
+                          void **state)
+{
+    (void)h;
+    if (!p || p->count < TL_N_PARAMS)
+        return DLB_ERR_INTERNAL;
+    struct tl_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return DLB_ERR_NOMEM;
+    s->work = p->values[TL_WORK].i;
+    s->fault = (enum tl_fault)p->values[TL_FAULT].i;
+    s->at_setup = p->values[TL_FAULT_AT].i == 0;
+    s->samples = p->values[TL_SAMPLES].i;
+    *state = s;
+    return DLB_OK;
+}
+
+static void tl_fini(void *state)
+{
+    free(state);
+}
+
+static dlb_status tl_setup(void *state, const struct dlb_host *h,
+                           struct dlb_workload_info *info, void **wl)
+{
+    const struct tl_state *s = state;
+    if (s->at_setup) {
+        dlb_status st = tl_fire(h, s->fault, "setup");
+        if (st != DLB_OK)
+            return st;
+    }
+    struct tl_workload *w = calloc(1, sizeof *w);
+    if (!w)
+        return DLB_ERR_NOMEM;
+    w->h = h;
+    w->s = s;
+    info->samples_per_step = (double)s->samples;
+    info->flops_per_step = 2.0 * (double)s->work; /* a multiply and an add */
+    *wl = w;
+    return DLB_OK;
+}
+
+static dlb_status tl_step(void *wl)
+{
+    struct tl_workload *w = wl;
+    w->steps++;
+    if (!w->s->at_setup && w->steps == TL_FAULT_STEP) {
+        dlb_status st = tl_fire(w->h, w->s->fault, "step 3");
+        if (st != DLB_OK)
+            return st;
+    }
+    tl_spin(w->s->work);
+    w->iterations += (uint64_t)w->s->work;
+    return DLB_OK;
+}
+
+static dlb_status tl_evaluate(void *wl)
+{
+    struct tl_workload *w = wl;
+    return w->h->metric(w->h, "checksum", "count", (double)w->iterations);
+}
+
+static void tl_teardown(void *wl)
+{
+    free(wl);
+}
+
+static const struct dlb_workload_hooks tl_workload = {
+    .setup = tl_setup,
+    .step = tl_step,
+    .evaluate = tl_evaluate,
+    .teardown = tl_teardown,
+};
+
+static const struct dlb_plugin testload_plugin = {
+    .abi_major = DLB_PLUGIN_ABI_MAJOR,
+    .abi_minor = DLB_PLUGIN_ABI_MINOR,
+    .struct_size = sizeof(struct dlb_plugin),
+    .name = "testload",
+    .version = "1.0",
+    .summary = "test workload: timed busy loop with injectable faults",
+    .params = tl_params,
+    .n_params = TL_N_PARAMS,
+    .probe = tl_probe,
+    .init = tl_init,
+    .fini = tl_fini,
+    .workload = &tl_workload,
+};
+
+DLB_PLUGIN_DEFINE(testload_plugin)

@@ -1,0 +1,43 @@
+/* A minimal test harness for the unit tests: each CHECK prints the failing
+ * expression with file:line and counts; main returns check_exit(). Exit
+ * status follows automake: 0 pass, 1 fail, 77 skip. */
+#ifndef DLB_TEST_CHECK_H
+#define DLB_TEST_CHECK_H
+
+#include <math.h>
+#include <stdio.h>
+
+static int check_failures;
+static int check_count;
+
+#define CHECK(cond)                                                         \
+    do {                                                                    \
+        check_count++;                                                      \
+        if (!(cond)) {                                                      \
+            check_failures++;                                               \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__,          \
+                    __LINE__, #cond);                                       \
+        }                                                                   \
+    } while (0)
+
+/* |a - b| <= tol * max(1, |b|) */
+#define CHECK_NEAR(a, b, tol)                                               \
+    do {                                                                    \
+        double check_a_ = (a), check_b_ = (b);                              \
+        double check_s_ = fabs(check_b_) > 1.0 ? fabs(check_b_) : 1.0;      \
+        check_count++;                                                      \
+        if (!(fabs(check_a_ - check_b_) <= (tol) * check_s_)) {             \
+            check_failures++;                                               \
+            fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.17g, "        \
+                    "expected %.17g (tol %g)\n", __FILE__, __LINE__, #a,     \
+                    check_a_, check_b_, (double)(tol));                     \
+        }                                                                   \
+    } while (0)
+
+static inline int check_exit(void)
+{
+    fprintf(stderr, "%d checks, %d failed\n", check_count, check_failures);
+    return check_failures ? 1 : 0;
+}
+
+#endif

@@ -1,0 +1,232 @@
+/* Network description files: the shipped models parse with the shapes,
+ * parameter counts and FLOPs worked out by hand below, and each broken file
+ * under tests/unit/models/ fails with FILE:LINE and a message that says
+ * what is wrong. Files are found under $srcdir (default "."). */
+#include "check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model_file.h"
+
+static void path_of(char *buf, size_t len, const char *rel)
+{
+    const char *srcdir = getenv("srcdir");
+    snprintf(buf, len, "%s/%s", srcdir && *srcdir ? srcdir : ".", rel);
+}
+
+static struct dlb_model_spec *load(const char *rel)
+{
+    char path[4096];
+    struct dlb_error err = { "" };
+    struct dlb_model_spec *m = NULL;
+    path_of(path, sizeof path, rel);
+    if (dlb_model_file_load(path, &m, &err) != DLB_OK)
+        fprintf(stderr, "%s\n", err.msg);
+    return m;
+}
+
+static void check_shape(const struct dlb_layer_spec *L, const char *name,
+                        uint32_t c, uint32_t h, uint32_t w)
+{
+    CHECK(strcmp(L->name, name) == 0);
+    if (L->out_c != c || L->out_h != h || L->out_w != w)
+        fprintf(stderr, "layer %s: %ux%ux%u, expected %ux%ux%u\n", L->name,
+                L->out_c, L->out_h, L->out_w, c, h, w);
+    CHECK(L->out_c == c && L->out_h == h && L->out_w == w);
+}
+
+/* LeNet, per image. Multiply-accumulates:
+ *   conv1  10x24x24 outputs x (1*5*5)  = 5760 x 25   = 144,000
+ *   conv2  20x8x8 outputs x (10*5*5)   = 1280 x 250  = 320,000
+ *   fc1    320 x 50                                  =  16,000
+ *   fc2    50 x 10                                   =     500
+ *   total 480,500 MACs = 961,000 FLOPs (0.96 MFLOP; not 0.58).
+ * Element-wise layers (one per element; pooling per window element;
+ * logsoftmax 3 per element): pool1 1440*4 = 5760, relu1 1440, drop2 1280,
+ * pool2 320*4 = 1280, relu2 320, relu3 50, drop3 50, logsoftmax 30:
+ * 10,210. Forward 971,210. Backward: 2 x 961,000 + (max pools count their
+ * outputs: 1440 + 320) + 1440 + 1280 + 320 + 50 + 50 + 30 = 1,926,930.
+ * Parameters: 250+10 + 5000+20 + 16000+50 + 500+10 = 21,840 (the figure
+ * PyTorch prints for its MNIST example's Net). */
+static void test_lenet(void)
+{
+    struct dlb_model_spec *m = load("suites/models/lenet.ini");
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    CHECK(m->in_c == 1 && m->in_h == 28 && m->in_w == 28 && m->classes == 10);
+    CHECK(m->n_layers == 13);
+    if (m->n_layers == 13) {
+        const struct dlb_layer_spec *L = m->layers;
+        check_shape(&L[0], "conv1", 10, 24, 24);
+        check_shape(&L[1], "pool1", 10, 12, 12);
+        check_shape(&L[2], "relu1", 10, 12, 12);
+        check_shape(&L[3], "conv2", 20, 8, 8);
+        check_shape(&L[4], "drop2", 20, 8, 8);
+        CHECK(L[4].mode == DLB_DROPOUT_CHANNEL && L[4].p == 0.5f);
+        check_shape(&L[5], "pool2", 20, 4, 4);
+        CHECK(L[5].stride == 2 && L[5].kind == DLB_LAYER_MAXPOOL);
+        check_shape(&L[7], "flatten", 320, 1, 1);
+        check_shape(&L[8], "fc1", 50, 1, 1);
+        CHECK(L[10].kind == DLB_LAYER_DROPOUT &&
+              L[10].mode == DLB_DROPOUT_ELEMENT);
+        check_shape(&L[11], "fc2", 10, 1, 1);
+        CHECK(L[12].kind == DLB_LAYER_LOGSOFTMAX);
+        CHECK(L[0].flops_fwd == 288000 && L[3].flops_fwd == 640000);
+        CHECK(L[8].flops_fwd == 32000 && L[11].flops_fwd == 1000);
+        CHECK(L[0].bias == 1 && L[0].stride == 1 && L[0].pad == 0);
+    }
+    CHECK(m->params == 21840);
+    CHECK(m->flops_fwd == 971210);
+    CHECK(m->flops_bwd == 1926930);
+    printf("lenet: %zu layers, %llu parameters, %.0f FLOP forward, %.0f "
+           "backward per image\n", m->n_layers,
+           (unsigned long long)m->params, m->flops_fwd, m->flops_bwd);
+    dlb_model_spec_free(m);
+}
+
+/* vgg-small, per image. Multiply-accumulates (3x3, pad 1):
+ *   conv1 28*28*32*9*1   =   225,792     conv4 7*7*128*9*64  = 3,612,672
+ *   conv2 14*14*64*9*32  = 3,612,672     conv5 7*7*128*9*128 = 7,225,344
+ *   conv3 14*14*64*9*64  = 7,225,344     fc    128*10        =     1,280
+ *   total 21,903,104 MACs = 43,806,208 FLOPs.
+ * Element-wise: batchnorm 4 x (25088 + 12544 + 12544 + 6272 + 6272) =
+ * 250,880; relu 62,720; pool1 6272*4 + pool2 3136*4 + gap 128*49 = 43,904;
+ * logsoftmax 30. Forward 44,163,742 (44.2 MFLOP).
+ * Parameters: convs 288+18432+36864+73728+147456 = 276,768 (no bias),
+ * batchnorm 2*(32+64+64+128+128) = 832, fc 1290: 278,890. */
+static void test_vgg_small(void)
+{
+    struct dlb_model_spec *m = load("suites/models/vgg-small.ini");
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    CHECK(m->n_layers == 21);
+    if (m->n_layers == 21) {
+        const struct dlb_layer_spec *L = m->layers;
+        check_shape(&L[0], "conv1", 32, 28, 28);
+        check_shape(&L[3], "pool1", 32, 14, 14);
+        check_shape(&L[7], "conv3", 64, 14, 14);
+        check_shape(&L[10], "pool2", 64, 7, 7);
+        check_shape(&L[14], "conv5", 128, 7, 7);
+        check_shape(&L[17], "gap", 128, 1, 1);
+        check_shape(&L[18], "flatten", 128, 1, 1);
+        check_shape(&L[19], "fc", 10, 1, 1);
+        CHECK(L[1].kind == DLB_LAYER_BATCHNORM && L[1].eps == 1e-5f &&
+              L[1].momentum == 0.1f);
+        CHECK(L[0].bias == 0 && L[0].pad == 1);
+    }
+    CHECK(m->params == 278890);
+    CHECK(m->flops_fwd == 44163742);
+    CHECK(m->flops_fwd > 20e6 && m->flops_fwd < 50e6);
+    printf("vgg-small: %zu layers, %llu parameters, %.0f FLOP forward, %.0f "
+           "backward per image\n", m->n_layers,
+           (unsigned long long)m->params, m->flops_fwd, m->flops_bwd);
+    dlb_model_spec_free(m);
+}
+
+struct bad_case {
+    const char *file;
+    int line;
+    const char *says;
+};
+
+static const struct bad_case bad_cases[] = {
+    { "bad-kernel.ini", 16,
+      "layer 'conv2': kernel 5 larger than padded input 3x3" },
+    { "bad-type.ini", 7, "unknown type 'convv' (did you mean 'conv'?)" },
+    { "bad-key.ini", 8, "no key 'filter' (did you mean 'filters'?)" },
+    { "bad-pool.ini", 6, "layer 'pool': window 5 larger than padded input 4x4" },
+    { "bad-flatten.ini", 12,
+      "layer 'fc': linear needs a flat input but gets 4x24x24" },
+    { "bad-net.ini", 2, "the first section must be [net]" },
+    { "bad-dup.ini", 9, "section [relu] repeats line 6" },
+    { "bad-classes.ini", 13, "gives 5 class scores but [net] has classes = 10" },
+    { "bad-value.ini", 8, "filters = '-3'; expected an integer from 1 to 65536" },
+    { "bad-syntax.ini", 7, "cannot read this line" },
+    { "bad-missing.ini", 6, "layer 'conv1': conv needs 'size = ...'" },
+    { "bad-notype.ini", 6, "layer 'relu1': no 'type = ...'" },
+    { "bad-last.ini", 9, "needs a logsoftmax as the last layer" },
+    { "bad-mode.ini", 8,
+      "mode = 'chanel'; expected element or channel (did you mean 'channel'?)" },
+    { "bad-input.ini", 3, "input = '28x28'; expected CxHxW" },
+    { "bad-channel-flat.ini", 9, "layer 'drop': dropout needs a c x h x w input" },
+};
+
+static void test_bad_files(void)
+{
+    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
+        const struct bad_case *c = &bad_cases[i];
+        char rel[256], path[4096], where[4200];
+        struct dlb_error err = { "" };
+        struct dlb_model_spec *m = NULL;
+        snprintf(rel, sizeof rel, "tests/unit/models/%s", c->file);
+        path_of(path, sizeof path, rel);
+        snprintf(where, sizeof where, "%s:%d: ", path, c->line);
+        CHECK(dlb_model_file_load(path, &m, &err) == DLB_ERR_INPUT);
+        CHECK(m == NULL);
+        if (strncmp(err.msg, where, strlen(where)) != 0 ||
+            !strstr(err.msg, c->says)) {
+            fprintf(stderr, "%s: got \"%s\"\n  expected \"%s...%s\"\n", c->file,
+                    err.msg, where, c->says);
+            check_failures++;
+        }
+        check_count++;
+        dlb_model_spec_free(m);
+    }
+}
+
+/* Cases that need no file of their own. */
+static void test_text_cases(void)
+{
+    static const struct {
+        const char *text;
+        const char *says;
+    } cases[] = {
+        { "input = 1x2x2\n[net]\n", "t.ini:1: key 'input' before any section" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[f]\ntype = flatten\ntype = relu\n",
+          "t.ini:6: [f]: key 'type' is set twice (first on line 5)" },
+        { "[net]\ninput = 1x4x4\nclases = 2\n",
+          "t.ini:3: [net] has no key 'clases' (did you mean 'classes'?)" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n", "t.ini:1: [net] has no layers" },
+        { "", "t.ini:1: no sections" },
+        { "[net]\ninput = 2x4x4\nclasses = 8\n[f]\ntype = flatten\n"
+          "[sm]\ntype = logsoftmax\n[r]\ntype = relu\n",
+          "t.ini:6: layer 'sm': logsoftmax must be the last layer" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct dlb_error err = { "" };
+        struct dlb_model_spec *m = NULL;
+        CHECK(dlb_model_file_parse("t.ini", cases[i].text,
+                                   strlen(cases[i].text), &m, &err) ==
+              DLB_ERR_INPUT);
+        if (!strstr(err.msg, cases[i].says)) {
+            fprintf(stderr, "case %zu: got \"%s\", expected \"%s\"\n", i,
+                    err.msg, cases[i].says);
+            check_failures++;
+        }
+        check_count++;
+    }
+    /* Minimal valid file; flat input after flatten; pools default to
+     * non-overlapping windows; a missing file is an I/O error. */
+    const char *ok = "[net]\ninput = 3x5x5\nclasses = 3\n[p]\ntype = avgpool\n"
+                     "size = 2\n[f]\ntype = flatten\n[sm]\ntype = logsoftmax\n";
+    struct dlb_error err = { "" };
+    struct dlb_model_spec *m = NULL;
+    CHECK(dlb_model_file_parse("t.ini", ok, strlen(ok), &m, &err) ==
+          DLB_ERR_INPUT); /* 3x2x2 = 12 scores, classes 3 */
+    CHECK(strstr(err.msg, "gives 12 class scores") != NULL);
+    CHECK(dlb_model_file_load("/nonexistent/x.ini", &m, &err) == DLB_ERR_IO);
+    CHECK(strstr(err.msg, "/nonexistent/x.ini: cannot open") != NULL);
+}
+
+int main(void)
+{
+    test_lenet();
+    test_vgg_small();
+    test_bad_files();
+    test_text_cases();
+    return check_exit();
+}
