@@ -11,6 +11,7 @@
 #include "config_json.h"
 #include "host.h"
 #include "measure.h"
+#include "peak.h"
 #include "session.h"
 #include "workloads.h"
 
@@ -27,6 +28,7 @@ struct child_run {
     const struct dlb_host *wl_host;
     struct dlb_workload_ctx wl_ctx;
     json_t *rec;
+    const char *origin;
     int quick;
     char reason[512];
 };
@@ -161,6 +163,9 @@ static dlb_status find_workload(struct child_run *r)
         r->wl_ctx.plan = &r->ses.plan;
         r->wl_ctx.config = r->cfg;
         r->wl_ctx.host = &r->hosts[0].pub;
+        r->wl_ctx.suite_origin = r->origin;
+        r->wl_ctx.reason = r->reason;
+        r->wl_ctx.reason_len = sizeof r->reason;
         wire_hook_points(r);
         r->wl_state = &r->wl_ctx;
         r->wl_host = &r->hosts[0].pub;
@@ -237,9 +242,18 @@ static void record_measurement(struct child_run *r, const struct dlb_measure_res
                   (json_int_t)m->steps_per_sample, "samples_per_step", sps,
                   "flops_per_step", info->flops_per_step,
                   "timer_overhead_s", m->timer_overhead_s));
-    if (info->flops_per_step > 0 && m->stats.median > 0)
-        r->hosts[0].pub.metric(&r->hosts[0].pub, "gflops", "GFLOP/s",
-                               info->flops_per_step / m->stats.median * 1e-9);
+    if (info->flops_per_step > 0 && m->stats.median > 0) {
+        double gflops = info->flops_per_step / m->stats.median * 1e-9;
+        r->hosts[0].pub.metric(&r->hosts[0].pub, "gflops", "GFLOP/s", gflops);
+        /* The roofline: the share of this machine's fp32 FMA peak, from the
+         * probe the parent cached (`dlbench info --peak`). */
+        struct dlb_peak pk;
+        struct dlb_error warn, err;
+        int threads = (int)core_val(r, "threads")->i;
+        if (dlb_peak_get(threads, 0, &pk, &warn, &err) == DLB_OK && pk.fp32_gflops > 0)
+            r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_fp32_share", "%",
+                                   100.0 * gflops / pk.fp32_gflops);
+    }
 }
 
 static dlb_status measure(struct child_run *r)
@@ -266,11 +280,13 @@ static dlb_status measure(struct child_run *r)
         record_measurement(r, &m, &info);
     dlb_measure_result_free(&m);
     if (st != DLB_OK) {
-        snprintf(r->reason, sizeof r->reason, "workload step: %s", dlb_status_name(st));
+        if (!r->reason[0])
+            snprintf(r->reason, sizeof r->reason, "workload step: %s", dlb_status_name(st));
         return st;
     }
     if (r->wl_hooks->evaluate && (st = r->wl_hooks->evaluate(r->wl)) != DLB_OK) {
-        snprintf(r->reason, sizeof r->reason, "workload evaluate: %s", dlb_status_name(st));
+        if (!r->reason[0])
+            snprintf(r->reason, sizeof r->reason, "workload evaluate: %s", dlb_status_name(st));
         return st;
     }
     return DLB_OK;
@@ -369,6 +385,7 @@ int dlb_child_main(const struct dlb_options *o)
         return 3;
     }
     r.quick = o->quick;
+    r.origin = o->origin;
     json_object_set_new(r.rec, "index", json_integer((json_int_t)r.cfg->index));
     json_object_set_new(r.rec, "id", json_string(r.cfg->id));
     json_object_set_new(r.rec, "config", dlb_config_to_json(&r.ses.plan, r.cfg));

@@ -9,7 +9,7 @@
 enum {
     OPT_SUITE = 256, OPT_OUT, OPT_SET, OPT_FORMAT, OPT_SEED, OPT_TIME_LIMIT,
     OPT_RESUME, OPT_QUICK, OPT_VERSION, OPT_HELP, OPT_PLUGIN_DIR, OPT_BACKEND,
-    OPT_VERBOSE, OPT_INDEX, OPT_RECORD_FD
+    OPT_VERBOSE, OPT_INDEX, OPT_RECORD_FD, OPT_PEAK, OPT_ORIGIN
 };
 
 static const struct option long_opts[] = {
@@ -26,8 +26,10 @@ static const struct option long_opts[] = {
     {"plugin-dir", required_argument, NULL, OPT_PLUGIN_DIR},
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"peak", no_argument, NULL, OPT_PEAK},
     {"config-index", required_argument, NULL, OPT_INDEX},
     {"record-fd", required_argument, NULL, OPT_RECORD_FD},
+    {"origin", required_argument, NULL, OPT_ORIGIN},
     {NULL, 0, NULL, 0}
 };
 
@@ -38,7 +40,9 @@ void dlb_cli_usage(FILE *f)
 "       dlbench run NAME|FILE [options]         the same\n"
 "       dlbench list                            plugins, suites and backends\n"
 "       dlbench plugin-help NAME                a plugin's parameters\n"
-"       dlbench info                            the environment record (JSON)\n"
+"       dlbench info [--peak]                   the environment record (JSON);\n"
+"                                               --peak measures the FMA peak and\n"
+"                                               memory bandwidth (cached)\n"
 "\n"
 "options:\n"
 "  --quick               a CI-sized run of the same suite ([quick] section)\n"
@@ -71,6 +75,24 @@ dlb_status dlb_cli_add_set(struct dlb_options *o, const char *kv)
     if (!(o->sets[o->n_sets] = strdup(kv)))
         return DLB_ERR_NOMEM;
     o->n_sets++;
+    return DLB_OK;
+}
+
+dlb_status dlb_cli_add_plugin_dir(struct dlb_options *o, const char *dir)
+{
+    char **own = realloc(o->owned, (o->n_owned + 1) * sizeof *own);
+    if (!own)
+        return DLB_ERR_NOMEM;
+    o->owned = own;
+    const char **v = realloc(o->plugin_dirs, (o->n_plugin_dirs + 1) * sizeof *v);
+    if (!v)
+        return DLB_ERR_NOMEM;
+    o->plugin_dirs = v;
+    char *copy = strdup(dir);
+    if (!copy)
+        return DLB_ERR_NOMEM;
+    o->owned[o->n_owned++] = copy;
+    o->plugin_dirs[o->n_plugin_dirs++] = copy;
     return DLB_OK;
 }
 
@@ -172,6 +194,8 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
                 break;
             case OPT_QUICK: o->quick = 1; break;
             case OPT_VERBOSE: o->verbose = 1; break;
+            case OPT_PEAK: o->peak = 1; break;
+            case OPT_ORIGIN: o->origin = optarg; break;
             case OPT_VERSION: o->cmd = DLB_CMD_VERSION; break;
             case OPT_HELP: o->cmd = DLB_CMD_HELP; break;
             case OPT_SET:
@@ -256,5 +280,8 @@ void dlb_cli_free(struct dlb_options *o)
         free(o->sets[i]);
     free(o->sets);
     free(o->plugin_dirs);
+    for (size_t i = 0; i < o->n_owned; i++)
+        free(o->owned[i]);
+    free(o->owned);
     memset(o, 0, sizeof *o);
 }

@@ -26,7 +26,11 @@ struct dlb_options {
     double time_limit_s;        /* 0: none */
     int quick;
     int verbose;
+    int peak;                   /* info --peak */
+    char **owned;               /* strings the options own (from --resume) */
+    size_t n_owned;
     /* internal, for DLB_CMD_CHILD */
+    const char *origin;         /* the suite file as the user named it */
     long config_index;
     int record_fd;
 };
@@ -39,6 +43,9 @@ void dlb_cli_free(struct dlb_options *opts);
 
 /* Add a "key=value" override (copied). */
 dlb_status dlb_cli_add_set(struct dlb_options *opts, const char *kv);
+
+/* Add a plugin directory (copied). */
+dlb_status dlb_cli_add_plugin_dir(struct dlb_options *opts, const char *dir);
 
 void dlb_cli_usage(FILE *f);
 

@@ -7,6 +7,7 @@
 
 #include "backend/backend.h"
 #include "param.h"
+#include "peak.h"
 #include "results.h"
 #include "session.h"
 
@@ -124,10 +125,21 @@ int dlb_cmd_plugin_help(const struct dlb_options *o)
 
 int dlb_cmd_info(const struct dlb_options *o)
 {
-    (void)o;
     json_t *ctx = dlb_context_collect();
     if (!ctx)
         return 2;
+    if (o->peak) {
+        struct dlb_peak pk;
+        struct dlb_error warn = {""}, err = {""};
+        if (dlb_peak_get(0, 1, &pk, &warn, &err) != DLB_OK) {
+            fprintf(stderr, "dlbench: %s\n", err.msg);
+            json_decref(ctx);
+            return 1;
+        }
+        if (warn.msg[0])
+            fprintf(stderr, "dlbench: warning: %s\n", warn.msg);
+        json_object_set_new(ctx, "peak", dlb_peak_to_json(&pk));
+    }
     json_t *b = json_object();
     for (const char *const *n = dlb_backend_names(); *n; n++) {
         char why[256] = "";

@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "measure.h"
+#include "peak.h"
 #include "progress.h"
 #include "runner.h"
 #include "session.h"
@@ -22,6 +24,7 @@ struct run_state {
     struct dlb_session ses;
     char *dir;
     char *suite_copy;          /* DIR/suite.ini */
+    char *origin;              /* the suite file as the user named it */
     json_t *records;           /* finished, in plan order */
     json_t *context;
     struct dlb_journal *journal;
@@ -75,7 +78,7 @@ static json_t *invocation_json(const struct dlb_options *o, const char *suite_pa
 }
 
 static dlb_status load_invocation(struct dlb_options *o, const char *dir,
-                                  struct dlb_error *err)
+                                  char **origin, struct dlb_error *err)
 {
     char *path = path_join(dir, "invocation.json");
     json_error_t jerr;
@@ -106,14 +109,11 @@ static dlb_status load_invocation(struct dlb_options *o, const char *dir,
         }
         free(extra);
         o->quick |= json_is_true(json_object_get(inv, "quick"));
-        json_array_foreach(dirs, i, v) {
-            const char **nd = realloc(o->plugin_dirs, (o->n_plugin_dirs + 1) * sizeof *nd);
-            if (!nd)
-                break;
-            o->plugin_dirs = nd;
-            /* Kept alive by the options for the whole run. */
-            o->plugin_dirs[o->n_plugin_dirs++] = strdup(json_string_value(v));
-        }
+        const char *orig = json_string_value(json_object_get(inv, "suite"));
+        *origin = orig ? strdup(orig) : NULL;
+        json_array_foreach(dirs, i, v)
+            if (json_is_string(v))
+                dlb_cli_add_plugin_dir(o, json_string_value(v));
     }
     json_decref(inv);
     free(path);
@@ -124,8 +124,19 @@ static dlb_status check_workload(struct run_state *r, struct dlb_error *err)
 {
     const struct dlb_config *c = &r->ses.plan.configs[0];
     const char *name = dlb_config_core(&r->ses.plan, c, "workload")->s;
-    if (dlb_builtin_workload(name))
+    if (dlb_builtin_workload(name)) {
+        /* Built-in workloads count their FLOPs: make sure the machine's
+         * peak is known (measured once, then cached) so each record can
+         * say what share of it was reached. */
+        struct dlb_peak pk;
+        struct dlb_error warn = {""}, perr = {""};
+        int threads = (int)dlb_config_core(&r->ses.plan, c, "threads")->i;
+        if (dlb_peak_get(threads, 1, &pk, &warn, &perr) != DLB_OK)
+            fprintf(stderr, "dlbench: warning: no roofline figures: %s\n", perr.msg);
+        else if (warn.msg[0])
+            fprintf(stderr, "dlbench: warning: %s\n", warn.msg);
         return DLB_OK;
+    }
     unsigned ns = dlb_session_plugin_ns(&r->ses, name);
     if (!ns || !r->ses.suite.ns[ns].plugin->workload)
         return dlb_errorf(err, DLB_ERR_INPUT,
@@ -221,7 +232,7 @@ static dlb_status check_resume_records(struct run_state *r, struct dlb_error *er
 static char **child_argv(struct run_state *r, const struct dlb_config *c, char *idx)
 {
     const struct dlb_options *o = r->opts;
-    size_t n = 0, cap = 12 + 2 * (o->n_sets + o->n_plugin_dirs);
+    size_t n = 0, cap = 14 + 2 * (o->n_sets + o->n_plugin_dirs);
     char **av = calloc(cap, sizeof *av);
     if (!av)
         return NULL;
@@ -234,6 +245,10 @@ static char **child_argv(struct run_state *r, const struct dlb_config *c, char *
     av[n++] = idx;
     av[n++] = "--record-fd";
     av[n++] = "%FD%";
+    if (r->origin) {
+        av[n++] = "--origin";
+        av[n++] = r->origin;
+    }
     if (o->quick)
         av[n++] = "--quick";
     if (o->verbose)
@@ -340,7 +355,7 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
     if (o->resume_dir) {
         r->dir = strdup(o->resume_dir);
         r->suite_copy = path_join(r->dir, "suite.ini");
-        if ((st = load_invocation(o, r->dir, err)) != DLB_OK)
+        if ((st = load_invocation(o, r->dir, &r->origin, err)) != DLB_OK)
             return st;
         if ((st = dlb_session_open(&r->ses, o, r->suite_copy, err)) != DLB_OK)
             return st;
@@ -356,10 +371,11 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
     if ((st = dlb_rundir_create(r->dir, err)) != DLB_OK)
         return st;
     r->suite_copy = path_join(r->dir, "suite.ini");
+    r->origin = realpath(r->ses.suite_path, NULL);
     if ((st = copy_file(r->ses.suite_path, r->suite_copy, err)) != DLB_OK)
         return st;
     char *inv_path = path_join(r->dir, "invocation.json");
-    json_t *inv = invocation_json(o, r->ses.suite_path);
+    json_t *inv = invocation_json(o, r->origin ? r->origin : r->ses.suite_path);
     int bad = json_dump_file(inv, inv_path, JSON_INDENT(2)) != 0;
     json_decref(inv);
     if (bad)
@@ -381,6 +397,13 @@ static void add_suite_context(struct run_state *r, double start_wall)
     json_object_set_new(r->context, "run_dir", json_string(r->dir));
     json_object_set_new(r->context, "quick", json_boolean(r->opts->quick));
     json_object_set_new(r->context, "run_s", json_real(dlb_now() - start_wall));
+    json_object_set_new(r->context, "resumed", json_boolean(r->opts->resume_dir != NULL));
+    time_t now = time(NULL);
+    struct tm tm;
+    char end[32];
+    gmtime_r(&now, &tm);
+    strftime(end, sizeof end, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    json_object_set_new(r->context, "end_utc", json_string(end));
 }
 
 static void warn_if_busy(void)
@@ -413,6 +436,8 @@ int dlb_cmd_run(struct dlb_options *o)
     mkdir(logs, 0755);
     free(logs);
     warn_if_busy();
+    /* The environment as it was when the measurements started. */
+    r.context = dlb_context_collect();
     fprintf(stderr, "dlbench: suite %s: %zu configuration%s -> %s\n", r.ses.suite.name,
             r.ses.plan.n, r.ses.plan.n == 1 ? "" : "s", r.dir);
 
@@ -420,7 +445,6 @@ int dlb_cmd_run(struct dlb_options *o)
     dlb_journal_close(r.journal);
     r.journal = NULL;
 
-    r.context = dlb_context_collect();
     add_suite_context(&r, start);
     json_t *recs = ordered_records(&r);
     if (dlb_results_write(r.dir, r.context, recs, &err) != DLB_OK) {
@@ -452,5 +476,6 @@ out:
     dlb_session_close(&r.ses);
     free(r.dir);
     free(r.suite_copy);
+    free(r.origin);
     return rc;
 }

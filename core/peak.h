@@ -33,6 +33,9 @@ struct dlb_peak {
     char mem_isa[16];      /* "avx512", "avx2" or "c" */
     double mem_mib;        /* size of the three arrays together, MiB */
     int pinned;            /* 1 when every worker was pinned to its own core */
+    int contended;         /* 1 when all threads gave under 70% of linear
+                              scaling from one: someone else was busy, and
+                              dlb_peak_get does not cache such figures */
     double probe_s;        /* wall time the probe took */
     long long measured_at; /* Unix time of the measurement */
     int from_cache;        /* set by dlb_peak_get/dlb_peak_load, not saved */
@@ -75,7 +78,8 @@ dlb_status dlb_peak_get(int threads, int allow_measure, struct dlb_peak *out,
 /* A new JSON object with p's figures (NULL when out of memory):
  * {"cpu_model", "threads", "fp32": {"gflops", "gflops_1t", "isa"},
  *  "bf16": {...} or null, "memory": {"triad_gbs", "read_gbs", "isa",
- *  "mib"}, "pinned", "probe_s", "measured_at", "probe_version"} */
+ *  "mib"}, "pinned", "contended", "probe_s", "measured_at",
+ *  "probe_version"} */
 json_t *dlb_peak_to_json(const struct dlb_peak *p);
 
 /* Fill *p from a dlb_peak_to_json object, checking every field. */

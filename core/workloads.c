@@ -7,6 +7,7 @@ static const struct {
     const char *name;
     const struct dlb_workload_hooks *hooks;
 } builtin[] = {
+    {"cnn", &dlb_workload_cnn},
     {NULL, NULL}
 };
 

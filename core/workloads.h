@@ -10,6 +10,9 @@
 struct dlb_workload_ctx {
     const struct dlb_plan *plan;
     const struct dlb_config *config;
+    /* The suite file as the user named it (the plan's suite is the run
+     * directory's copy): the directory where its models/ may be. */
+    const char *suite_origin;
     const struct dlb_host *host;      /* the core's host */
 
     /* Hook points of active plugins; NULL hooks mean the baseline of
@@ -25,7 +28,15 @@ struct dlb_workload_ctx {
     const struct dlb_executor_hooks *executor;
     void *executor_state;
     const struct dlb_host *executor_host;
+
+    /* Where a failing hook says why (the record's "reason"): a skipped
+     * configuration names what is missing. */
+    char *reason;
+    size_t reason_len;
 };
+
+/* The reference CNN (core/workload_cnn.c), workload "cnn". */
+extern const struct dlb_workload_hooks dlb_workload_cnn;
 
 /* The hooks of built-in workload NAME, or NULL. */
 const struct dlb_workload_hooks *dlb_builtin_workload(const char *name);

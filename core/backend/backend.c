@@ -1,4 +1,7 @@
 /* The backend registry: names to constructors, and the handle helpers. */
+#ifdef HAVE_CONFIG_H
+#include "config.h" /* HAVE_ONEDNN */
+#endif
 #include "backend.h"
 #include "backend_impl.h"
 
@@ -18,7 +21,12 @@ static const struct {
     const char *missing;
 } dlb_backends[] = {
     { "ref", dlb_backend_ref_create, NULL },
-    { "cpu", NULL, "backend cpu is not built in yet (oneDNN backend)" },
+#ifdef HAVE_ONEDNN
+    { "cpu", dlb_backend_cpu_create, NULL },
+#else
+    { "cpu", NULL, "backend cpu is not built in: configure found no oneDNN "
+      "(install libdnnl-dev)" },
+#endif
     { "cuda", NULL, "backend cuda is not built in yet (CUDA backend)" },
 };
 

@@ -34,8 +34,12 @@ dlb_status dlb_backend_fail(struct dlb_backend *be, dlb_status s,
                             const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Built-in constructors; each registers itself in backend.c. */
+/* Built-in constructors; each registers itself in backend.c (cpu only
+ * when the build found oneDNN). */
 dlb_status dlb_backend_ref_create(const struct dlb_backend_config *cfg,
+                                  struct dlb_backend **out, char *reason,
+                                  size_t len);
+dlb_status dlb_backend_cpu_create(const struct dlb_backend_config *cfg,
                                   struct dlb_backend **out, char *reason,
                                   size_t len);
 

@@ -3,13 +3,16 @@
 # single configurations leave every other configuration's result intact.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
-"$DLBENCH" --suite "$SUITES/faults.ini" --out run --set memory_limit=1G \
-    --format csv >out.csv 2>err.txt
+# Under AddressSanitizer a segfault or abort must still kill the process,
+# as it does in a normal build.
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_abort=0"
+export ASAN_OPTIONS
+"$DLBENCH" --suite "$SUITES/faults.ini" --out run --format csv >out.csv 2>err.txt
 rc=$?
 ok "exit status 1 when a configuration failed (got $rc)" [ "$rc" -eq 1 ]
 R=run/results.json
 ok "results.json written" [ -f "$R" ]
-ok "journal has 8 lines" [ "$(wc -l <run/journal.jsonl)" -eq 8 ]
+ok "journal has 7 lines" [ "$(wc -l <run/journal.jsonl)" -eq 7 ]
 ok "healthy config after three faults ok" [ "$(status_of $R 'testload.fault=none')" = ok ]
 ok "healthy config has its samples" \
     [ "$(json $R "len(d['records'][3]['samples']) >= 5")" = True ]
@@ -26,7 +29,19 @@ ok "unsupported skipped" [ "$(status_of $R testload.fault=unsupported)" = skippe
 ok "skip reason from probe" \
     [ "$(json $R "[r['reason'] for r in d['records'] if r['id']=='testload.fault=unsupported'][0]")" \
       = "testload: fault=unsupported asks to be skipped" ]
-ok "oom is oom" [ "$(status_of $R testload.fault=oom)" = oom ]
-ok "csv has header + 8 rows" [ "$(wc -l <out.csv)" -eq 9 ]
-ok "a log per configuration" [ "$(ls run/logs | wc -l)" -eq 8 ]
+ok "csv has header + 7 rows" [ "$(wc -l <out.csv)" -eq 8 ]
+ok "a log per configuration" [ "$(ls run/logs | wc -l)" -eq 7 ]
+
+# Allocating past memory_limit is the configuration's oom status. The
+# address-space limit cannot be combined with AddressSanitizer's shadow
+# memory, so a sanitizer build leaves this one out.
+if nm "$DLBENCH" 2>/dev/null | grep -q __asan_init; then
+    echo "AddressSanitizer build: the memory_limit check is left out" >&2
+else
+    "$DLBENCH" --suite "$SUITES/faults.ini" --out run-oom --set testload.fault=oom \
+        --set memory_limit=1G >/dev/null 2>&1
+    ok "oom exits 1" [ $? -eq 1 ]
+    ok "oom is oom" [ "$(status_of run-oom/results.json testload.fault=oom)" = oom ]
+    ok "oom reason has the plugin's words" grep -q "allocation failed" run-oom/results.json
+fi
 finish

@@ -17,6 +17,10 @@
 struct dlb_ref {
     int threads;
     uint64_t seed;
+    /* buffer memory: the configuration's allocator, or malloc/free */
+    void *(*host_alloc)(void *ctx, size_t bytes);
+    void (*host_free)(void *ctx, void *p, size_t bytes);
+    void *alloc_ctx;
 };
 
 /* Check that `b` is a float buffer of at least `count` elements and return

@@ -58,38 +58,61 @@ static dlb_status ref_device_info(struct dlb_backend *be,
     return DLB_OK;
 }
 
+/* Buffer memory comes from the configuration's allocator (a memory pool)
+ * or malloc. The block is over-allocated by 63 bytes and the data aligned
+ * to 64, as the cpu backend does, so that allocators need not align. */
+static void *ref_host_alloc(struct dlb_ref *r, size_t bytes)
+{
+    return r->host_alloc ? r->host_alloc(r->alloc_ctx, bytes) : malloc(bytes);
+}
+
+static void ref_host_free(struct dlb_ref *r, void *p, size_t bytes)
+{
+    if (r->host_free)
+        r->host_free(r->alloc_ctx, p, bytes);
+    else
+        free(p);
+}
+
+static size_t ref_block_bytes(const struct dlb_buffer *b)
+{
+    return b->bytes + 64;
+}
+
 static dlb_status ref_buffer_alloc(struct dlb_backend *be, enum dlb_dtype dtype,
                                    size_t count, struct dlb_buffer **out)
 {
+    struct dlb_ref *r = dlb_backend_ctx(be);
     size_t esz = dlb_dtype_size(dtype);
     *out = NULL;
     if (!esz)
         return dlb_backend_fail(be, DLB_ERR_INTERNAL, "ref: unknown dtype %d",
                                 (int)dtype);
-    if (count > SIZE_MAX / esz)
+    if (count > (SIZE_MAX - 64) / esz)
         return dlb_backend_fail(be, DLB_ERR_NOMEM, "ref: %zu elements of %s "
                                 "overflow size_t", count, dlb_dtype_name(dtype));
     struct dlb_buffer *b = calloc(1, sizeof *b);
-    void *data = malloc(count ? count * esz : 1);
-    if (!b || !data) {
-        free(b);
-        free(data);
-        return dlb_backend_fail(be, DLB_ERR_NOMEM, "ref: out of memory for "
-                                "%zu bytes", count * esz);
-    }
+    if (!b)
+        return dlb_backend_fail(be, DLB_ERR_NOMEM, "ref: out of memory");
     b->dtype = dtype;
     b->count = count;
     b->bytes = count * esz;
-    b->data = data;
+    b->impl = ref_host_alloc(r, ref_block_bytes(b)); /* the block itself */
+    if (!b->impl) {
+        size_t want = b->bytes;
+        free(b);
+        return dlb_backend_fail(be, DLB_ERR_NOMEM, "ref: out of memory for "
+                                "%zu bytes", want);
+    }
+    b->data = (void *)(((uintptr_t)b->impl + 63) & ~(uintptr_t)63);
     *out = b;
     return DLB_OK;
 }
 
 static void ref_buffer_free(struct dlb_backend *be, struct dlb_buffer *b)
 {
-    (void)be;
     if (b)
-        free(b->data);
+        ref_host_free(dlb_backend_ctx(be), b->impl, ref_block_bytes(b));
     free(b);
 }
 
@@ -236,6 +259,11 @@ dlb_status dlb_backend_ref_create(const struct dlb_backend_config *cfg,
     }
     ctx->threads = 1; /* plain loops: one thread whatever was asked */
     ctx->seed = cfg->seed;
+    if (cfg->host_alloc && cfg->host_free) {
+        ctx->host_alloc = cfg->host_alloc;
+        ctx->host_free = cfg->host_free;
+        ctx->alloc_ctx = cfg->alloc_ctx;
+    }
     if ((s = dlb_backend_new(&ref_ops, ctx, out, reason, len)))
         free(ctx);
     return s;

@@ -1,0 +1,377 @@
+/* The cpu backend's private declarations: the context, the buffer side
+ * state, the primitive cache and the helpers the op files share.
+ *
+ * Buffers hold their host view (dense NCHW / row-major) in 64-byte aligned
+ * host memory from the configuration's allocator. oneDNN primitives are
+ * created once per shape and kept in a cache keyed by the operation and
+ * its descriptor and element types; where a primitive runs faster on a
+ * blocked layout, the op reorders into backend scratch memory, and weights
+ * reordered for a primitive are kept beside their buffer (a "shadow")
+ * until the buffer is written again (its version changes). */
+#ifndef DLB_CPU_H
+#define DLB_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "../backend_impl.h"
+
+/* Expand to an OpenMP pragma when built with OpenMP, else to nothing. */
+#ifdef _OPENMP
+#define DLB_OMP(x) _Pragma(x)
+#else
+#define DLB_OMP(x)
+#endif
+
+/* Loops below this many elements run on one thread: a parallel region
+ * costs microseconds, more than the work. */
+#define DLB_CPU_PAR_MIN 32768
+
+struct dlb_cpu_prim;
+
+/* Backend-wide scratch slots: activations reordered to or from a blocked
+ * layout inside one operation. Ops run one at a time, so a few slots that
+ * grow to the largest tensor serve every shape. */
+#define DLB_CPU_SCRATCH_SLOTS 4
+
+struct dlb_cpu {
+    dnnl_engine_t engine;
+    dnnl_stream_t stream;
+    int threads;
+    uint64_t seed;
+    void *(*host_alloc)(void *ctx, size_t bytes);
+    void (*host_free)(void *ctx, void *p, size_t bytes);
+    void *alloc_ctx;
+    struct dlb_cpu_prim **buckets; /* the primitive cache */
+    size_t n_buckets, n_prims;
+    void *scratch[DLB_CPU_SCRATCH_SLOTS];      /* aligned data */
+    void *scratch_block[DLB_CPU_SCRATCH_SLOTS]; /* as allocated */
+    size_t scratch_bytes[DLB_CPU_SCRATCH_SLOTS];
+};
+
+/* A weight buffer reordered into a primitive's layout, valid while the
+ * buffer's version equals `version`. */
+struct dlb_cpu_shadow {
+    dnnl_memory_desc_t md;
+    uint64_t version;
+    void *data, *block;
+    size_t block_bytes;
+    struct dlb_cpu_shadow *next;
+};
+
+/* What buffer->impl points to. */
+struct dlb_cpu_buf {
+    void *block;          /* as the allocator returned it */
+    size_t block_bytes;
+    uint64_t version;     /* bumped by every write */
+    struct dlb_cpu_shadow *shadows;
+};
+
+/* ---- the primitive cache (cpu_cache.c) ----------------------------- */
+
+#define DLB_CPU_KEY_WORDS 20
+#define DLB_CPU_PRIMS 6
+#define DLB_CPU_MEMS 14
+#define DLB_CPU_MDS 6
+#define DLB_CPU_IO_MAX 4
+/* pd[DLB_CPU_HINT] keeps a backward primitive's forward hint alive. */
+#define DLB_CPU_HINT (DLB_CPU_PRIMS - 1)
+
+/* Kinds of cached entries; part of the key. */
+enum dlb_cpu_op {
+    DLB_CPU_CONV_FWD = 1, DLB_CPU_CONV_BWD_DATA, DLB_CPU_CONV_BWD_WEIGHTS,
+    DLB_CPU_RELU_FWD, DLB_CPU_RELU_BWD, DLB_CPU_BN_FWD_TRAIN,
+    DLB_CPU_BN_FWD_INFER, DLB_CPU_BN_BWD, DLB_CPU_IP_FWD, DLB_CPU_IP_BWD_DATA,
+    DLB_CPU_IP_BWD_WEIGHTS
+};
+
+struct dlb_cpu_key {
+    uint32_t op;
+    uint32_t w[DLB_CPU_KEY_WORDS];
+};
+
+/* One cached operation instance: its primitives (the main one first, then
+ * reorders), memory objects whose handles are set per call, memory
+ * descriptors the op needs again, and op-specific flags. The op files
+ * define which slot holds what. */
+struct dlb_cpu_prim {
+    struct dlb_cpu_key key;
+    dnnl_primitive_desc_t pd[DLB_CPU_PRIMS];
+    dnnl_primitive_t prim[DLB_CPU_PRIMS];
+    dnnl_memory_t mem[DLB_CPU_MEMS];
+    dnnl_memory_desc_t md[DLB_CPU_MDS];
+    int flags;
+    int n_io;                    /* tensors run through dlb_cpu_io_run */
+    int io_arg[DLB_CPU_IO_MAX];  /* DNNL_ARG_SRC ... */
+    int io_role[DLB_CPU_IO_MAX]; /* enum dlb_cpu_role */
+    struct dlb_cpu_prim *next;
+};
+
+/* The cached entry for `key`, or NULL. */
+struct dlb_cpu_prim *dlb_cpu_cache_find(struct dlb_cpu *cpu,
+                                        const struct dlb_cpu_key *key);
+/* A new zeroed entry for `key`; the caller fills it and then either
+ * dlb_cpu_cache_insert or dlb_cpu_prim_free. NULL when out of memory. */
+struct dlb_cpu_prim *dlb_cpu_prim_new(const struct dlb_cpu_key *key);
+void dlb_cpu_cache_insert(struct dlb_cpu *cpu, struct dlb_cpu_prim *p);
+void dlb_cpu_prim_free(struct dlb_cpu_prim *p);
+void dlb_cpu_cache_clear(struct dlb_cpu *cpu);
+/* The entry for `key`: found, or made by build(be, p, arg) and inserted.
+ * build records the reason when it fails. */
+typedef dlb_status (*dlb_cpu_build_fn)(struct dlb_backend *be,
+                                       struct dlb_cpu_prim *p, const void *arg);
+dlb_status dlb_cpu_cache_get(struct dlb_backend *be,
+                             const struct dlb_cpu_key *key,
+                             dlb_cpu_build_fn build, const void *arg,
+                             struct dlb_cpu_prim **out);
+
+/* ---- oneDNN helpers (cpu_dnnl.c) ----------------------------------- */
+
+/* Record a failed oneDNN call: DLB_ERR_UNSUPPORTED for "unimplemented"
+ * (no kernel for these types on this CPU), DLB_ERR_NOMEM for out of
+ * memory, else DLB_ERR_RUNTIME, with the dnnl status named. */
+dlb_status dlb_cpu_dnnl_fail(struct dlb_backend *be, dnnl_status_t st,
+                             const char *op, const char *call);
+/* Evaluate a oneDNN call inside an op; on failure record it and goto out. */
+#define DLB_DNNL(be, op, call)                                              \
+    do {                                                                    \
+        dnnl_status_t dlb_st_ = (call);                                     \
+        if (dlb_st_ != dnnl_success) {                                      \
+            s = dlb_cpu_dnnl_fail((be), dlb_st_, (op), #call);              \
+            goto out;                                                       \
+        }                                                                   \
+    } while (0)
+
+/* The oneDNN type of a dlbench type; dnnl_data_type_undef for F64. */
+dnnl_data_type_t dlb_cpu_dnnl_type(enum dlb_dtype t);
+
+/* Check that `b` is a float buffer of at least `count` elements whose
+ * type oneDNN computes in here (f32, bf16); F16 and F64 give
+ * DLB_ERR_UNSUPPORTED with the reason. */
+dlb_status dlb_cpu_check_float(struct dlb_backend *be, const char *op,
+                               const char *arg, const struct dlb_buffer *b,
+                               size_t count);
+/* The same for an S32 buffer. */
+dlb_status dlb_cpu_check_s32(struct dlb_backend *be, const char *op,
+                             const char *arg, const struct dlb_buffer *b,
+                             size_t count);
+
+/* A plain (dense, row-major) memory descriptor. */
+dnnl_status_t dlb_cpu_md_plain(dnnl_memory_desc_t *md, int ndims,
+                               const dnnl_dim_t *dims, dnnl_data_type_t dt);
+/* A memory object without a handle (set per call). */
+dnnl_status_t dlb_cpu_mem(struct dlb_cpu *cpu, dnnl_memory_t *m,
+                          const dnnl_memory_desc_t *md);
+/* A reorder primitive from `src` to `dst` layouts. */
+dnnl_status_t dlb_cpu_reorder(struct dlb_cpu *cpu, dnnl_primitive_t *prim,
+                              const dnnl_memory_desc_t *src,
+                              const dnnl_memory_desc_t *dst);
+/* Create pd[i] from `op_desc` and prim[i] from it. */
+dnnl_status_t dlb_cpu_make(struct dlb_cpu *cpu, struct dlb_cpu_prim *p, int i,
+                           const void *op_desc, const_dnnl_primitive_desc_t hint);
+/* The memory descriptor `what` (index 0) of pd[i]. */
+const dnnl_memory_desc_t *dlb_cpu_pd_md(const struct dlb_cpu_prim *p, int i,
+                                        dnnl_query_t what);
+/* Run a reorder from (src_mem, src) to (dst_mem, dst). */
+dnnl_status_t dlb_cpu_run_reorder(struct dlb_cpu *cpu, dnnl_primitive_t r,
+                                  dnnl_memory_t src_mem, const void *src,
+                                  dnnl_memory_t dst_mem, void *dst);
+/* Set a memory object's handle. */
+dnnl_status_t dlb_cpu_bind(dnnl_memory_t m, const void *data);
+/* Execute a primitive with `n` (argument, memory) pairs and wait. */
+dnnl_status_t dlb_cpu_exec(struct dlb_cpu *cpu, dnnl_primitive_t prim, int n,
+                           const dnnl_exec_arg_t *args);
+
+/* ---- tensors in and out of a primitive (cpu_io.c) ------------------
+ * Tensor i of an entry has a plain memory object mem[2i] (the buffer's
+ * host view) and one in the primitive's layout mem[2i+1]; prim[1+i] is the
+ * reorder between them, NULL when the layouts agree. */
+enum dlb_cpu_role {
+    DLB_CPU_IN,         /* an activation read: reordered into scratch */
+    DLB_CPU_IN_WEIGHTS, /* weights read: a shadow, reordered once per write */
+    DLB_CPU_OUT         /* written: computed into scratch, reordered out */
+};
+
+struct dlb_cpu_tensor {
+    int arg;                   /* DNNL_ARG_SRC ... */
+    dnnl_query_t query;        /* where the primitive's layout is found */
+    enum dlb_cpu_role role;
+    dnnl_memory_desc_t plain;  /* the host view */
+};
+
+/* Fill p's io slots for the `n` tensors of primitive pd[0]. */
+dnnl_status_t dlb_cpu_io_setup(struct dlb_cpu *cpu, struct dlb_cpu_prim *p,
+                               const struct dlb_cpu_tensor *t, int n);
+/* Run prim[0] on bufs[i] for tensor i plus `n_extra` further arguments,
+ * reordering in and out as set up. Marks the OUT buffers written. */
+dlb_status dlb_cpu_io_run(struct dlb_backend *be, struct dlb_cpu_prim *p,
+                          const char *op, const struct dlb_buffer *const *bufs,
+                          int n_extra, const dnnl_exec_arg_t *extra);
+
+/* ---- buffers and memory (cpu_buffer.c) ----------------------------- */
+
+/* 64-byte aligned host memory through the configuration's allocator;
+ * *block is what to hand back to dlb_cpu_free. */
+void *dlb_cpu_alloc(struct dlb_cpu *cpu, size_t bytes, void **block);
+void dlb_cpu_free(struct dlb_cpu *cpu, void *block, size_t bytes);
+/* Scratch slot `slot`, grown to at least `bytes`; NULL when out of memory
+ * (the reason is recorded). */
+void *dlb_cpu_scratch(struct dlb_backend *be, int slot, size_t bytes);
+/* Record that `b` was written: its shadows are stale. */
+void dlb_cpu_written(const struct dlb_buffer *b);
+/* `b`'s data in layout `md`: b->data itself when `reorder` is NULL (the
+ * layouts agree), else a shadow reordered by `reorder` from the plain
+ * data, redone only when b was written since. `src_mem` and `dst_mem` are
+ * memory objects of the plain and the wanted layout for the reorder. */
+dlb_status dlb_cpu_shadow(struct dlb_backend *be, const struct dlb_buffer *b,
+                          const dnnl_memory_desc_t *md,
+                          dnnl_primitive_t reorder, dnnl_memory_t src_mem,
+                          dnnl_memory_t dst_mem, void **out);
+
+/* cpu_buffer.c: the buffer, copy, timer and synchronize entries */
+dlb_status dlb_cpu_buffer_alloc(struct dlb_backend *be, enum dlb_dtype dtype,
+                                size_t count, struct dlb_buffer **out);
+void dlb_cpu_buffer_free(struct dlb_backend *be, struct dlb_buffer *b);
+dlb_status dlb_cpu_copy_from_host(struct dlb_backend *be,
+                                  struct dlb_buffer *dst, size_t off,
+                                  const void *src, size_t bytes);
+dlb_status dlb_cpu_copy_to_host(struct dlb_backend *be, void *dst,
+                                const struct dlb_buffer *src, size_t off,
+                                size_t bytes);
+dlb_status dlb_cpu_copy(struct dlb_backend *be, struct dlb_buffer *dst,
+                        size_t doff, const struct dlb_buffer *src, size_t soff,
+                        size_t bytes);
+dlb_status dlb_cpu_synchronize(struct dlb_backend *be);
+dlb_status dlb_cpu_timer_create(struct dlb_backend *be, struct dlb_timer **out);
+void dlb_cpu_timer_destroy(struct dlb_backend *be, struct dlb_timer *t);
+dlb_status dlb_cpu_timer_start(struct dlb_backend *be, struct dlb_timer *t);
+dlb_status dlb_cpu_timer_stop(struct dlb_backend *be, struct dlb_timer *t);
+dlb_status dlb_cpu_timer_elapsed(struct dlb_backend *be, struct dlb_timer *t,
+                                 double *seconds);
+
+/* ---- the operations ------------------------------------------------ */
+
+/* cpu_conv.c */
+dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
+                              const struct dlb_conv2d_desc *d,
+                              const struct dlb_buffer *x,
+                              const struct dlb_buffer *w,
+                              const struct dlb_buffer *b, struct dlb_buffer *y);
+dlb_status dlb_cpu_conv2d_bwd_data(struct dlb_backend *be,
+                                   const struct dlb_conv2d_desc *d,
+                                   const struct dlb_buffer *w,
+                                   const struct dlb_buffer *dy,
+                                   struct dlb_buffer *dx);
+dlb_status dlb_cpu_conv2d_bwd_weights(struct dlb_backend *be,
+                                      const struct dlb_conv2d_desc *d,
+                                      const struct dlb_buffer *x,
+                                      const struct dlb_buffer *dy,
+                                      struct dlb_buffer *dw,
+                                      struct dlb_buffer *db);
+/* cpu_pool.c */
+dlb_status dlb_cpu_pool_fwd(struct dlb_backend *be,
+                            const struct dlb_pool_desc *d,
+                            const struct dlb_buffer *x, struct dlb_buffer *y,
+                            struct dlb_buffer *ws);
+dlb_status dlb_cpu_pool_bwd(struct dlb_backend *be,
+                            const struct dlb_pool_desc *d,
+                            const struct dlb_buffer *dy,
+                            const struct dlb_buffer *ws, struct dlb_buffer *dx);
+/* cpu_act.c: relu (oneDNN eltwise) and dropout */
+dlb_status dlb_cpu_relu_fwd(struct dlb_backend *be, size_t count,
+                            const struct dlb_buffer *x, struct dlb_buffer *y);
+dlb_status dlb_cpu_relu_bwd(struct dlb_backend *be, size_t count,
+                            const struct dlb_buffer *y,
+                            const struct dlb_buffer *dy, struct dlb_buffer *dx);
+dlb_status dlb_cpu_dropout_fwd(struct dlb_backend *be,
+                               const struct dlb_dropout_desc *d,
+                               const struct dlb_buffer *x, struct dlb_buffer *y);
+dlb_status dlb_cpu_dropout_bwd(struct dlb_backend *be,
+                               const struct dlb_dropout_desc *d,
+                               const struct dlb_buffer *dy,
+                               struct dlb_buffer *dx);
+/* cpu_bnorm.c */
+dlb_status dlb_cpu_bn_fwd_train(struct dlb_backend *be,
+                                const struct dlb_batchnorm_desc *d,
+                                const struct dlb_buffer *x,
+                                const struct dlb_buffer *gamma,
+                                const struct dlb_buffer *beta,
+                                struct dlb_buffer *running_mean,
+                                struct dlb_buffer *running_var,
+                                struct dlb_buffer *save_mean,
+                                struct dlb_buffer *save_invstd,
+                                struct dlb_buffer *y);
+dlb_status dlb_cpu_bn_fwd_infer(struct dlb_backend *be,
+                                const struct dlb_batchnorm_desc *d,
+                                const struct dlb_buffer *x,
+                                const struct dlb_buffer *gamma,
+                                const struct dlb_buffer *beta,
+                                const struct dlb_buffer *running_mean,
+                                const struct dlb_buffer *running_var,
+                                struct dlb_buffer *y);
+dlb_status dlb_cpu_bn_bwd(struct dlb_backend *be,
+                          const struct dlb_batchnorm_desc *d,
+                          const struct dlb_buffer *x,
+                          const struct dlb_buffer *dy,
+                          const struct dlb_buffer *gamma,
+                          const struct dlb_buffer *save_mean,
+                          const struct dlb_buffer *save_invstd,
+                          struct dlb_buffer *dx, struct dlb_buffer *dgamma,
+                          struct dlb_buffer *dbeta);
+/* cpu_linear.c */
+dlb_status dlb_cpu_linear_fwd(struct dlb_backend *be,
+                              const struct dlb_linear_desc *d,
+                              const struct dlb_buffer *x,
+                              const struct dlb_buffer *w,
+                              const struct dlb_buffer *b, struct dlb_buffer *y);
+dlb_status dlb_cpu_linear_bwd(struct dlb_backend *be,
+                              const struct dlb_linear_desc *d,
+                              const struct dlb_buffer *x,
+                              const struct dlb_buffer *w,
+                              const struct dlb_buffer *dy, struct dlb_buffer *dx,
+                              struct dlb_buffer *dw, struct dlb_buffer *db);
+/* cpu_loss.c */
+dlb_status dlb_cpu_logsoftmax_fwd(struct dlb_backend *be,
+                                  const struct dlb_loss_desc *d,
+                                  const struct dlb_buffer *x,
+                                  struct dlb_buffer *y);
+dlb_status dlb_cpu_nll_loss(struct dlb_backend *be,
+                            const struct dlb_loss_desc *d,
+                            const struct dlb_buffer *y,
+                            const struct dlb_buffer *labels,
+                            struct dlb_buffer *loss);
+dlb_status dlb_cpu_logsoftmax_nll_bwd(struct dlb_backend *be,
+                                      const struct dlb_loss_desc *d,
+                                      const struct dlb_buffer *y,
+                                      const struct dlb_buffer *labels,
+                                      float scale, struct dlb_buffer *dx);
+/* cpu_elementwise.c: sgd, cast, scale, check_finite, fill, (de)quantize */
+dlb_status dlb_cpu_sgd_update(struct dlb_backend *be,
+                              const struct dlb_sgd_desc *d,
+                              struct dlb_buffer *w, const struct dlb_buffer *g,
+                              struct dlb_buffer *v);
+dlb_status dlb_cpu_cast(struct dlb_backend *be, size_t count,
+                        const struct dlb_buffer *src, struct dlb_buffer *dst);
+dlb_status dlb_cpu_scale(struct dlb_backend *be, size_t count,
+                         struct dlb_buffer *buf, float alpha);
+dlb_status dlb_cpu_check_finite(struct dlb_backend *be, size_t count,
+                                const struct dlb_buffer *buf, int *found);
+dlb_status dlb_cpu_fill(struct dlb_backend *be, size_t count,
+                        struct dlb_buffer *buf, double value);
+dlb_status dlb_cpu_quantize(struct dlb_backend *be, size_t count,
+                            const struct dlb_buffer *src, struct dlb_buffer *dst,
+                            float scale, int32_t zero_point);
+dlb_status dlb_cpu_dequantize(struct dlb_backend *be, size_t count,
+                              const struct dlb_buffer *src,
+                              struct dlb_buffer *dst, float scale,
+                              int32_t zero_point);
+
+/* cpu_floats.c: loading and storing f32/bf16 element runs */
+void dlb_cpu_load_f32(const struct dlb_buffer *b, size_t off, size_t n,
+                      float *out);
+void dlb_cpu_store_f32(struct dlb_buffer *b, size_t off, size_t n,
+                       const float *in);
+
+#endif

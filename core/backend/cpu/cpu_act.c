@@ -1,0 +1,184 @@
+/* ReLU on oneDNN's eltwise primitive (JIT-vectorised, in place allowed)
+ * and dropout as an own loop over dlb_dropout_keep, the mask every
+ * backend shares bit for bit. */
+#include "cpu.h"
+
+#include <string.h>
+
+struct relu_arg {
+    int backward;
+    size_t count;
+    dnnl_data_type_t dt;
+};
+
+static dlb_status relu_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
+                             const void *arg)
+{
+    const struct relu_arg *a = arg;
+    struct dlb_cpu *cpu = dlb_backend_ctx(be);
+    const char *op = a->backward ? "relu_bwd" : "relu_fwd";
+    dnnl_dims_t dims = { (dnnl_dim_t)a->count };
+    dnnl_eltwise_desc_t fd, bd;
+    dlb_status s = DLB_OK;
+    /* One flat tensor: relu does not care about the shape, and any count
+     * then shares one primitive per size. use_dst lets backward read y,
+     * the interface's contract. */
+    DLB_DNNL(be, op, dlb_cpu_md_plain(&p->md[0], 1, dims, a->dt));
+    DLB_DNNL(be, op, dnnl_eltwise_forward_desc_init(
+        &fd, dnnl_forward_training, dnnl_eltwise_relu_use_dst_for_bwd,
+        &p->md[0], 0.0f, 0.0f));
+    if (!a->backward) {
+        DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &fd, NULL));
+    } else {
+        DLB_DNNL(be, op, dnnl_primitive_desc_create(&p->pd[DLB_CPU_HINT], &fd,
+                                                    NULL, cpu->engine, NULL));
+        DLB_DNNL(be, op, dnnl_eltwise_backward_desc_init(
+            &bd, dnnl_eltwise_relu_use_dst_for_bwd, &p->md[0], &p->md[0],
+            0.0f, 0.0f));
+        DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &bd, p->pd[DLB_CPU_HINT]));
+    }
+    for (int i = 0; i < 3; i++)
+        DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[i], &p->md[0]));
+out:
+    return s;
+}
+
+static dlb_status relu_get(struct dlb_backend *be, int backward, size_t count,
+                           enum dlb_dtype t, struct dlb_cpu_prim **out)
+{
+    struct dlb_cpu_key k;
+    struct relu_arg a = { backward, count, dlb_cpu_dnnl_type(t) };
+    memset(&k, 0, sizeof k);
+    k.op = backward ? DLB_CPU_RELU_BWD : DLB_CPU_RELU_FWD;
+    k.w[0] = (uint32_t)count;
+    k.w[1] = (uint32_t)((uint64_t)count >> 32);
+    k.w[2] = (uint32_t)t;
+    return dlb_cpu_cache_get(be, &k, relu_build, &a, out);
+}
+
+static dlb_status same_type(struct dlb_backend *be, const char *op,
+                            const struct dlb_buffer *a,
+                            const struct dlb_buffer *b)
+{
+    if (a->dtype != b->dtype)
+        return dlb_backend_fail(be, DLB_ERR_UNSUPPORTED, "cpu %s: input and "
+                                "output types differ; cast first", op);
+    return DLB_OK;
+}
+
+dlb_status dlb_cpu_relu_fwd(struct dlb_backend *be, size_t count,
+                            const struct dlb_buffer *x, struct dlb_buffer *y)
+{
+    const char *op = "relu_fwd";
+    struct dlb_cpu_prim *p;
+    dlb_status s;
+    if ((s = dlb_cpu_check_float(be, op, "x", x, count)) ||
+        (s = dlb_cpu_check_float(be, op, "y", y, count)) ||
+        (s = same_type(be, op, x, y)))
+        return s;
+    if (!count)
+        return DLB_OK;
+    if ((s = relu_get(be, 0, count, x->dtype, &p)))
+        return s;
+    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[0], x->data));
+    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[1], y->data));
+    dnnl_exec_arg_t args[2] = { { DNNL_ARG_SRC, p->mem[0] },
+                                { DNNL_ARG_DST, p->mem[1] } };
+    DLB_DNNL(be, op, dlb_cpu_exec(dlb_backend_ctx(be), p->prim[0], 2, args));
+    dlb_cpu_written(y);
+out:
+    return s;
+}
+
+dlb_status dlb_cpu_relu_bwd(struct dlb_backend *be, size_t count,
+                            const struct dlb_buffer *y,
+                            const struct dlb_buffer *dy, struct dlb_buffer *dx)
+{
+    const char *op = "relu_bwd";
+    struct dlb_cpu_prim *p;
+    dlb_status s;
+    if ((s = dlb_cpu_check_float(be, op, "y", y, count)) ||
+        (s = dlb_cpu_check_float(be, op, "dy", dy, count)) ||
+        (s = dlb_cpu_check_float(be, op, "dx", dx, count)) ||
+        (s = same_type(be, op, y, dy)) || (s = same_type(be, op, dy, dx)))
+        return s;
+    if (!count)
+        return DLB_OK;
+    if ((s = relu_get(be, 1, count, y->dtype, &p)))
+        return s;
+    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[0], y->data));
+    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[1], dy->data));
+    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[2], dx->data));
+    dnnl_exec_arg_t args[3] = { { DNNL_ARG_DST, p->mem[0] },
+                                { DNNL_ARG_DIFF_DST, p->mem[1] },
+                                { DNNL_ARG_DIFF_SRC, p->mem[2] } };
+    DLB_DNNL(be, op, dlb_cpu_exec(dlb_backend_ctx(be), p->prim[0], 3, args));
+    dlb_cpu_written(dx);
+out:
+    return s;
+}
+
+#define DROP_CHUNK 1024
+
+/* Both passes multiply by the same mask/(1-p), so one function does both.
+ * The scale is applied in double and rounded once, as the ref backend. */
+static dlb_status dropout_apply(struct dlb_backend *be, const char *op,
+                                const struct dlb_dropout_desc *d,
+                                const struct dlb_buffer *in,
+                                struct dlb_buffer *out)
+{
+    size_t count = (size_t)d->n * d->c * d->hw;
+    size_t hw = d->hw ? d->hw : 1;
+    size_t nc = (count + DROP_CHUNK - 1) / DROP_CHUNK;
+    uint32_t thr = dlb_dropout_threshold(d->p);
+    double keep_scale = d->p < 1.0f ? 1.0 / (1.0 - (double)d->p) : 0.0;
+    int channel = d->mode == DLB_DROPOUT_CHANNEL;
+    dlb_status s;
+    if (!(d->p >= 0.0f && d->p <= 1.0f))
+        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu %s: p = %g is not "
+                                "in [0, 1]", op, (double)d->p);
+    if ((s = dlb_cpu_check_float(be, op, "input", in, count)) ||
+        (s = dlb_cpu_check_float(be, op, "output", out, count)))
+        return s;
+    DLB_OMP("omp parallel for schedule(static) if(count > DLB_CPU_PAR_MIN)")
+    for (size_t c = 0; c < nc; c++) {
+        float t[DROP_CHUNK];
+        size_t off = c * DROP_CHUNK, left = count - off;
+        size_t n = left < DROP_CHUNK ? left : DROP_CHUNK;
+        dlb_cpu_load_f32(in, off, n, t);
+        if (channel) {
+            /* One hash per plane, not per element. */
+            size_t i = 0;
+            while (i < n) {
+                size_t plane = (off + i) / hw;
+                size_t end = (plane + 1) * hw - off;
+                int keep = dlb_dropout_keep(d->seed, plane, thr);
+                end = end < n ? end : n;
+                for (; i < end; i++) /* dropped: +0, even for inf/NaN */
+                    t[i] = keep ? (float)((double)t[i] * keep_scale) : 0.0f;
+            }
+        } else {
+            for (size_t i = 0; i < n; i++)
+                t[i] = dlb_dropout_keep(d->seed, off + i, thr)
+                           ? (float)((double)t[i] * keep_scale) : 0.0f;
+        }
+        dlb_cpu_store_f32(out, off, n, t);
+    }
+    dlb_cpu_written(out);
+    return DLB_OK;
+}
+
+dlb_status dlb_cpu_dropout_fwd(struct dlb_backend *be,
+                               const struct dlb_dropout_desc *d,
+                               const struct dlb_buffer *x, struct dlb_buffer *y)
+{
+    return dropout_apply(be, "dropout_fwd", d, x, y);
+}
+
+dlb_status dlb_cpu_dropout_bwd(struct dlb_backend *be,
+                               const struct dlb_dropout_desc *d,
+                               const struct dlb_buffer *dy,
+                               struct dlb_buffer *dx)
+{
+    return dropout_apply(be, "dropout_bwd", d, dy, dx);
+}

@@ -1,0 +1,263 @@
+/* The cpu backend's handle: the oneDNN engine and stream, the OpenMP
+ * thread count and pinning, capabilities from oneDNN's ISA detection, and
+ * the operation table. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* sched_getaffinity, CPU_SET */
+#endif
+#include "cpu.h"
+
+#include <cpuid.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* The CPUs this process may run on, in order; returns how many. */
+static int allowed_cpus(int *cpus, int max)
+{
+    cpu_set_t set;
+    int n = 0;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        long k = sysconf(_SC_NPROCESSORS_ONLN);
+        for (int i = 0; i < k && n < max; i++)
+            cpus[n++] = i;
+        return n > 0 ? n : 1;
+    }
+    for (int i = 0; i < CPU_SETSIZE && n < max; i++)
+        if (CPU_ISSET(i, &set))
+            cpus[n++] = i;
+    return n > 0 ? n : 1;
+}
+
+/* oneDNN runs on libgomp's pool (Debian builds it with OpenMP), so the
+ * thread count is omp_set_num_threads. libgomp reads OMP_PROC_BIND when
+ * it loads, before any code here, so setting it now would do nothing:
+ * unless the user chose a binding, each pool thread pins itself to one
+ * allowed CPU, which is what OMP_PROC_BIND=close would have done. The
+ * pool keeps its threads between parallel regions, so this holds. */
+static void set_threads(struct dlb_cpu *cpu, int requested)
+{
+    int cpus[CPU_SETSIZE];
+    int n = allowed_cpus(cpus, CPU_SETSIZE);
+    cpu->threads = requested > 0 ? requested : n;
+#ifdef _OPENMP
+    omp_set_num_threads(cpu->threads);
+    if (getenv("OMP_PROC_BIND") || getenv("GOMP_CPU_AFFINITY") ||
+        getenv("OMP_PLACES"))
+        return;
+    DLB_OMP("omp parallel num_threads(cpu->threads)")
+    {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus[omp_get_thread_num() % n], &one);
+        sched_setaffinity(0, sizeof one, &one); /* 0: the calling thread */
+    }
+#else
+    (void)n; /* without OpenMP oneDNN's own default applies */
+#endif
+}
+
+static void cpu_destroy(struct dlb_backend *be)
+{
+    struct dlb_cpu *cpu = dlb_backend_ctx(be);
+    dlb_cpu_cache_clear(cpu);
+    for (int i = 0; i < DLB_CPU_SCRATCH_SLOTS; i++)
+        dlb_cpu_free(cpu, cpu->scratch_block[i], cpu->scratch_bytes[i]);
+    if (cpu->stream)
+        dnnl_stream_destroy(cpu->stream);
+    if (cpu->engine)
+        dnnl_engine_destroy(cpu->engine);
+    free(cpu);
+}
+
+static int isa_has(unsigned isa, unsigned want)
+{
+    return (isa & want) == want;
+}
+
+/* AVX512_FP16 is CPUID leaf 7, EDX bit 23. */
+static int cpu_has_avx512_fp16(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+        return 0;
+    return (d >> 23) & 1u;
+}
+
+static dlb_status cpu_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
+                               char *reason, size_t len)
+{
+    unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
+    (void)be;
+    switch (cap) {
+    case DLB_CAP_F16:
+        if (cpu_has_avx512_fp16())
+            return DLB_OK;
+        snprintf(reason, len, "no AVX512_FP16: oneDNN 2.6 has no fp16 kernels "
+                 "on this CPU");
+        return DLB_ERR_UNSUPPORTED;
+    case DLB_CAP_BF16:
+        if (isa_has(isa, dnnl_cpu_isa_avx512_core_bf16))
+            return DLB_OK;
+        snprintf(reason, len, "no AVX512_BF16: oneDNN would emulate bf16 "
+                 "slower than fp32 on this CPU");
+        return DLB_ERR_UNSUPPORTED;
+    case DLB_CAP_INT8:
+        if (isa_has(isa, dnnl_cpu_isa_avx512_core_vnni) ||
+            isa_has(isa, dnnl_cpu_isa_avx2_vnni))
+            return DLB_OK;
+        snprintf(reason, len, "no VNNI: int8 would not be faster than fp32 "
+                 "on this CPU");
+        return DLB_ERR_UNSUPPORTED;
+    case DLB_CAP_MULTI_DEVICE:
+        snprintf(reason, len, "cpu runs on one device (the host)");
+        return DLB_ERR_UNSUPPORTED;
+    case DLB_CAP_COUNT:
+        break;
+    }
+    snprintf(reason, len, "unknown capability %d", (int)cap);
+    return DLB_ERR_UNSUPPORTED;
+}
+
+static const char *isa_name(unsigned isa)
+{
+    if (isa_has(isa, dnnl_cpu_isa_avx512_core_amx)) return "avx512_core_amx";
+    if (isa_has(isa, dnnl_cpu_isa_avx512_core_bf16)) return "avx512_core_bf16";
+    if (isa_has(isa, dnnl_cpu_isa_avx512_core_vnni)) return "avx512_core_vnni";
+    if (isa_has(isa, dnnl_cpu_isa_avx512_core)) return "avx512_core";
+    if (isa_has(isa, dnnl_cpu_isa_avx2_vnni)) return "avx2_vnni";
+    if (isa_has(isa, dnnl_cpu_isa_avx2)) return "avx2";
+    return "sse41 or older";
+}
+
+/* The "model name" line of /proc/cpuinfo, or "" when absent. */
+static void cpu_model(char *out, size_t len)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[256];
+    out[0] = '\0';
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            colon += 1 + strspn(colon + 1, " \t");
+            colon[strcspn(colon, "\n")] = '\0';
+            snprintf(out, len, "%s", colon);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static dlb_status cpu_device_info(struct dlb_backend *be,
+                                  struct dlb_device_info *out)
+{
+    struct dlb_cpu *cpu = dlb_backend_ctx(be);
+    const dnnl_version_t *v = dnnl_version();
+    long pages = sysconf(_SC_PHYS_PAGES), avail = sysconf(_SC_AVPHYS_PAGES);
+    long page = sysconf(_SC_PAGESIZE);
+    memset(out, 0, sizeof *out);
+    cpu_model(out->name, sizeof out->name);
+    if (!out->name[0])
+        snprintf(out->name, sizeof out->name, "host CPU");
+    snprintf(out->driver, sizeof out->driver, "oneDNN %d.%d.%d (%s, %s)",
+             v->major, v->minor, v->patch,
+             v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other runtime",
+             isa_name((unsigned)dnnl_get_effective_cpu_isa()));
+    if (pages > 0 && page > 0)
+        out->mem_total = (uint64_t)pages * (uint64_t)page;
+    if (avail > 0 && page > 0)
+        out->mem_free = (uint64_t)avail * (uint64_t)page;
+    out->device_count = 1;
+    out->compute_units = cpu->threads;
+    return DLB_OK;
+}
+
+static const struct dlb_backend_ops cpu_ops = {
+    .struct_size = sizeof(struct dlb_backend_ops),
+    .api_major = DLB_BACKEND_API_MAJOR,
+    .api_minor = DLB_BACKEND_API_MINOR,
+    .name = "cpu",
+    .destroy = cpu_destroy,
+    .supports = cpu_supports,
+    .device_info = cpu_device_info,
+    .buffer_alloc = dlb_cpu_buffer_alloc,
+    .buffer_free = dlb_cpu_buffer_free,
+    .copy_from_host = dlb_cpu_copy_from_host,
+    .copy_to_host = dlb_cpu_copy_to_host,
+    .copy = dlb_cpu_copy,
+    .synchronize = dlb_cpu_synchronize,
+    .timer_create = dlb_cpu_timer_create,
+    .timer_destroy = dlb_cpu_timer_destroy,
+    .timer_start = dlb_cpu_timer_start,
+    .timer_stop = dlb_cpu_timer_stop,
+    .timer_elapsed = dlb_cpu_timer_elapsed,
+    .conv2d_fwd = dlb_cpu_conv2d_fwd,
+    .conv2d_bwd_data = dlb_cpu_conv2d_bwd_data,
+    .conv2d_bwd_weights = dlb_cpu_conv2d_bwd_weights,
+    .pool_fwd = dlb_cpu_pool_fwd,
+    .pool_bwd = dlb_cpu_pool_bwd,
+    .relu_fwd = dlb_cpu_relu_fwd,
+    .relu_bwd = dlb_cpu_relu_bwd,
+    .dropout_fwd = dlb_cpu_dropout_fwd,
+    .dropout_bwd = dlb_cpu_dropout_bwd,
+    .batchnorm_fwd_train = dlb_cpu_bn_fwd_train,
+    .batchnorm_fwd_infer = dlb_cpu_bn_fwd_infer,
+    .batchnorm_bwd = dlb_cpu_bn_bwd,
+    .linear_fwd = dlb_cpu_linear_fwd,
+    .linear_bwd = dlb_cpu_linear_bwd,
+    .logsoftmax_fwd = dlb_cpu_logsoftmax_fwd,
+    .nll_loss = dlb_cpu_nll_loss,
+    .logsoftmax_nll_bwd = dlb_cpu_logsoftmax_nll_bwd,
+    .sgd_update = dlb_cpu_sgd_update,
+    .cast = dlb_cpu_cast,
+    .scale = dlb_cpu_scale,
+    .check_finite = dlb_cpu_check_finite,
+    .fill = dlb_cpu_fill,
+    .quantize = dlb_cpu_quantize,
+    .dequantize = dlb_cpu_dequantize,
+    .allreduce_sum = NULL, /* one device; MPI data parallelism is a plugin */
+};
+
+dlb_status dlb_backend_cpu_create(const struct dlb_backend_config *cfg,
+                                  struct dlb_backend **out, char *reason,
+                                  size_t len)
+{
+    struct dlb_cpu *cpu = calloc(1, sizeof *cpu);
+    dnnl_status_t st;
+    dlb_status s;
+    *out = NULL;
+    if (!cpu) {
+        snprintf(reason, len, "out of memory opening backend cpu");
+        return DLB_ERR_NOMEM;
+    }
+    cpu->seed = cfg->seed;
+    if (cfg->host_alloc && cfg->host_free) {
+        cpu->host_alloc = cfg->host_alloc;
+        cpu->host_free = cfg->host_free;
+        cpu->alloc_ctx = cfg->alloc_ctx;
+    }
+    /* Threads first: oneDNN sizes its scratchpads by the thread count. */
+    set_threads(cpu, cfg->threads);
+    if ((st = dnnl_engine_create(&cpu->engine, dnnl_cpu, 0)) != dnnl_success ||
+        (st = dnnl_stream_create(&cpu->stream, cpu->engine,
+                                 dnnl_stream_default_flags)) != dnnl_success) {
+        snprintf(reason, len, "cpu: oneDNN engine or stream creation failed "
+                 "(dnnl status %d)", (int)st);
+        if (cpu->engine)
+            dnnl_engine_destroy(cpu->engine);
+        free(cpu);
+        return DLB_ERR_RUNTIME;
+    }
+    if ((s = dlb_backend_new(&cpu_ops, cpu, out, reason, len))) {
+        dnnl_stream_destroy(cpu->stream);
+        dnnl_engine_destroy(cpu->engine);
+        free(cpu);
+    }
+    return s;
+}

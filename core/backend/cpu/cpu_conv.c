@@ -1,0 +1,258 @@
+/* Convolution on oneDNN: forward, backward data and backward weights.
+ * Each primitive is created with the activations' and weights' layouts
+ * left to oneDNN (format "any"): on plain NCHW tensors it falls back to a
+ * GEMM-based kernel about 1.6x slower than its blocked direct kernels, and
+ * the reorders at the edges cost less than that. Weights are reordered
+ * once per write of their buffer (dlb_cpu_shadow). */
+#include "cpu.h"
+
+#include <string.h>
+
+static dlb_status check_desc(struct dlb_backend *be, const char *op,
+                             const struct dlb_conv2d_desc *d)
+{
+    if (d->n == 0 || d->in_c == 0 || d->out_c == 0 || d->out_h == 0 ||
+        d->out_w == 0 ||
+        d->out_h != dlb_conv_out_size(d->in_h, d->kh, d->stride_h, d->pad_h) ||
+        d->out_w != dlb_conv_out_size(d->in_w, d->kw, d->stride_w, d->pad_w))
+        return dlb_backend_fail(be, DLB_ERR_INTERNAL,
+                                "cpu %s: output %ux%u does not follow from input "
+                                "%ux%u, kernel %ux%u, stride %ux%u, pad %ux%u",
+                                op, d->out_h, d->out_w, d->in_h, d->in_w, d->kh,
+                                d->kw, d->stride_h, d->stride_w, d->pad_h,
+                                d->pad_w);
+    return DLB_OK;
+}
+
+static size_t x_count(const struct dlb_conv2d_desc *d)
+{
+    return (size_t)d->n * d->in_c * d->in_h * d->in_w;
+}
+
+static size_t w_count(const struct dlb_conv2d_desc *d)
+{
+    return (size_t)d->out_c * d->in_c * d->kh * d->kw;
+}
+
+static size_t y_count(const struct dlb_conv2d_desc *d)
+{
+    return (size_t)d->n * d->out_c * d->out_h * d->out_w;
+}
+
+/* The key: kind, the descriptor, and the element types of x, w, b, y
+ * (for the backward passes: dx, w, db, dy); 0xff for an absent one. */
+static struct dlb_cpu_key conv_key(enum dlb_cpu_op op,
+                                   const struct dlb_conv2d_desc *d,
+                                   const struct dlb_buffer *const t[4])
+{
+    struct dlb_cpu_key k;
+    memset(&k, 0, sizeof k);
+    k.op = op;
+    uint32_t v[] = { d->n, d->in_c, d->in_h, d->in_w, d->out_c, d->kh, d->kw,
+                     d->stride_h, d->stride_w, d->pad_h, d->pad_w };
+    memcpy(k.w, v, sizeof v);
+    for (int i = 0; i < 4; i++)
+        k.w[11 + i] = t[i] ? (uint32_t)t[i]->dtype : 0xffu;
+    return k;
+}
+
+/* The four memory descriptors of a convolution: plain (host view) and
+ * "any" (oneDNN's choice) for x, w, y; the bias is plain. */
+struct conv_mds {
+    dnnl_memory_desc_t x, w, b, y;       /* plain */
+    dnnl_memory_desc_t xa, wa, ya;       /* any */
+};
+
+static dnnl_status_t conv_mds(const struct dlb_conv2d_desc *d,
+                              const struct dlb_buffer *const t[4],
+                              struct conv_mds *m)
+{
+    dnnl_dims_t xd = { d->n, d->in_c, d->in_h, d->in_w };
+    dnnl_dims_t wd = { d->out_c, d->in_c, d->kh, d->kw };
+    dnnl_dims_t bd = { d->out_c };
+    dnnl_dims_t yd = { d->n, d->out_c, d->out_h, d->out_w };
+    dnnl_data_type_t xt = dlb_cpu_dnnl_type(t[0]->dtype);
+    dnnl_data_type_t wt = dlb_cpu_dnnl_type(t[1]->dtype);
+    dnnl_data_type_t yt = dlb_cpu_dnnl_type(t[3]->dtype);
+    dnnl_status_t st;
+    memset(m, 0, sizeof *m);
+    if ((st = dlb_cpu_md_plain(&m->x, 4, xd, xt)) ||
+        (st = dlb_cpu_md_plain(&m->w, 4, wd, wt)) ||
+        (st = dlb_cpu_md_plain(&m->y, 4, yd, yt)) ||
+        (t[2] && (st = dlb_cpu_md_plain(&m->b, 1, bd,
+                                        dlb_cpu_dnnl_type(t[2]->dtype)))) ||
+        (st = dnnl_memory_desc_init_by_tag(&m->xa, 4, xd, xt, dnnl_format_tag_any)) ||
+        (st = dnnl_memory_desc_init_by_tag(&m->wa, 4, wd, wt, dnnl_format_tag_any)) ||
+        (st = dnnl_memory_desc_init_by_tag(&m->ya, 4, yd, yt, dnnl_format_tag_any)))
+        return st;
+
+    return dnnl_success;
+}
+
+static dnnl_status_t fwd_desc(const struct dlb_conv2d_desc *d,
+                              const struct conv_mds *m, int bias,
+                              dnnl_convolution_desc_t *cd)
+{
+    dnnl_dims_t strides = { d->stride_h, d->stride_w };
+    dnnl_dims_t pad = { d->pad_h, d->pad_w };
+    /* Inference kernels are the training ones for floats; one primitive
+     * serves both so that an evaluation pass creates nothing new. */
+    return dnnl_convolution_forward_desc_init(
+        cd, dnnl_forward_training, dnnl_convolution_direct, &m->xa, &m->wa,
+        bias ? &m->b : NULL, &m->ya, strides, pad, pad);
+}
+
+/* Create the entry's primitives; on failure the reason is recorded. */
+static dlb_status build(struct dlb_backend *be, const char *op,
+                        enum dlb_cpu_op kind, const struct dlb_conv2d_desc *d,
+                        const struct dlb_buffer *const t[4],
+                        struct dlb_cpu_prim *p)
+{
+    struct dlb_cpu *cpu = dlb_backend_ctx(be);
+    dnnl_convolution_desc_t fd, bd;
+    dnnl_dims_t strides = { d->stride_h, d->stride_w };
+    dnnl_dims_t pad = { d->pad_h, d->pad_w };
+    struct conv_mds m;
+    dlb_status s = DLB_OK;
+    DLB_DNNL(be, op, conv_mds(d, t, &m));
+    DLB_DNNL(be, op, fwd_desc(d, &m, t[2] != NULL, &fd));
+    if (kind == DLB_CPU_CONV_FWD) {
+        DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &fd, NULL));
+        struct dlb_cpu_tensor io[3] = {
+            { DNNL_ARG_SRC, dnnl_query_src_md, DLB_CPU_IN, m.x },
+            { DNNL_ARG_WEIGHTS, dnnl_query_weights_md, DLB_CPU_IN_WEIGHTS, m.w },
+            { DNNL_ARG_DST, dnnl_query_dst_md, DLB_CPU_OUT, m.y },
+        };
+        DLB_DNNL(be, op, dlb_cpu_io_setup(cpu, p, io, 3));
+        if (t[2])
+            DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[12], &m.b));
+        return DLB_OK;
+    }
+    DLB_DNNL(be, op, dnnl_primitive_desc_create(&p->pd[DLB_CPU_HINT], &fd, NULL,
+                                                cpu->engine, NULL));
+    if (kind == DLB_CPU_CONV_BWD_DATA) {
+        DLB_DNNL(be, op, dnnl_convolution_backward_data_desc_init(
+            &bd, dnnl_convolution_direct, &m.xa, &m.wa, &m.ya, strides, pad,
+            pad));
+        DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &bd, p->pd[DLB_CPU_HINT]));
+        struct dlb_cpu_tensor io[3] = {
+            { DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md, DLB_CPU_IN, m.y },
+            { DNNL_ARG_WEIGHTS, dnnl_query_weights_md, DLB_CPU_IN_WEIGHTS, m.w },
+            { DNNL_ARG_DIFF_SRC, dnnl_query_diff_src_md, DLB_CPU_OUT, m.x },
+        };
+        DLB_DNNL(be, op, dlb_cpu_io_setup(cpu, p, io, 3));
+        return DLB_OK;
+    }
+    DLB_DNNL(be, op, dnnl_convolution_backward_weights_desc_init(
+        &bd, dnnl_convolution_direct, &m.xa, &m.wa, t[2] ? &m.b : NULL, &m.ya,
+        strides, pad, pad));
+    DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &bd, p->pd[DLB_CPU_HINT]));
+    struct dlb_cpu_tensor io[3] = {
+        { DNNL_ARG_SRC, dnnl_query_src_md, DLB_CPU_IN, m.x },
+        { DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md, DLB_CPU_IN, m.y },
+        { DNNL_ARG_DIFF_WEIGHTS, dnnl_query_diff_weights_md, DLB_CPU_OUT, m.w },
+    };
+    DLB_DNNL(be, op, dlb_cpu_io_setup(cpu, p, io, 3));
+    if (t[2]) /* the bias gradient is plain [out_c]: no reorder */
+        DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[12], &m.b));
+out:
+    return s;
+}
+
+struct build_arg {
+    const char *op;
+    enum dlb_cpu_op kind;
+    const struct dlb_conv2d_desc *d;
+    const struct dlb_buffer *const *t;
+};
+
+static dlb_status build_cb(struct dlb_backend *be, struct dlb_cpu_prim *p,
+                           const void *arg)
+{
+    const struct build_arg *a = arg;
+    return build(be, a->op, a->kind, a->d, a->t, p);
+}
+
+static dlb_status get(struct dlb_backend *be, const char *op,
+                      enum dlb_cpu_op kind, const struct dlb_conv2d_desc *d,
+                      const struct dlb_buffer *const t[4],
+                      struct dlb_cpu_prim **out)
+{
+    struct dlb_cpu_key key = conv_key(kind, d, t);
+    struct build_arg a = { op, kind, d, t };
+    return dlb_cpu_cache_get(be, &key, build_cb, &a, out);
+}
+
+dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
+                              const struct dlb_conv2d_desc *d,
+                              const struct dlb_buffer *x,
+                              const struct dlb_buffer *w,
+                              const struct dlb_buffer *b, struct dlb_buffer *y)
+{
+    const char *op = "conv2d_fwd";
+    const struct dlb_buffer *t[4] = { x, w, b, y };
+    struct dlb_cpu_prim *p;
+    dlb_status s;
+    if ((s = check_desc(be, op, d)) ||
+        (s = dlb_cpu_check_float(be, op, "x", x, x_count(d))) ||
+        (s = dlb_cpu_check_float(be, op, "w", w, w_count(d))) ||
+        (b && (s = dlb_cpu_check_float(be, op, "b", b, d->out_c))) ||
+        (s = dlb_cpu_check_float(be, op, "y", y, y_count(d))) ||
+        (s = get(be, op, DLB_CPU_CONV_FWD, d, t, &p)))
+        return s;
+    dnnl_exec_arg_t bias = { DNNL_ARG_BIAS, p->mem[12] };
+    dnnl_status_t st = b ? dlb_cpu_bind(p->mem[12], b->data) : dnnl_success;
+    if (st != dnnl_success)
+        return dlb_cpu_dnnl_fail(be, st, op, "bind(bias)");
+    const struct dlb_buffer *io[3] = { x, w, y };
+    return dlb_cpu_io_run(be, p, op, io, b ? 1 : 0, &bias);
+}
+
+dlb_status dlb_cpu_conv2d_bwd_data(struct dlb_backend *be,
+                                   const struct dlb_conv2d_desc *d,
+                                   const struct dlb_buffer *w,
+                                   const struct dlb_buffer *dy,
+                                   struct dlb_buffer *dx)
+{
+    const char *op = "conv2d_bwd_data";
+    const struct dlb_buffer *t[4] = { dx, w, NULL, dy };
+    struct dlb_cpu_prim *p;
+    dlb_status s;
+    if ((s = check_desc(be, op, d)) ||
+        (s = dlb_cpu_check_float(be, op, "w", w, w_count(d))) ||
+        (s = dlb_cpu_check_float(be, op, "dy", dy, y_count(d))) ||
+        (s = dlb_cpu_check_float(be, op, "dx", dx, x_count(d))) ||
+        (s = get(be, op, DLB_CPU_CONV_BWD_DATA, d, t, &p)))
+        return s;
+    const struct dlb_buffer *io[3] = { dy, w, dx };
+    return dlb_cpu_io_run(be, p, op, io, 0, NULL);
+}
+
+dlb_status dlb_cpu_conv2d_bwd_weights(struct dlb_backend *be,
+                                      const struct dlb_conv2d_desc *d,
+                                      const struct dlb_buffer *x,
+                                      const struct dlb_buffer *dy,
+                                      struct dlb_buffer *dw,
+                                      struct dlb_buffer *db)
+{
+    const char *op = "conv2d_bwd_weights";
+    const struct dlb_buffer *t[4] = { x, dw, db, dy };
+    struct dlb_cpu_prim *p;
+    dlb_status s;
+    if ((s = check_desc(be, op, d)) ||
+        (s = dlb_cpu_check_float(be, op, "x", x, x_count(d))) ||
+        (s = dlb_cpu_check_float(be, op, "dy", dy, y_count(d))) ||
+        (s = dlb_cpu_check_float(be, op, "dw", dw, w_count(d))) ||
+        (db && (s = dlb_cpu_check_float(be, op, "db", db, d->out_c))) ||
+        (s = get(be, op, DLB_CPU_CONV_BWD_WEIGHTS, d, t, &p)))
+        return s;
+    dnnl_exec_arg_t bias = { DNNL_ARG_DIFF_BIAS, p->mem[12] };
+    dnnl_status_t st = db ? dlb_cpu_bind(p->mem[12], db->data) : dnnl_success;
+    if (st != dnnl_success)
+        return dlb_cpu_dnnl_fail(be, st, op, "bind(db)");
+    const struct dlb_buffer *io[3] = { x, dy, dw };
+    s = dlb_cpu_io_run(be, p, op, io, db ? 1 : 0, &bias);
+    if (!s && db)
+        dlb_cpu_written(db);
+    return s;
+}

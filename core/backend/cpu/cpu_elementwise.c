@@ -1,0 +1,260 @@
+/* SGD, casts, scaling, the inf/NaN check, fill and int8 (de)quantisation:
+ * memory-bound loops over chunks small enough for L1, converted to float
+ * on load and rounded to the buffer's type on store, OpenMP-parallel when
+ * large. Each rounds exactly as the ref backend does. */
+#include "cpu.h"
+#include "../dtype.h"
+
+#include <math.h>
+#include <string.h>
+
+#define CHUNK 2048
+
+static size_t n_chunks(size_t count)
+{
+    return (count + CHUNK - 1) / CHUNK;
+}
+
+static size_t chunk_len(size_t count, size_t c)
+{
+    size_t left = count - c * CHUNK;
+    return left < CHUNK ? left : CHUNK;
+}
+
+static dlb_status check(struct dlb_backend *be, const char *op,
+                        const char *arg, const struct dlb_buffer *b,
+                        size_t count)
+{
+    if (!b || !dlb_dtype_is_float(b->dtype) || b->count < count)
+        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu %s: %s must be a "
+                                "float buffer of at least %zu elements", op,
+                                arg, count);
+    return DLB_OK;
+}
+
+dlb_status dlb_cpu_sgd_update(struct dlb_backend *be,
+                              const struct dlb_sgd_desc *d,
+                              struct dlb_buffer *w, const struct dlb_buffer *g,
+                              struct dlb_buffer *v)
+{
+    dlb_status s;
+    size_t nc = n_chunks(d->count);
+    double lr = d->lr, mom = d->momentum, wd = d->weight_decay;
+    if ((s = check(be, "sgd_update", "w", w, d->count)) ||
+        (s = check(be, "sgd_update", "g", g, d->count)) ||
+        (s = check(be, "sgd_update", "v", v, d->count)))
+        return s;
+    /* In double, as the ref backend: the results are then identical. */
+    DLB_OMP("omp parallel for schedule(static) if(d->count > DLB_CPU_PAR_MIN)")
+    for (size_t c = 0; c < nc; c++) {
+        float tw[CHUNK], tg[CHUNK], tv[CHUNK];
+        size_t off = c * CHUNK, n = chunk_len(d->count, c);
+        dlb_cpu_load_f32(w, off, n, tw);
+        dlb_cpu_load_f32(g, off, n, tg);
+        dlb_cpu_load_f32(v, off, n, tv);
+        for (size_t i = 0; i < n; i++) {
+            double grad = (double)tg[i] + wd * (double)tw[i];
+            double vel = mom * (double)tv[i] + grad;
+            tv[i] = (float)vel;
+            tw[i] = (float)((double)tw[i] - lr * vel);
+        }
+        dlb_cpu_store_f32(v, off, n, tv);
+        dlb_cpu_store_f32(w, off, n, tw);
+    }
+    dlb_cpu_written(w);
+    dlb_cpu_written(v);
+    return DLB_OK;
+}
+
+dlb_status dlb_cpu_cast(struct dlb_backend *be, size_t count,
+                        const struct dlb_buffer *src, struct dlb_buffer *dst)
+{
+    dlb_status s;
+    size_t nc = n_chunks(count);
+    if ((s = check(be, "cast", "src", src, count)) ||
+        (s = check(be, "cast", "dst", dst, count)))
+        return s;
+    if (src->dtype == dst->dtype) {
+        memmove(dst->data, src->data, count * dlb_dtype_size(src->dtype));
+    } else {
+        /* Through float: exact for every source but F64, and F64 sources
+         * round to float first in the ref backend too. */
+        DLB_OMP("omp parallel for schedule(static) if(count > DLB_CPU_PAR_MIN)")
+        for (size_t c = 0; c < nc; c++) {
+            float t[CHUNK];
+            size_t off = c * CHUNK, n = chunk_len(count, c);
+            dlb_cpu_load_f32(src, off, n, t);
+            dlb_cpu_store_f32(dst, off, n, t);
+        }
+    }
+    dlb_cpu_written(dst);
+    return DLB_OK;
+}
+
+dlb_status dlb_cpu_scale(struct dlb_backend *be, size_t count,
+                         struct dlb_buffer *buf, float alpha)
+{
+    dlb_status s;
+    size_t nc = n_chunks(count);
+    if ((s = check(be, "scale", "buf", buf, count)))
+        return s;
+    if (buf->dtype == DLB_F64) {
+        double *p = buf->data;
+        for (size_t i = 0; i < count; i++)
+            p[i] *= (double)alpha;
+    } else {
+        /* A float product rounds once, as the ref's exact double product
+         * rounded to float does. */
+        DLB_OMP("omp parallel for schedule(static) if(count > DLB_CPU_PAR_MIN)")
+        for (size_t c = 0; c < nc; c++) {
+            float t[CHUNK];
+            size_t off = c * CHUNK, n = chunk_len(count, c);
+            dlb_cpu_load_f32(buf, off, n, t);
+            for (size_t i = 0; i < n; i++)
+                t[i] *= alpha;
+            dlb_cpu_store_f32(buf, off, n, t);
+        }
+    }
+    dlb_cpu_written(buf);
+    return DLB_OK;
+}
+
+dlb_status dlb_cpu_check_finite(struct dlb_backend *be, size_t count,
+                                const struct dlb_buffer *buf, int *found)
+{
+    dlb_status s;
+    size_t nc = n_chunks(count);
+    int any = 0;
+    *found = 0;
+    if ((s = check(be, "check_finite", "buf", buf, count)))
+        return s;
+    if (buf->dtype == DLB_F64) {
+        const double *p = buf->data;
+        for (size_t i = 0; i < count; i++)
+            any |= !isfinite(p[i]);
+    } else {
+        DLB_OMP("omp parallel for schedule(static) reduction(|:any) if(count > DLB_CPU_PAR_MIN)")
+        for (size_t c = 0; c < nc; c++) {
+            float t[CHUNK];
+            size_t n = chunk_len(count, c);
+            int bad = 0;
+            dlb_cpu_load_f32(buf, c * CHUNK, n, t);
+            for (size_t i = 0; i < n; i++) {
+                uint32_t x;
+                memcpy(&x, &t[i], 4);
+                bad |= (x & 0x7f800000u) == 0x7f800000u; /* inf or NaN */
+            }
+            any |= bad;
+        }
+    }
+    *found = any;
+    return DLB_OK;
+}
+
+/* Out-of-range double to integer conversion is undefined: saturate. */
+static double clampd(double v, double lo, double hi)
+{
+    return v != v ? 0.0 : v < lo ? lo : v > hi ? hi : v;
+}
+
+dlb_status dlb_cpu_fill(struct dlb_backend *be, size_t count,
+                        struct dlb_buffer *buf, double value)
+{
+    size_t nc = n_chunks(count);
+    if (!buf || buf->count < count)
+        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu fill: buffer has "
+                                "fewer than %zu elements", count);
+    switch (buf->dtype) {
+    case DLB_F64:
+        for (size_t i = 0; i < count; i++)
+            ((double *)buf->data)[i] = value;
+        break;
+    case DLB_S32:
+        for (size_t i = 0; i < count; i++)
+            ((int32_t *)buf->data)[i] = (int32_t)clampd(value, INT32_MIN,
+                                                        INT32_MAX);
+        break;
+    case DLB_S8:
+        memset(buf->data, (signed char)clampd(value, -128, 127), count);
+        break;
+    case DLB_U8:
+        memset(buf->data, (unsigned char)clampd(value, 0, 255), count);
+        break;
+    default:
+        DLB_OMP("omp parallel for schedule(static) if(count > DLB_CPU_PAR_MIN)")
+        for (size_t c = 0; c < nc; c++) {
+            float t[CHUNK];
+            size_t n = chunk_len(count, c);
+            for (size_t i = 0; i < n; i++)
+                t[i] = (float)value;
+            dlb_cpu_store_f32(buf, c * CHUNK, n, t);
+        }
+    }
+    dlb_cpu_written(buf);
+    return DLB_OK;
+}
+
+static dlb_status check_int8(struct dlb_backend *be, const char *op,
+                             const struct dlb_buffer *b, size_t count)
+{
+    if (!b || (b->dtype != DLB_S8 && b->dtype != DLB_U8) || b->count < count)
+        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu %s: the int8 side "
+                                "must be s8 or u8 with %zu elements", op, count);
+    return DLB_OK;
+}
+
+dlb_status dlb_cpu_quantize(struct dlb_backend *be, size_t count,
+                            const struct dlb_buffer *src, struct dlb_buffer *dst,
+                            float scale, int32_t zero_point)
+{
+    dlb_status s;
+    size_t nc = n_chunks(count);
+    int u8 = dst && dst->dtype == DLB_U8;
+    double lo = u8 ? 0.0 : -128.0, hi = u8 ? 255.0 : 127.0;
+    if ((s = check_int8(be, "quantize", dst, count)) ||
+        (s = check(be, "quantize", "src", src, count)))
+        return s;
+    DLB_OMP("omp parallel for schedule(static) if(count > DLB_CPU_PAR_MIN)")
+    for (size_t c = 0; c < nc; c++) {
+        float t[CHUNK];
+        size_t off = c * CHUNK, n = chunk_len(count, c);
+        dlb_cpu_load_f32(src, off, n, t);
+        for (size_t i = 0; i < n; i++) {
+            /* nearbyint rounds half to even in the default rounding mode */
+            double q = nearbyint((double)t[i] / (double)scale) + zero_point;
+            q = q < lo ? lo : q > hi ? hi : q;
+            if (u8)
+                ((unsigned char *)dst->data)[off + i] = (unsigned char)q;
+            else
+                ((signed char *)dst->data)[off + i] = (signed char)q;
+        }
+    }
+    dlb_cpu_written(dst);
+    return DLB_OK;
+}
+
+dlb_status dlb_cpu_dequantize(struct dlb_backend *be, size_t count,
+                              const struct dlb_buffer *src,
+                              struct dlb_buffer *dst, float scale,
+                              int32_t zero_point)
+{
+    dlb_status s;
+    size_t nc = n_chunks(count);
+    if ((s = check_int8(be, "dequantize", src, count)) ||
+        (s = check(be, "dequantize", "dst", dst, count)))
+        return s;
+    DLB_OMP("omp parallel for schedule(static) if(count > DLB_CPU_PAR_MIN)")
+    for (size_t c = 0; c < nc; c++) {
+        float t[CHUNK];
+        size_t off = c * CHUNK, n = chunk_len(count, c);
+        for (size_t i = 0; i < n; i++) {
+            double q = src->dtype == DLB_U8
+                           ? ((const unsigned char *)src->data)[off + i]
+                           : ((const signed char *)src->data)[off + i];
+            t[i] = (float)((q - zero_point) * (double)scale);
+        }
+        dlb_cpu_store_f32(dst, off, n, t);
+    }
+    dlb_cpu_written(dst);
+    return DLB_OK;
+}

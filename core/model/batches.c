@@ -1,0 +1,111 @@
+/* Training batches: the baseline loader and the plugin adapter. */
+#include "model/batches.h"
+
+#include <stdlib.h>
+
+#include "data/augment.h"
+
+struct dlb_batches {
+    const struct dlb_dataset *d;
+    struct dlb_batch_spec spec;
+    struct dlb_batch_plugin plugin;
+    void *src;                 /* the plugin's source */
+    uint32_t *order;           /* baseline: this epoch's order */
+    uint64_t epoch;
+    uint32_t pos, index;       /* next image of the order, batch in epoch */
+    float *images;
+    int32_t *labels;
+};
+
+dlb_status dlb_batches_open(const struct dlb_dataset *d,
+                            const struct dlb_batch_spec *spec,
+                            const struct dlb_batch_plugin *plugin,
+                            struct dlb_batches **out, struct dlb_error *err)
+{
+    size_t per = (size_t)d->c * d->h * d->w;
+    dlb_status s;
+    *out = NULL;
+    if (spec->batch == 0 || spec->batch > d->n)
+        return dlb_errorf(err, DLB_ERR_INPUT, "batch %u: the training set %s "
+                          "holds %u images; choose a batch between 1 and %u",
+                          spec->batch, d->source, d->n, d->n);
+    struct dlb_batches *b = calloc(1, sizeof *b);
+    if (!b)
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    b->d = d;
+    b->spec = *spec;
+    if (plugin && plugin->hooks) {
+        b->plugin = *plugin;
+        s = plugin->hooks->open(plugin->state, plugin->host, d, spec, &b->src);
+        if (s != DLB_OK) {
+            free(b);
+            return dlb_errorf(err, s, "batch source: open failed (%s)",
+                              dlb_status_name(s));
+        }
+        *out = b;
+        return DLB_OK;
+    }
+    b->order = malloc((size_t)d->n * sizeof *b->order);
+    b->images = malloc((size_t)spec->batch * per * sizeof *b->images);
+    b->labels = malloc((size_t)spec->batch * sizeof *b->labels);
+    if (!b->order || !b->images || !b->labels) {
+        dlb_batches_close(b);
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory for batch %u",
+                          spec->batch);
+    }
+    dlb_epoch_order(b->order, d->n, spec->seed, 0, spec->shuffle);
+    *out = b;
+    return DLB_OK;
+}
+
+static dlb_status baseline_next(struct dlb_batches *b, struct dlb_batch *out,
+                                struct dlb_error *err)
+{
+    const struct dlb_dataset *d = b->d;
+    uint32_t n = b->spec.batch;
+    struct dlb_rng rng;
+    if (b->pos + n > d->n) {
+        b->epoch++;
+        b->pos = b->index = 0;
+        dlb_epoch_order(b->order, d->n, b->spec.seed, b->epoch, b->spec.shuffle);
+    }
+    dlb_rng_seed_stream(&rng, b->spec.seed,
+                        DLB_BATCH_AUG_STREAM + (b->epoch << 32) + b->index);
+    dlb_status s = dlb_batch_fill(d, b->order + b->pos, n, b->spec.augment,
+                                  &rng, b->images, b->labels);
+    if (s != DLB_OK)
+        return dlb_errorf(err, s, "filling a batch from %s failed", d->source);
+    b->pos += n;
+    b->index++;
+    *out = (struct dlb_batch){b->images, b->labels, n, d->c, d->h, d->w};
+    return DLB_OK;
+}
+
+dlb_status dlb_batches_next(struct dlb_batches *b, struct dlb_batch *out,
+                            struct dlb_error *err)
+{
+    if (!b->plugin.hooks)
+        return baseline_next(b, out, err);
+    dlb_status s = b->plugin.hooks->next(b->src, out);
+    if (s != DLB_OK)
+        return dlb_errorf(err, s, "batch source: next failed (%s)",
+                          dlb_status_name(s));
+    if (out->n == 0 || out->c != b->d->c || out->h != b->d->h ||
+        out->w != b->d->w)
+        return dlb_errorf(err, DLB_ERR_PLUGIN, "batch source: returned a batch "
+                          "of %ux%ux%ux%u; the data are %ux%ux%u", out->n, out->c,
+                          out->h, out->w, b->d->c, b->d->h, b->d->w);
+    return DLB_OK;
+}
+
+void dlb_batches_close(struct dlb_batches *b)
+{
+    if (!b)
+        return;
+    if (b->plugin.hooks && b->src)
+        b->plugin.hooks->close(b->src);
+    free(b->order);
+    free(b->images);
+    free(b->labels);
+    free(b);
+}

@@ -1,0 +1,38 @@
+/* The training batches of a run: the baseline loader (synchronous fill,
+ * normalise and augment on the calling thread) or a plugin's batch source.
+ * Both visit the data in dlb_epoch_order's order from its start, so a run
+ * of N steps sees the same images whichever loads them. */
+#ifndef DLB_CORE_MODEL_BATCHES_H
+#define DLB_CORE_MODEL_BATCHES_H
+
+#include <dlbench/plugin.h>
+
+#include "data/dataset.h"
+#include "error.h"
+
+/* Stream ids of the baseline's augmentation draws: batch b of epoch e uses
+ * stream DLB_BATCH_AUG_STREAM + (e << 32) + b of the spec's seed. */
+#define DLB_BATCH_AUG_STREAM 0x41554700000000ull
+
+struct dlb_batches;
+
+/* A plugin's batch source, or all NULL for the baseline. */
+struct dlb_batch_plugin {
+    const struct dlb_batch_source_hooks *hooks;
+    void *state;
+    const struct dlb_host *host;
+};
+
+/* Start at epoch 0, batch 0. The baseline drops the last partial batch of
+ * each epoch (spec->drop_last is honoured by plugins) and refuses a batch
+ * larger than the data set. */
+dlb_status dlb_batches_open(const struct dlb_dataset *d,
+                            const struct dlb_batch_spec *spec,
+                            const struct dlb_batch_plugin *plugin,
+                            struct dlb_batches **out, struct dlb_error *err);
+/* The next batch; its buffers stay valid until the next call. */
+dlb_status dlb_batches_next(struct dlb_batches *b, struct dlb_batch *out,
+                            struct dlb_error *err);
+void dlb_batches_close(struct dlb_batches *b);
+
+#endif

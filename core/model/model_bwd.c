@@ -1,0 +1,160 @@
+/* The backward pass of one layer: the gradient of its input (when a layer
+ * before it needs one) and of its parameters. */
+#include "model/model_impl.h"
+
+#include "backend/backend.h"
+
+struct bwd_io {
+    struct dlb_buffer *x, *y, *dy; /* the layer's input, output, d output */
+    struct dlb_buffer *dx;         /* out: d input, NULL when not needed */
+    int dx_owned;                  /* out: dx was allocated for it */
+    int need_dx;
+};
+
+static struct dlb_model_param *par(struct dlb_model *m, int index)
+{
+    return index >= 0 ? &m->params[index] : NULL;
+}
+
+static dlb_status bwd_conv(struct dlb_model *m, struct dlb_model_layer *ml,
+                           struct bwd_io *io)
+{
+    struct dlb_conv2d_desc d = dlb_model_conv_desc(ml->spec, m->n);
+    struct dlb_model_param *w = par(m, ml->weight), *b = par(m, ml->bias);
+    dlb_status s = DLB_OK;
+    if (io->need_dx)
+        s = DLB_BE_CALL(m->be, conv2d_bwd_data, &d, w->t.buf, io->dy, io->dx);
+    if (s == DLB_OK)
+        s = DLB_BE_CALL(m->be, conv2d_bwd_weights, &d, io->x, io->dy, w->grad,
+                        b ? b->grad : NULL);
+    return s;
+}
+
+static dlb_status bwd_linear(struct dlb_model *m, struct dlb_model_layer *ml,
+                             struct bwd_io *io)
+{
+    struct dlb_linear_desc d = dlb_model_linear_desc(ml->spec, m->n);
+    struct dlb_model_param *w = par(m, ml->weight), *b = par(m, ml->bias);
+    return DLB_BE_CALL(m->be, linear_bwd, &d, io->x, w->t.buf, io->dy, io->dx,
+                       w->grad, b ? b->grad : NULL);
+}
+
+static dlb_status bwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
+                         struct bwd_io *io)
+{
+    struct dlb_batchnorm_desc d = dlb_model_bn_desc(ml->spec, m->n);
+    return DLB_BE_CALL(m->be, batchnorm_bwd, &d, io->x, io->dy,
+                       m->params[ml->weight].t.buf, ml->save_mean,
+                       ml->save_invstd, io->dx, m->params[ml->weight].grad,
+                       m->params[ml->bias].grad);
+}
+
+static dlb_status run_bwd(struct dlb_model *m, struct dlb_model_layer *ml,
+                          struct bwd_io *io)
+{
+    const struct dlb_layer_spec *L = ml->spec;
+    size_t count = (size_t)m->n * dlb_model_act_size(m, (size_t)(ml - m->layers) + 1);
+    struct dlb_pool_desc pd;
+    struct dlb_dropout_desc dd;
+    switch (L->kind) {
+    case DLB_LAYER_CONV: return bwd_conv(m, ml, io);
+    case DLB_LAYER_LINEAR: return bwd_linear(m, ml, io);
+    case DLB_LAYER_BATCHNORM: return bwd_bn(m, ml, io);
+    case DLB_LAYER_MAXPOOL:
+    case DLB_LAYER_AVGPOOL:
+        pd = dlb_model_pool_desc(L, m->n);
+        return DLB_BE_CALL(m->be, pool_bwd, &pd, io->dy, ml->ws, io->dx);
+    case DLB_LAYER_RELU:
+        return DLB_BE_CALL(m->be, relu_bwd, count, io->y, io->dy, io->dx);
+    case DLB_LAYER_DROPOUT:
+        dd = dlb_model_drop_desc(L, m->n, ml->drop_seed);
+        return DLB_BE_CALL(m->be, dropout_bwd, &dd, io->dy, io->dx);
+    default:
+        return DLB_ERR_INTERNAL;
+    }
+}
+
+/* Backward of layer i. io->dy stays the caller's; io->dx is new, or io->dy
+ * itself for a flatten (dx_owned 0). */
+static dlb_status layer_bwd(struct dlb_model *m, size_t i, struct bwd_io *io,
+                            struct dlb_error *err)
+{
+    struct dlb_model_layer *ml = &m->layers[i];
+    const struct dlb_layer_spec *L = ml->spec;
+    int has_params = ml->weight >= 0;
+    dlb_status s;
+    io->dx = NULL;
+    io->dx_owned = 0;
+    if (L->kind == DLB_LAYER_FLATTEN) {
+        io->dx = io->dy;
+        return DLB_OK;
+    }
+    if (L->kind == DLB_LAYER_LOGSOFTMAX)
+        return dlb_errorf(err, DLB_ERR_INTERNAL, "%s: layer '%s': logsoftmax "
+                          "is only supported as the last layer",
+                          m->spec->path, L->name);
+    if (!io->need_dx && !has_params)
+        return DLB_OK;
+    /* Batchnorm's backward always produces dx. */
+    if (io->need_dx || L->kind == DLB_LAYER_BATCHNORM) {
+        s = dlb_model_step_alloc(m, m->dtype,
+                                 (size_t)m->n * dlb_model_act_size(m, i), L->name,
+                                 &io->dx, err);
+        if (s != DLB_OK)
+            return s;
+        io->dx_owned = 1;
+    }
+    s = run_bwd(m, ml, io);
+    dlb_model_step_free(m, &ml->ws);
+    dlb_model_step_free(m, &ml->save_mean);
+    dlb_model_step_free(m, &ml->save_invstd);
+    if (!io->need_dx)
+        dlb_model_step_free(m, &io->dx);
+    return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "backward", err);
+}
+
+dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
+                              struct dlb_error *err)
+{
+    size_t nl = m->spec->n_layers;
+    const struct dlb_layer_spec *last = &m->spec->layers[nl - 1];
+    struct dlb_loss_desc ld = {m->n, last->in_c};
+    struct dlb_buffer *dy = NULL;
+    int dy_owned = 1;
+    dlb_status s = dlb_model_step_alloc(m, m->dtype, (size_t)m->n * last->in_c,
+                                        last->name, &dy, err);
+    if (s != DLB_OK)
+        return s;
+    s = DLB_BE_CALL(m->be, logsoftmax_nll_bwd, &ld, m->act[nl], m->labels,
+                    loss_scale, dy);
+    if (s != DLB_OK) {
+        dlb_model_step_free(m, &dy);
+        return dlb_model_be_fail(m, s, last->name, "backward", err);
+    }
+    /* Each activation is released once the last layer that reads it is
+     * done, as an eager framework frees its saved tensors. */
+    if (m->own[nl])
+        dlb_model_step_free(m, &m->act[nl]);
+    for (size_t i = nl - 1; i-- > 0;) {
+        struct bwd_io io = {m->act[i], m->act[i + 1], dy, NULL, 0, i > 0};
+        s = layer_bwd(m, i, &io, err);
+        if (dy_owned && io.dx != dy)
+            dlb_model_step_free(m, &dy);
+        if (m->own[i + 1])
+            dlb_model_step_free(m, &m->act[i + 1]);
+        m->own[i + 1] = 0;
+        if (s != DLB_OK) {
+            if (io.dx_owned)
+                dlb_model_step_free(m, &io.dx);
+            return s;
+        }
+        if (io.dx != dy)
+            dy_owned = io.dx_owned;
+        dy = io.dx;
+        if (!dy)
+            break;
+    }
+    if (dy && dy_owned)
+        dlb_model_step_free(m, &dy);
+    return DLB_OK;
+}

@@ -1,0 +1,19 @@
+/* Resolving the suite's `model` key to a network file. */
+#ifndef DLB_CORE_MODEL_FIND_H
+#define DLB_CORE_MODEL_FIND_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+/* `model` is a path when it contains '/' or ends in ".ini"; otherwise the
+ * name NAME is looked up as models/NAME.ini beside each of the suite files
+ * `suite_paths` (NULL entries are skipped), in ./suites, in each directory
+ * of $DLBENCH_SUITE_PATH (colon-separated), then in `installed_dir` (the
+ * installed suites). Returns a malloc'ed path, or NULL with err listing
+ * where it looked. */
+char *dlb_model_file_find(const char *model, const char *const *suite_paths,
+                          size_t n_suite_paths, const char *installed_dir,
+                          struct dlb_error *err);
+
+#endif

@@ -1,0 +1,109 @@
+/* The forward pass of one layer, in training or inference mode. */
+#include "model/model_impl.h"
+
+#include "backend/backend.h"
+
+static const struct dlb_buffer *opt_buf(const struct dlb_model *m, int index)
+{
+    return index >= 0 ? m->params[index].t.buf : NULL;
+}
+
+static struct dlb_buffer *buf(const struct dlb_model *m, int index)
+{
+    return m->params[index].t.buf;
+}
+
+static dlb_status fwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
+                         int train, struct dlb_buffer *x, struct dlb_buffer *y,
+                         struct dlb_error *err)
+{
+    const struct dlb_layer_spec *L = ml->spec;
+    struct dlb_batchnorm_desc d = dlb_model_bn_desc(L, m->n);
+    dlb_status s;
+    if (!train) {
+        s = DLB_BE_CALL(m->be, batchnorm_fwd_infer, &d, x, buf(m, ml->weight),
+                        buf(m, ml->bias), buf(m, ml->run_mean),
+                        buf(m, ml->run_var), y);
+    } else {
+        if ((s = dlb_model_step_alloc(m, m->dtype, L->in_c, L->name,
+                                      &ml->save_mean, err)) ||
+            (s = dlb_model_step_alloc(m, m->dtype, L->in_c, L->name,
+                                      &ml->save_invstd, err)))
+            return s;
+        s = DLB_BE_CALL(m->be, batchnorm_fwd_train, &d, x, buf(m, ml->weight),
+                        buf(m, ml->bias), buf(m, ml->run_mean),
+                        buf(m, ml->run_var), ml->save_mean, ml->save_invstd, y);
+    }
+    return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "forward", err);
+}
+
+static dlb_status fwd_pool(struct dlb_model *m, struct dlb_model_layer *ml,
+                           int train, struct dlb_buffer *x, struct dlb_buffer *y,
+                           struct dlb_error *err)
+{
+    const struct dlb_layer_spec *L = ml->spec;
+    struct dlb_pool_desc d = dlb_model_pool_desc(L, m->n);
+    size_t count = (size_t)m->n * L->out_c * L->out_h * L->out_w;
+    dlb_status s;
+    /* Backward of max pooling reads where each maximum was. */
+    if (train && L->kind == DLB_LAYER_MAXPOOL &&
+        (s = dlb_model_step_alloc(m, DLB_S32, count, L->name, &ml->ws, err)))
+        return s;
+    s = DLB_BE_CALL(m->be, pool_fwd, &d, x, y, ml->ws);
+    return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "forward", err);
+}
+
+dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
+                               struct dlb_buffer *x, struct dlb_buffer **y,
+                               int *owned, struct dlb_error *err)
+{
+    struct dlb_model_layer *ml = &m->layers[i];
+    const struct dlb_layer_spec *L = ml->spec;
+    size_t count = (size_t)m->n * dlb_model_act_size(m, i + 1);
+    struct dlb_conv2d_desc cd;
+    struct dlb_linear_desc ld;
+    struct dlb_dropout_desc dd;
+    struct dlb_loss_desc sd = {m->n, L->in_c};
+    dlb_status s;
+
+    *y = NULL;
+    *owned = 0;
+    if (L->kind == DLB_LAYER_FLATTEN || (L->kind == DLB_LAYER_DROPOUT && !train)) {
+        *y = x;
+        return DLB_OK;
+    }
+    if ((s = dlb_model_step_alloc(m, m->dtype, count, L->name, y, err)))
+        return s;
+    *owned = 1;
+    switch (L->kind) {
+    case DLB_LAYER_CONV:
+        cd = dlb_model_conv_desc(L, m->n);
+        s = DLB_BE_CALL(m->be, conv2d_fwd, &cd, x, buf(m, ml->weight),
+                        opt_buf(m, ml->bias), *y);
+        break;
+    case DLB_LAYER_MAXPOOL:
+    case DLB_LAYER_AVGPOOL:
+        return fwd_pool(m, ml, train, x, *y, err);
+    case DLB_LAYER_RELU:
+        s = DLB_BE_CALL(m->be, relu_fwd, count, x, *y);
+        break;
+    case DLB_LAYER_DROPOUT:
+        dd = dlb_model_drop_desc(L, m->n, ml->drop_seed);
+        s = DLB_BE_CALL(m->be, dropout_fwd, &dd, x, *y);
+        break;
+    case DLB_LAYER_BATCHNORM:
+        return fwd_bn(m, ml, train, x, *y, err);
+    case DLB_LAYER_LINEAR:
+        ld = dlb_model_linear_desc(L, m->n);
+        s = DLB_BE_CALL(m->be, linear_fwd, &ld, x, buf(m, ml->weight),
+                        opt_buf(m, ml->bias), *y);
+        break;
+    case DLB_LAYER_LOGSOFTMAX:
+        s = DLB_BE_CALL(m->be, logsoftmax_fwd, &sd, x, *y);
+        break;
+    default:
+        s = DLB_ERR_INTERNAL;
+        break;
+    }
+    return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "forward", err);
+}

@@ -1,0 +1,95 @@
+/* The model's layout, shared by the files of core/model/ only. */
+#ifndef DLB_CORE_MODEL_IMPL_H
+#define DLB_CORE_MODEL_IMPL_H
+
+#include "model/model.h"
+#include "rng.h"
+
+/* Stream ids of the model's seeded draws, apart from the data module's. */
+#define DLB_MODEL_INIT_STREAM 0x494e4954000000ull  /* + layer index */
+#define DLB_MODEL_DROP_STREAM 0x44524f50000000ull
+
+/* One tensor with its training state; grad and mom are NULL for the
+ * batchnorm running statistics, which are not learned. */
+struct dlb_model_param {
+    struct dlb_model_tensor t;
+    char name[96];
+    struct dlb_buffer *grad, *mom;
+};
+
+/* Indices into dlb_model.params, -1 when the layer has no such tensor. */
+struct dlb_model_layer {
+    const struct dlb_layer_spec *spec;
+    int weight, bias;            /* conv, linear; batchnorm gamma, beta */
+    int run_mean, run_var;       /* batchnorm */
+    /* Per-step state, valid between forward and backward. */
+    struct dlb_buffer *ws;       /* max-pooling indices */
+    struct dlb_buffer *save_mean, *save_invstd;
+    uint64_t drop_seed;
+};
+
+struct dlb_model {
+    const struct dlb_model_spec *spec;
+    struct dlb_backend *be;
+    enum dlb_dtype dtype;
+    struct dlb_model_layer *layers;  /* spec->n_layers */
+    struct dlb_model_param *params;
+    size_t n_params;
+    struct dlb_rng drop_rng;
+    float lr, momentum;
+    /* Activations of the step in flight: act[0] is the input, act[i + 1]
+     * the output of layer i; own[i] says whether act[i] was allocated for
+     * it (a flatten output is its input, reshaped). */
+    struct dlb_buffer **act;
+    unsigned char *own;
+    struct dlb_buffer *labels;
+    uint32_t n;                      /* images in the step in flight */
+};
+
+/* Per-step memory: the backend's buffers, allocated at every step as an
+ * eager framework does. Failures fill err naming `what`. */
+dlb_status dlb_model_step_alloc(struct dlb_model *m, enum dlb_dtype dtype,
+                                size_t count, const char *what,
+                                struct dlb_buffer **out, struct dlb_error *err);
+void dlb_model_step_free(struct dlb_model *m, struct dlb_buffer **b);
+/* Release everything the step in flight holds (after errors, too). */
+void dlb_model_step_release(struct dlb_model *m);
+
+/* Elements of one image at the input of layer i (i == n_layers: output). */
+size_t dlb_model_act_size(const struct dlb_model *m, size_t i);
+
+/* Wrap a failing backend call's status with the backend's reason. */
+dlb_status dlb_model_be_fail(struct dlb_model *m, dlb_status s,
+                             const char *layer, const char *op,
+                             struct dlb_error *err);
+
+/* Upload n host images into a new input buffer of the model's type. */
+dlb_status dlb_model_upload_input(struct dlb_model *m, const float *images,
+                                  uint32_t n, struct dlb_buffer **out,
+                                  struct dlb_error *err);
+
+/* Forward of layer i over m->n images from `x` into a new `*y` (training
+ * mode when `train`); layers without work (flatten; dropout in inference)
+ * hand x through with *owned = 0. */
+dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
+                               struct dlb_buffer *x, struct dlb_buffer **y,
+                               int *owned, struct dlb_error *err);
+
+/* Backward from the loss (the last layer is a logsoftmax) to the first
+ * layer, after a training forward; releases the activations on the way. */
+dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
+                              struct dlb_error *err);
+
+/* Operation descriptors of layer L for a batch of n. */
+struct dlb_conv2d_desc dlb_model_conv_desc(const struct dlb_layer_spec *L,
+                                           uint32_t n);
+struct dlb_pool_desc dlb_model_pool_desc(const struct dlb_layer_spec *L,
+                                         uint32_t n);
+struct dlb_batchnorm_desc dlb_model_bn_desc(const struct dlb_layer_spec *L,
+                                            uint32_t n);
+struct dlb_dropout_desc dlb_model_drop_desc(const struct dlb_layer_spec *L,
+                                            uint32_t n, uint64_t seed);
+struct dlb_linear_desc dlb_model_linear_desc(const struct dlb_layer_spec *L,
+                                             uint32_t n);
+
+#endif

@@ -1,0 +1,126 @@
+/* One training step: forward in training mode, loss, backward, and the
+ * SGD-with-momentum update. */
+#include "model/model_impl.h"
+
+#include "backend/backend.h"
+
+/* The loss lives in a one-element buffer of the model's type. */
+static dlb_status read_loss(struct dlb_model *m, double *loss,
+                            struct dlb_error *err)
+{
+    const struct dlb_layer_spec *last = &m->spec->layers[m->spec->n_layers - 1];
+    struct dlb_loss_desc ld = {m->n, last->in_c};
+    struct dlb_buffer *lb = NULL;
+    dlb_status s = dlb_model_step_alloc(m, m->dtype, 1, "loss", &lb, err);
+    if (s != DLB_OK)
+        return s;
+    s = DLB_BE_CALL(m->be, nll_loss, &ld, m->act[m->spec->n_layers], m->labels,
+                    lb);
+    if (s == DLB_OK && m->dtype == DLB_F64) {
+        s = dlb_backend_ops_of(m->be)->copy_to_host(m->be, loss, lb, 0, 8);
+    } else if (s == DLB_OK) {
+        float f = 0.0f;
+        /* Any float type reads back as F32 through a cast. */
+        struct dlb_buffer *f32 = lb;
+        if (m->dtype != DLB_F32 &&
+            (s = dlb_model_step_alloc(m, DLB_F32, 1, "loss", &f32, err)) == DLB_OK)
+            s = DLB_BE_CALL(m->be, cast, 1, lb, f32);
+        if (s == DLB_OK)
+            s = dlb_backend_ops_of(m->be)->copy_to_host(m->be, &f, f32, 0, 4);
+        if (f32 != lb)
+            dlb_model_step_free(m, &f32);
+        *loss = f;
+    }
+    dlb_model_step_free(m, &lb);
+    return s == DLB_OK ? s : dlb_model_be_fail(m, s, last->name, "loss", err);
+}
+
+static dlb_status forward_train(struct dlb_model *m, const float *images,
+                                const int32_t *labels, uint32_t n,
+                                struct dlb_error *err)
+{
+    const struct dlb_backend_ops *ops = dlb_backend_ops_of(m->be);
+    size_t nl = m->spec->n_layers;
+    dlb_status s;
+    m->n = n;
+    if ((s = dlb_model_upload_input(m, images, n, &m->act[0], err)))
+        return s;
+    m->own[0] = 1;
+    if ((s = dlb_model_step_alloc(m, DLB_S32, n, "labels", &m->labels, err)))
+        return s;
+    if ((s = ops->copy_from_host(m->be, m->labels, 0, labels,
+                                 (size_t)n * sizeof *labels)))
+        return dlb_model_be_fail(m, s, "labels", "upload", err);
+    /* One fresh seed per dropout layer per step; backward reuses it. */
+    for (size_t i = 0; i < nl; i++)
+        if (m->layers[i].spec->kind == DLB_LAYER_DROPOUT)
+            m->layers[i].drop_seed = dlb_rng_u64(&m->drop_rng);
+    for (size_t i = 0; i < nl; i++) {
+        int owned = 0;
+        s = dlb_model_layer_fwd(m, i, 1, m->act[i], &m->act[i + 1], &owned, err);
+        m->own[i + 1] = (unsigned char)owned;
+        if (s != DLB_OK)
+            return s;
+    }
+    return DLB_OK;
+}
+
+dlb_status dlb_model_forward_backward(struct dlb_model *m, const float *images,
+                                      const int32_t *labels, uint32_t n,
+                                      float loss_scale, double *loss,
+                                      struct dlb_error *err)
+{
+    size_t nl = m->spec->n_layers;
+    dlb_status s;
+    if (n == 0 || nl == 0 ||
+        m->spec->layers[nl - 1].kind != DLB_LAYER_LOGSOFTMAX)
+        return dlb_errorf(err, DLB_ERR_INTERNAL, "%s: training needs a "
+                          "non-empty batch and a logsoftmax last layer",
+                          m->spec->path);
+    dlb_model_step_release(m);
+    s = forward_train(m, images, labels, n, err);
+    if (s == DLB_OK && loss)
+        s = read_loss(m, loss, err);
+    if (s == DLB_OK)
+        s = dlb_model_backward(m, loss_scale, err);
+    dlb_model_step_release(m);
+    return s;
+}
+
+dlb_status dlb_model_unscale_grads(struct dlb_model *m, float loss_scale,
+                                   int *found_nonfinite, struct dlb_error *err)
+{
+    dlb_status s = DLB_OK;
+    if (found_nonfinite)
+        *found_nonfinite = 0;
+    for (size_t i = 0; i < m->n_params && s == DLB_OK; i++) {
+        struct dlb_model_param *p = &m->params[i];
+        int bad = 0;
+        if (!p->grad)
+            continue;
+        if (loss_scale != 1.0f)
+            s = DLB_BE_CALL(m->be, scale, p->t.count, p->grad, 1.0f / loss_scale);
+        if (s == DLB_OK && found_nonfinite &&
+            (s = DLB_BE_CALL(m->be, check_finite, p->t.count, p->grad, &bad)) ==
+                DLB_OK && bad)
+            *found_nonfinite = 1;
+        if (s != DLB_OK)
+            return dlb_model_be_fail(m, s, p->name, "unscale gradients", err);
+    }
+    return s;
+}
+
+dlb_status dlb_model_sgd_step(struct dlb_model *m, struct dlb_error *err)
+{
+    for (size_t i = 0; i < m->n_params; i++) {
+        struct dlb_model_param *p = &m->params[i];
+        struct dlb_sgd_desc d = {p->t.count, m->lr, m->momentum, 0.0f};
+        if (!p->grad)
+            continue;
+        dlb_status s = DLB_BE_CALL(m->be, sgd_update, &d, p->t.buf, p->grad,
+                                   p->mom);
+        if (s != DLB_OK)
+            return dlb_model_be_fail(m, s, p->name, "sgd_update", err);
+    }
+    return DLB_OK;
+}

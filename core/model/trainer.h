@@ -1,0 +1,34 @@
+/* One training step of the reference CNN with the hook points of
+ * DESIGN.md: the batch from dlb_batches (baseline or plugin loader), the
+ * precision policy's loss scale and overflow check, and a step executor
+ * that may take the whole step over (data parallelism). */
+#ifndef DLB_CORE_MODEL_TRAINER_H
+#define DLB_CORE_MODEL_TRAINER_H
+
+#include <dlbench/plugin.h>
+
+#include "error.h"
+#include "model/batches.h"
+#include "model/model.h"
+
+struct dlb_trainer {
+    struct dlb_model *model;
+    struct dlb_batches *batches;
+    /* Optional hook points (NULL: the baseline). */
+    const struct dlb_precision_hooks *precision;
+    void *precision_state;
+    const struct dlb_executor_hooks *executor;
+    void *executor_state;
+    const struct dlb_host *executor_host;
+    /* Figures. */
+    double last_loss;          /* of the last step that read it */
+    uint64_t steps, skipped;   /* skipped: updates the precision hook vetoed */
+};
+
+/* Train on the next batch. With `want_loss` the step reads the loss back
+ * into t->last_loss (a device wait); otherwise nothing waits for the
+ * device. */
+dlb_status dlb_trainer_step(struct dlb_trainer *t, int want_loss,
+                            struct dlb_error *err);
+
+#endif
