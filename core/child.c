@@ -28,6 +28,8 @@ struct child_run {
     const struct dlb_host *wl_host;
     struct dlb_workload_ctx wl_ctx;
     json_t *rec;
+    struct dlb_peak peak;          /* this machine's roofline, when cached */
+    int have_peak;
     const char *origin;
     int quick;
     char reason[512];
@@ -245,20 +247,21 @@ static void record_measurement(struct child_run *r, const struct dlb_measure_res
     if (info->flops_per_step > 0 && m->stats.median > 0) {
         double gflops = info->flops_per_step / m->stats.median * 1e-9;
         r->hosts[0].pub.metric(&r->hosts[0].pub, "gflops", "GFLOP/s", gflops);
-        /* The roofline: the share of this machine's fp32 FMA peak, from the
-         * probe the parent cached (`dlbench info --peak`). */
-        struct dlb_peak pk;
-        struct dlb_error warn, err;
-        int threads = (int)core_val(r, "threads")->i;
-        if (dlb_peak_get(threads, 0, &pk, &warn, &err) == DLB_OK && pk.fp32_gflops > 0)
+        if (r->have_peak && r->peak.fp32_gflops > 0)
             r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_fp32_share", "%",
-                                   100.0 * gflops / pk.fp32_gflops);
+                                   100.0 * gflops / r->peak.fp32_gflops);
     }
 }
 
 static dlb_status measure(struct child_run *r)
 {
     struct dlb_workload_info info = {1.0, 0.0};
+    /* The roofline, from the probe the parent cached (`dlbench info
+     * --peak`); looked up before the workload starts, since a backend may
+     * pin this thread and change how many cores it sees. */
+    struct dlb_error warn, perr;
+    r->have_peak = dlb_peak_get((int)core_val(r, "threads")->i, 0, &r->peak, &warn,
+                                &perr) == DLB_OK;
     dlb_status st = r->wl_hooks->setup(r->wl_state, r->wl_host, &info, &r->wl);
     if (st != DLB_OK) {
         if (!r->reason[0])

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_COLS 10
+#define MAX_COLS 12
 #define CELL 64
 
 struct column {
@@ -15,10 +15,20 @@ struct column {
     int left; /* text is left-aligned, numbers right-aligned */
 };
 
+/* Metrics with a column of their own when any record has them. */
+static const struct featured {
+    const char *metric, *head, *unit;
+} featured[] = {
+    {"accuracy", "accuracy", "%"},
+    {"gflops", "gflops", "GFLOP/s"},
+    {"peak_fp32_share", "peak", "%"},
+};
+#define N_FEATURED (sizeof featured / sizeof featured[0])
+
 struct table {
     struct column cols[MAX_COLS];
     int ncols;
-    const char *acc_unit, *gflops_unit; /* NULL: no such column */
+    int shown[N_FEATURED];  /* which featured metrics have a column */
 };
 
 /* Width as the terminal sees it: UTF-8 continuation bytes take no column
@@ -89,24 +99,18 @@ static void table_init(struct table *t, json_t *records)
     };
     t->ncols = (int)(sizeof base / sizeof *base);
     memcpy(t->cols, base, sizeof base);
-    int has_acc = 0, has_gflops = 0;
-    size_t i;
-    json_t *rec;
-    json_array_foreach(records, i, rec) {
-        json_t *m = json_object_get(rec, "metrics");
-        has_acc |= json_object_get(m, "accuracy") != NULL;
-        has_gflops |= json_object_get(m, "gflops") != NULL;
-    }
-    t->acc_unit = t->gflops_unit = NULL;
-    if (has_acc) {
-        const char *u = metric_unit(records, "accuracy");
-        t->acc_unit = u ? u : "%";
-        t->cols[t->ncols++] = (struct column){"accuracy", t->acc_unit, 0};
-    }
-    if (has_gflops) {
-        const char *u = metric_unit(records, "gflops");
-        t->gflops_unit = u ? u : "GFLOP/s";
-        t->cols[t->ncols++] = (struct column){"gflops", t->gflops_unit, 0};
+    for (size_t f = 0; f < N_FEATURED; f++) {
+        size_t i;
+        json_t *rec;
+        t->shown[f] = 0;
+        json_array_foreach(records, i, rec)
+            t->shown[f] |= json_object_get(json_object_get(rec, "metrics"),
+                                           featured[f].metric) != NULL;
+        if (t->shown[f]) {
+            const char *u = metric_unit(records, featured[f].metric);
+            t->cols[t->ncols++] = (struct column){featured[f].head,
+                                                  u && *u ? u : featured[f].unit, 0};
+        }
     }
 }
 
@@ -131,10 +135,9 @@ static int record_cells(const struct table *t, json_t *rec,
     fmt_member(cells[7], json_object_get(rec, "throughput"), "median", 1, 0);
     int c = 8;
     json_t *m = json_object_get(rec, "metrics");
-    if (t->acc_unit)
-        fmt_member(cells[c++], json_object_get(m, "accuracy"), "value", 1, 0);
-    if (t->gflops_unit)
-        fmt_member(cells[c++], json_object_get(m, "gflops"), "value", 1, 0);
+    for (size_t f = 0; f < N_FEATURED; f++)
+        if (t->shown[f])
+            fmt_member(cells[c++], json_object_get(m, featured[f].metric), "value", 1, 0);
     return c;
 }
 
