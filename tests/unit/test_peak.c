@@ -40,10 +40,15 @@ static void check_plausible(const struct dlb_peak *p)
     CHECK(p->fp32_gflops > 1 && p->fp32_gflops < 10000);
     CHECK(p->fp32_gflops_1t > 1 && p->fp32_gflops_1t < 10000);
     if (strcmp(p->bf16_isa, "none") != 0) {
-        /* either pair: on a shared machine another process can slow the
-         * run of one figure and not the other's */
-        CHECK(p->bf16_gflops >= 1.2 * p->fp32_gflops
-              || p->bf16_gflops_1t >= 1.2 * p->fp32_gflops_1t);
+        /* The bf16 > fp32 ratio is only meaningful on a quiet machine:
+         * under contention (make -j check, a shared CI host) one figure can
+         * be slowed and not the other, and the probe says so. */
+        if (p->contended)
+            fprintf(stderr, "contended probe: bf16/fp32 ratio not checked\n");
+        else
+            CHECK(p->bf16_gflops >= 1.2 * p->fp32_gflops
+                  || p->bf16_gflops_1t >= 1.2 * p->fp32_gflops_1t);
+        CHECK(p->bf16_gflops > 0 && p->bf16_gflops_1t > 0);
     } else {
         CHECK(p->bf16_gflops == 0 && p->bf16_gflops_1t == 0);
     }
