@@ -13,10 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-static dlb_status failf(char *why, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static dlb_status failf(char *why, size_t len, const char *fmt, ...)
+dlb_status dlb_param_whyf(char *why, size_t len, const char *fmt, ...)
 {
     if (why && len) {
         va_list ap;
@@ -147,7 +144,7 @@ static dlb_status fail_expected(const struct dlb_param_def *d, const char *text,
 {
     char what[256];
     dlb_param_describe(d, what, sizeof what);
-    return failf(why, len, "expected %s%s, got \"%s\"", what,
+    return dlb_param_whyf(why, len, "expected %s%s, got \"%s\"", what,
                  syntax ? syntax_hint(d->type) : "", text);
 }
 
@@ -298,12 +295,12 @@ static dlb_status parse_enum(const struct dlb_param_def *d, const char *s,
     }
     const char *best = dlb_suggest(s, d->choices, n);
     if (best)
-        return failf(why, len, "expected one of %s, got \"%s\" (did you mean "
+        return dlb_param_whyf(why, len, "expected one of %s, got \"%s\" (did you mean "
                      "'%s'?)", list, s, best);
-    return failf(why, len, "expected one of %s, got \"%s\"", list, s);
+    return dlb_param_whyf(why, len, "expected one of %s, got \"%s\"", list, s);
 }
 
-static char *dup_trimmed(const char *s)
+char *dlb_strdup_trimmed(const char *s)
 {
     while (isspace((unsigned char)*s))
         s++;
@@ -329,7 +326,7 @@ static dlb_status parse_value(const struct dlb_param_def *d, const char *s,
         return DLB_OK;
     case DLB_PARAM_BOOL:
         if (!parse_bool(s, &v->i))
-            return failf(why, len, "expected on/off, true/false, yes/no or "
+            return dlb_param_whyf(why, len, "expected on/off, true/false, yes/no or "
                          "1/0, got \"%s\"", s);
         v->s = v->i ? "on" : "off";
         return DLB_OK;
@@ -356,7 +353,7 @@ static dlb_status parse_value(const struct dlb_param_def *d, const char *s,
             return fail_expected(d, s, 1, why, len);
         break;
     default:
-        return failf(why, len, "parameter '%s' has an unknown type %d",
+        return dlb_param_whyf(why, len, "parameter '%s' has an unknown type %d",
                      d->name ? d->name : "?", (int)d->type);
     }
     if (!in_bounds(d, v->f))
@@ -368,9 +365,9 @@ dlb_status dlb_param_parse(const struct dlb_param_def *def, const char *text,
                            struct dlb_value *out, char *why, size_t why_len)
 {
     struct dlb_value v = {0, 0.0, NULL};
-    char *s = dup_trimmed(text ? text : "");
+    char *s = dlb_strdup_trimmed(text ? text : "");
     if (!s)
-        return failf(why, why_len, "out of memory");
+        return dlb_param_whyf(why, why_len, "out of memory");
     dlb_status st = parse_value(def, s, &v, why, why_len);
     if (st == DLB_OK) {
         char buf[64];
@@ -387,7 +384,7 @@ dlb_status dlb_param_parse(const struct dlb_param_def *def, const char *text,
         }
         char *canon = strdup(v.s);
         if (!canon)
-            st = failf(why, why_len, "out of memory");
+            st = dlb_param_whyf(why, why_len, "out of memory");
         v.s = canon;
     }
     free(s);

@@ -44,6 +44,12 @@ const char *dlb_suggest(const char *name, const char *const *candidates, size_t 
  * default, unit, help. */
 void dlb_param_print_help(FILE *f, const struct dlb_param_def *defs, unsigned n);
 
+/* Shared by the param_*.c files: write "why" and return DLB_ERR_INPUT;
+ * and a malloc'ed copy of s without leading and trailing white space. */
+dlb_status dlb_param_whyf(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+char *dlb_strdup_trimmed(const char *s);
+
 /* Expand one sweep-axis value list: "a, b, c", and ranges for numeric types:
  * "16:1024:x2" (geometric), "1:10:+3" or "1:10:3" (arithmetic), inclusive.
  * Each item is validated with dlb_param_parse. *items is an array of

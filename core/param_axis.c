@@ -13,39 +13,10 @@
 /* A list longer than this is almost certainly a typo in a range. */
 #define DLB_AXIS_MAX_ITEMS 10000
 
-static dlb_status failf(char *why, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static dlb_status failf(char *why, size_t len, const char *fmt, ...)
-{
-    if (why && len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, len, fmt, ap);
-        va_end(ap);
-    }
-    return DLB_ERR_INPUT;
-}
-
 static int is_numeric(enum dlb_param_type t)
 {
     return t == DLB_PARAM_INT || t == DLB_PARAM_FLOAT || t == DLB_PARAM_SIZE ||
            t == DLB_PARAM_TIME;
-}
-
-static char *dup_trimmed(const char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1]))
-        n--;
-    char *r = malloc(n + 1);
-    if (r) {
-        memcpy(r, s, n);
-        r[n] = '\0';
-    }
-    return r;
 }
 
 struct strv {
@@ -71,14 +42,14 @@ static dlb_status push_item(struct strv *sv, const struct dlb_param_def *d,
         return st;
     for (size_t k = 0; k < sv->n; k++) {
         if (strcmp(sv->v[k], v.s) == 0) {
-            st = failf(why, len, "value %s appears twice in the list", v.s);
+            st = dlb_param_whyf(why, len, "value %s appears twice in the list", v.s);
             dlb_value_clear(&v);
             return st;
         }
     }
     if (sv->n == DLB_AXIS_MAX_ITEMS) {
         dlb_value_clear(&v);
-        return failf(why, len, "the list has more than %d values",
+        return dlb_param_whyf(why, len, "the list has more than %d values",
                      DLB_AXIS_MAX_ITEMS);
     }
     if (sv->n == sv->cap) {
@@ -86,7 +57,7 @@ static dlb_status push_item(struct strv *sv, const struct dlb_param_def *d,
         char **nv = realloc(sv->v, cap * sizeof *nv);
         if (!nv) {
             dlb_value_clear(&v);
-            return failf(why, len, "out of memory");
+            return dlb_param_whyf(why, len, "out of memory");
         }
         sv->v = nv;
         sv->cap = cap;
@@ -97,7 +68,7 @@ static dlb_status push_item(struct strv *sv, const struct dlb_param_def *d,
 
 static dlb_status bad_range(const char *text, char *why, size_t len)
 {
-    return failf(why, len,
+    return dlb_param_whyf(why, len,
                  "expected a range START:END:STEP such as 16:1024:x2 "
                  "(geometric) or 1:10:+3 (arithmetic), got \"%s\"",
                  text);
@@ -134,7 +105,7 @@ static dlb_status expand_range(struct strv *sv, const struct dlb_param_def *d,
 {
     char *s = strdup(text);
     if (!s)
-        return failf(why, len, "out of memory");
+        return dlb_param_whyf(why, len, "out of memory");
     char *c1 = strchr(s, ':');
     char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
     if (!c1 || !c2 || strchr(c2 + 1, ':')) {
@@ -142,14 +113,14 @@ static dlb_status expand_range(struct strv *sv, const struct dlb_param_def *d,
         return bad_range(text, why, len);
     }
     *c1 = *c2 = '\0';
-    char *a = dup_trimmed(s), *b = dup_trimmed(c1 + 1),
-         *st = dup_trimmed(c2 + 1);
+    char *a = dlb_strdup_trimmed(s), *b = dlb_strdup_trimmed(c1 + 1),
+         *st = dlb_strdup_trimmed(c2 + 1);
     free(s);
     dlb_status rc = DLB_OK;
     double lo = 0, hi = 0, step = 0;
     int geometric = st && (st[0] == 'x' || st[0] == '*');
     if (!a || !b || !st) {
-        rc = failf(why, len, "out of memory");
+        rc = dlb_param_whyf(why, len, "out of memory");
     } else if (!range_number(d, a, &lo) || !range_number(d, b, &hi)) {
         /* Let the item parser say what a start or end must look like. */
         struct dlb_value v;
@@ -167,7 +138,7 @@ static dlb_status expand_range(struct strv *sv, const struct dlb_param_def *d,
         struct dlb_value f;
         if (dlb_param_parse(&factor, st + 1, &f, NULL, 0) != DLB_OK)
             rc =
-                failf(why, len,
+                dlb_param_whyf(why, len,
                       "range \"%s\": the factor after 'x' must be a number > 1",
                       text);
         else {
@@ -175,18 +146,18 @@ static dlb_status expand_range(struct strv *sv, const struct dlb_param_def *d,
             dlb_value_clear(&f);
         }
         if (rc == DLB_OK && lo <= 0)
-            rc = failf(why, len,
+            rc = dlb_param_whyf(why, len,
                        "range \"%s\": a geometric range must start above 0",
                        text);
     } else if (!range_number(d, st[0] == '+' ? st + 1 : st, &step) ||
                step <= 0) {
-        rc = failf(why, len,
+        rc = dlb_param_whyf(why, len,
                    "range \"%s\": the step must be > 0 (\"+3\" or \"3\" adds, "
                    "\"x2\" multiplies)",
                    text);
     }
     if (rc == DLB_OK && lo > hi)
-        rc = failf(why, len,
+        rc = dlb_param_whyf(why, len,
                    "range \"%s\" runs backwards; START must be <= END", text);
     /* Float steps drift: allow the end point within a relative hair. */
     double slack = 1e-9 * (fabs(hi) > 1.0 ? fabs(hi) : 1.0);
@@ -200,7 +171,7 @@ static dlb_status expand_range(struct strv *sv, const struct dlb_param_def *d,
         if (x > hi)
             x = hi;
         if (k >= DLB_AXIS_MAX_ITEMS) {
-            rc = failf(why, len, "range \"%s\" gives more than %d values", text,
+            rc = dlb_param_whyf(why, len, "range \"%s\" gives more than %d values", text,
                        DLB_AXIS_MAX_ITEMS);
             break;
         }
@@ -220,12 +191,12 @@ dlb_status dlb_axis_expand(const struct dlb_param_def *def, const char *text,
                            char ***items, size_t *n, char *why, size_t why_len)
 {
     struct strv sv = {NULL, 0, 0};
-    char *s = dup_trimmed(text ? text : "");
+    char *s = dlb_strdup_trimmed(text ? text : "");
     if (!s)
-        return failf(why, why_len, "out of memory");
+        return dlb_param_whyf(why, why_len, "out of memory");
     dlb_status rc = DLB_OK;
     if (!*s)
-        rc = failf(why, why_len,
+        rc = dlb_param_whyf(why, why_len,
                    "empty list; expected values separated by commas or a range "
                    "START:END:STEP");
     char *p = s;
@@ -233,11 +204,11 @@ dlb_status dlb_axis_expand(const struct dlb_param_def *def, const char *text,
         char *comma = strchr(p, ',');
         if (comma)
             *comma = '\0';
-        char *item = dup_trimmed(p);
+        char *item = dlb_strdup_trimmed(p);
         if (!item)
-            rc = failf(why, why_len, "out of memory");
+            rc = dlb_param_whyf(why, why_len, "out of memory");
         else if (!*item)
-            rc = failf(why, why_len, "empty item in the list \"%s\"", text);
+            rc = dlb_param_whyf(why, why_len, "empty item in the list \"%s\"", text);
         else if (is_numeric(def->type) && strchr(item, ':'))
             rc = expand_range(&sv, def, item, why, why_len);
         else

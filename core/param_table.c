@@ -7,20 +7,6 @@
 
 #include "param.h"
 
-static dlb_status failf(char *why, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static dlb_status failf(char *why, size_t len, const char *fmt, ...)
-{
-    if (why && len) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, len, fmt, ap);
-        va_end(ap);
-    }
-    return DLB_ERR_INPUT;
-}
-
 static size_t count_choices(const char *const *c)
 {
     size_t n = 0;
@@ -45,44 +31,44 @@ static dlb_status check_def(const struct dlb_param_def *d, char *why,
 {
     const char *nm = d->name;
     if (!valid_name(nm))
-        return failf(why, len,
+        return dlb_param_whyf(why, len,
                      "parameter name \"%s\" must be non-empty and use only "
                      "a-z, 0-9, '_' and '.'",
                      nm ? nm : "(null)");
     if ((unsigned)d->type > (unsigned)DLB_PARAM_TIME)
-        return failf(why, len, "parameter '%s': unknown type %d", nm,
+        return dlb_param_whyf(why, len, "parameter '%s': unknown type %d", nm,
                      (int)d->type);
     if (!d->help || !*d->help)
-        return failf(why, len,
+        return dlb_param_whyf(why, len,
                      "parameter '%s': no help text; plugin-help prints it", nm);
     if (d->type == DLB_PARAM_ENUM) {
         size_t n = count_choices(d->choices);
         if (n == 0)
-            return failf(
+            return dlb_param_whyf(
                 why, len,
                 "parameter '%s': an enum needs a NULL-terminated choices list",
                 nm);
         for (size_t i = 0; i < n; i++) {
             if (!*d->choices[i])
-                return failf(why, len, "parameter '%s': empty choice", nm);
+                return dlb_param_whyf(why, len, "parameter '%s': empty choice", nm);
             for (size_t j = 0; j < i; j++)
                 if (strcasecmp(d->choices[i], d->choices[j]) == 0)
-                    return failf(why, len,
+                    return dlb_param_whyf(why, len,
                                  "parameter '%s': choice \"%s\" appears twice",
                                  nm, d->choices[i]);
         }
     }
     if ((d->flags & DLB_PARAM_HAS_MIN) && (d->flags & DLB_PARAM_HAS_MAX) &&
         d->min > d->max)
-        return failf(why, len, "parameter '%s': min %g is greater than max %g",
+        return dlb_param_whyf(why, len, "parameter '%s': min %g is greater than max %g",
                      nm, d->min, d->max);
     if (!d->def && d->type != DLB_PARAM_STRING)
-        return failf(why, len, "parameter '%s': no default", nm);
+        return dlb_param_whyf(why, len, "parameter '%s': no default", nm);
     struct dlb_value v;
     char inner[256];
     if (dlb_param_parse(d, d->def ? d->def : "", &v, inner, sizeof inner) !=
         DLB_OK)
-        return failf(why, len,
+        return dlb_param_whyf(why, len,
                      "parameter '%s': default \"%s\" does not parse: %s", nm,
                      d->def, inner);
     dlb_value_clear(&v);
@@ -93,14 +79,14 @@ dlb_status dlb_param_table_check(const struct dlb_param_def *defs, unsigned n,
                                  char *why, size_t why_len)
 {
     if (n > 0 && !defs)
-        return failf(why, why_len, "%u parameters but no table", n);
+        return dlb_param_whyf(why, why_len, "%u parameters but no table", n);
     for (unsigned k = 0; k < n; k++) {
         dlb_status st = check_def(&defs[k], why, why_len);
         if (st != DLB_OK)
             return st;
         for (unsigned j = 0; j < k; j++)
             if (strcmp(defs[j].name, defs[k].name) == 0)
-                return failf(why, why_len,
+                return dlb_param_whyf(why, why_len,
                              "parameter '%s' appears twice (entries %u and %u)",
                              defs[k].name, j, k);
     }
