@@ -159,29 +159,11 @@ static dlb_status read_journal(struct run_state *r, struct dlb_error *err)
     } else {
         st = dlb_journal_read(path, &recs, &torn, err);
     }
-    if (st == DLB_OK && torn) {
+    /* dlb_journal_open cuts the torn line off before the next append. */
+    if (st == DLB_OK && torn)
         fprintf(stderr, "dlbench: warning: %s: the last line was cut short (an "
                         "interrupted write); it is dropped and that configuration runs again\n",
                 path);
-        /* Rewrite the journal without the torn line, so appends start on a
-         * line of their own. */
-        char *tmp = path_join(r->dir, ".journal.jsonl.tmp");
-        FILE *f = fopen(tmp, "w");
-        size_t i;
-        json_t *v;
-        int bad = !f;
-        if (f) {
-            json_array_foreach(recs, i, v) {
-                bad |= json_dumpf(v, f, JSON_COMPACT) != 0;
-                bad |= fputc('\n', f) == EOF;
-            }
-            bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
-            bad |= fclose(f) != 0;
-        }
-        if (bad || rename(tmp, path) != 0)
-            st = dlb_errorf(err, DLB_ERR_IO, "cannot rewrite %s: %s", path, strerror(errno));
-        free(tmp);
-    }
     free(path);
     if (st != DLB_OK) {
         json_decref(recs);
