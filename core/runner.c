@@ -188,11 +188,14 @@ dlb_status dlb_runner_run(const struct dlb_child_spec *spec, json_t **record,
     read_until(fds[0], pid, deadline, &buf, &len, &timed_out);
     close(fds[0]);
     /* The child may still run after closing its end: wait for it under
-     * the same deadline. */
-    int wstatus = 0;
+     * the same deadline, without reaping it yet (WNOWAIT) so that its
+     * process group id stays reserved while we kill what it left behind. */
     for (;;) {
-        pid_t w = waitpid(pid, &wstatus, deadline > 0 ? WNOHANG : 0);
-        if (w == pid)
+        siginfo_t si;
+        si.si_pid = 0;
+        int w = waitid(P_PID, (id_t)pid, &si,
+                       WEXITED | WNOWAIT | (deadline > 0 ? WNOHANG : 0));
+        if (w == 0 && si.si_pid == pid)
             break;
         if (w < 0 && errno != EINTR)
             break;
@@ -205,6 +208,9 @@ dlb_status dlb_runner_run(const struct dlb_child_spec *spec, json_t **record,
             usleep(2000);
     }
     kill(-pid, SIGKILL); /* anything the configuration left behind */
+    int wstatus = 0;
+    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+        ;
     double wall = dlb_now() - start;
 
     if (buf && len > 0 && !timed_out) {
