@@ -143,6 +143,7 @@ static void wire_hook_points(struct child_run *r)
         if (p->precision && !w->precision) {
             w->precision = p->precision;
             w->precision_state = r->states[k];
+            w->precision_abi_minor = p->abi_minor;
         }
         if (p->transform && !w->transform) {
             w->transform = p->transform;
@@ -190,10 +191,16 @@ static dlb_status find_workload(struct child_run *r)
     return DLB_OK;
 }
 
+/* The allocator's step_end runs inside the timed step: what a pool does
+ * between steps (releasing memory, say) is part of what it costs. */
 static dlb_status step_fn(void *ctx)
 {
     struct child_run *r = ctx;
-    return r->wl_hooks->step(r->wl);
+    dlb_status st = r->wl_hooks->step(r->wl);
+    const struct dlb_host_shared *sh = &r->shared;
+    if (st == DLB_OK && sh->pool && sh->pool->step_end)
+        sh->pool->step_end(sh->pool_state, sh->pool_host);
+    return st;
 }
 
 /* jansson refuses inf and NaN; a degenerate figure (a CV with a zero mean)

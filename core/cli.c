@@ -9,7 +9,8 @@
 enum {
     OPT_SUITE = 256, OPT_OUT, OPT_SET, OPT_FORMAT, OPT_SEED, OPT_TIME_LIMIT,
     OPT_RESUME, OPT_QUICK, OPT_VERSION, OPT_HELP, OPT_PLUGIN_DIR, OPT_BACKEND,
-    OPT_VERBOSE, OPT_INDEX, OPT_RECORD_FD, OPT_PEAK, OPT_ORIGIN
+    OPT_VERBOSE, OPT_INDEX, OPT_RECORD_FD, OPT_PEAK, OPT_ORIGIN,
+    OPT_THRESHOLD, OPT_NORMALIZE, OPT_BASELINE_DIR
 };
 
 static const struct option long_opts[] = {
@@ -30,6 +31,9 @@ static const struct option long_opts[] = {
     {"config-index", required_argument, NULL, OPT_INDEX},
     {"record-fd", required_argument, NULL, OPT_RECORD_FD},
     {"origin", required_argument, NULL, OPT_ORIGIN},
+    {"threshold", required_argument, NULL, OPT_THRESHOLD},
+    {"normalize", no_argument, NULL, OPT_NORMALIZE},
+    {"baseline-dir", required_argument, NULL, OPT_BASELINE_DIR},
     {NULL, 0, NULL, 0}
 };
 
@@ -43,15 +47,27 @@ void dlb_cli_usage(FILE *f)
 "       dlbench info [--peak]                   the environment record (JSON);\n"
 "                                               --peak measures the FMA peak and\n"
 "                                               memory bandwidth (cached)\n"
+"       dlbench compare BASE NEW                NEW against BASE (run directories\n"
+"                                               or results.json files); exit 1 on\n"
+"                                               a significant slowdown\n"
+"       dlbench history DIR...                  trend table and plot of many runs\n"
+"       dlbench baseline update SUITE RUNDIR    make RUNDIR the committed baseline\n"
+"       dlbench baseline check SUITE RUNDIR     compare RUNDIR with it (--normalize)\n"
 "\n"
 "options:\n"
 "  --quick               a CI-sized run of the same suite ([quick] section)\n"
-"  --out DIR             run directory (default results/SUITE/UTC-HOST)\n"
+"  --out DIR             run directory (default results/SUITE/UTC-HOST);\n"
+"                        history: where the trend files go (./history)\n"
 "  --set KEY=VALUE       override a suite key, e.g. batch=64 or amp.precision=bf16;\n"
 "                        on a sweep axis it keeps only that value (repeatable)\n"
 "  --seed N              the same as --set seed=N\n"
 "  --backend NAME        the same as --set backend=NAME (ref, cpu, cuda)\n"
-"  --format FMT          table (default), json or csv on standard output\n"
+"  --format FMT          table (default), json or csv on standard output;\n"
+"                        compare and history: table, markdown or json\n"
+"  --threshold PERCENT   compare: a slowdown beyond this is a regression (5)\n"
+"  --normalize           compare: divide each configuration by its own run's\n"
+"                        baseline configuration first (across machines)\n"
+"  --baseline-dir DIR    baseline: where SUITE.json lives (results/baselines)\n"
 "  --time-limit SECONDS  stop starting configurations after this long;\n"
 "                        --resume finishes the rest\n"
 "  --resume DIR          run the configurations missing from DIR's journal\n"
@@ -126,6 +142,39 @@ static int parse_long(const char *s, long *out)
     return 0;
 }
 
+/* "5", "5%" or "0.5" (percent) into a fraction. */
+static int parse_percent(const char *s, double *out)
+{
+    char buf[64];
+    size_t n = strlen(s);
+    if (n == 0 || n >= sizeof buf)
+        return -1;
+    memcpy(buf, s, n + 1);
+    if (buf[n - 1] == '%')
+        buf[n - 1] = '\0';
+    double v;
+    if (parse_double(buf, &v) || !(v >= 0 && v <= 100))
+        return -1;
+    *out = v / 100;
+    return 0;
+}
+
+/* Commands that take operands (run directories, a suite) after the word. */
+static int takes_operands(enum dlb_command c)
+{
+    return c == DLB_CMD_COMPARE || c == DLB_CMD_HISTORY || c == DLB_CMD_BASELINE;
+}
+
+static dlb_status add_operand(struct dlb_options *o, char *arg)
+{
+    char **v = realloc(o->args, (o->n_args + 1) * sizeof *v);
+    if (!v)
+        return DLB_ERR_NOMEM;
+    o->args = v;
+    o->args[o->n_args++] = arg;
+    return DLB_OK;
+}
+
 static dlb_status parse_command(int argc, char **argv, struct dlb_options *o,
                                 struct dlb_error *err)
 {
@@ -145,10 +194,17 @@ static dlb_status parse_command(int argc, char **argv, struct dlb_options *o,
         c = DLB_CMD_CHILD;
     else if (!strcmp(word, "help"))
         c = DLB_CMD_HELP;
+    else if (!strcmp(word, "compare"))
+        c = DLB_CMD_COMPARE;
+    else if (!strcmp(word, "history"))
+        c = DLB_CMD_HISTORY;
+    else if (!strcmp(word, "baseline"))
+        c = DLB_CMD_BASELINE;
     else
         return dlb_errorf(err, DLB_ERR_INPUT,
                           "unknown command '%s'; commands are run, list, "
-                          "plugin-help, info (see dlbench --help)", word);
+                          "plugin-help, info, compare, history, baseline "
+                          "(see dlbench --help)", word);
     if (o->cmd != DLB_CMD_NONE && o->cmd != c)
         return dlb_errorf(err, DLB_ERR_INPUT,
                           "'%s' cannot be combined with --suite", word);
@@ -172,6 +228,7 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
     memset(o, 0, sizeof *o);
     o->config_index = -1;
     o->record_fd = -1;
+    o->threshold = -1;
     dlb_status st;
     /* '+' stops at the first non-option (the command word); options after
      * it are parsed in a second round. */
@@ -196,6 +253,13 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
             case OPT_VERBOSE: o->verbose = 1; break;
             case OPT_PEAK: o->peak = 1; break;
             case OPT_ORIGIN: o->origin = optarg; break;
+            case OPT_NORMALIZE: o->normalize = 1; break;
+            case OPT_BASELINE_DIR: o->baseline_dir = optarg; break;
+            case OPT_THRESHOLD:
+                if (parse_percent(optarg, &o->threshold))
+                    return dlb_errorf(err, DLB_ERR_INPUT, "--threshold %s: expected "
+                                      "a percentage from 0 to 100, e.g. 5 or 5%%", optarg);
+                break;
             case OPT_VERSION: o->cmd = DLB_CMD_VERSION; break;
             case OPT_HELP: o->cmd = DLB_CMD_HELP; break;
             case OPT_SET:
@@ -225,9 +289,12 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
                     o->format = DLB_FORMAT_JSON;
                 else if (!strcmp(optarg, "csv"))
                     o->format = DLB_FORMAT_CSV;
+                else if (!strcmp(optarg, "markdown"))
+                    o->markdown = 1;
                 else
                     return dlb_errorf(err, DLB_ERR_INPUT,
-                                      "--format %s: expected table, json or csv", optarg);
+                                      "--format %s: expected table, json, csv or "
+                                      "markdown", optarg);
                 break;
             case OPT_TIME_LIMIT:
                 if (parse_double(optarg, &o->time_limit_s) || o->time_limit_s <= 0)
@@ -262,6 +329,12 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
         }
         if (round == 0 && (st = parse_command(argc, argv, o, err)) != DLB_OK)
             return st;
+        /* Operands may come between options: collect one, read on. */
+        if (round > 0 && optind < argc && takes_operands(o->cmd)) {
+            if ((st = add_operand(o, argv[optind++])) != DLB_OK)
+                return st;
+            round = 0;
+        }
     }
     if (optind < argc)
         return dlb_errorf(err, DLB_ERR_INPUT, "unexpected argument '%s' (see dlbench --help)",
@@ -269,6 +342,9 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
     if (o->cmd == DLB_CMD_RUN && o->suite && o->resume_dir)
         return dlb_errorf(err, DLB_ERR_INPUT,
                           "--resume DIR takes the suite from DIR; drop --suite %s", o->suite);
+    if (o->markdown && !takes_operands(o->cmd))
+        return dlb_errorf(err, DLB_ERR_INPUT, "--format markdown is for compare, "
+                          "history and baseline check; use table, json or csv");
     if (o->resume_dir && o->out_dir)
         return dlb_errorf(err, DLB_ERR_INPUT, "--resume writes into DIR; drop --out");
     return DLB_OK;
@@ -280,6 +356,7 @@ void dlb_cli_free(struct dlb_options *o)
         free(o->sets[i]);
     free(o->sets);
     free(o->plugin_dirs);
+    free(o->args);
     for (size_t i = 0; i < o->n_owned; i++)
         free(o->owned[i]);
     free(o->owned);

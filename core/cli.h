@@ -9,6 +9,7 @@
 enum dlb_command {
     DLB_CMD_NONE, DLB_CMD_RUN, DLB_CMD_LIST, DLB_CMD_PLUGIN_HELP, DLB_CMD_INFO,
     DLB_CMD_HELP, DLB_CMD_VERSION,
+    DLB_CMD_COMPARE, DLB_CMD_HISTORY, DLB_CMD_BASELINE,
     DLB_CMD_CHILD  /* internal: run one configuration, see child.c */
 };
 
@@ -27,6 +28,13 @@ struct dlb_options {
     int quick;
     int verbose;
     int peak;                   /* info --peak */
+    /* compare, history, baseline */
+    char **args;                /* operands after the command word (into argv) */
+    size_t n_args;
+    double threshold;           /* --threshold, a fraction; < 0: the default */
+    int normalize;              /* --normalize */
+    int markdown;               /* --format markdown */
+    const char *baseline_dir;   /* --baseline-dir */
     char **owned;               /* strings the options own (from --resume) */
     size_t n_owned;
     /* internal, for DLB_CMD_CHILD */

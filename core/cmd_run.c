@@ -10,9 +10,12 @@
 
 #include "measure.h"
 #include "peak.h"
+#include "postrun.h"
 #include "progress.h"
 #include "runner.h"
+#include "search.h"
 #include "session.h"
+#include "vs_baseline.h"
 #include "workloads.h"
 
 /* CV above this earns a warning: the median is still sound, but the user
@@ -173,14 +176,10 @@ static dlb_status read_journal(struct run_state *r, struct dlb_error *err)
     return DLB_OK;
 }
 
-static json_t *find_record(json_t *recs, size_t index)
+static long long round_of(json_t *rec)
 {
-    size_t i;
-    json_t *v;
-    json_array_foreach(recs, i, v)
-        if ((size_t)json_integer_value(json_object_get(v, "index")) == index)
-            return v;
-    return NULL;
+    json_t *v = json_object_get(rec, "round");
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
 }
 
 static dlb_status check_resume_records(struct run_state *r, struct dlb_error *err)
@@ -201,9 +200,11 @@ static dlb_status check_resume_records(struct run_state *r, struct dlb_error *er
                               "configuration of this run's suite; the journal does not "
                               "belong to %s/suite.ini", r->dir, i + 1, idx, id ? id : "?",
                               r->dir);
+        /* halving runs a configuration once per round */
         for (size_t j = 0; j < i; j++)
             if ((size_t)json_integer_value(json_object_get(json_array_get(r->records, j),
-                                                           "index")) == idx)
+                                                           "index")) == idx &&
+                round_of(json_array_get(r->records, j)) == round_of(v))
                 return dlb_errorf(err, DLB_ERR_INPUT,
                                   "%s/journal.jsonl: configuration %zu appears twice "
                                   "(records %zu and %zu)", r->dir, idx, j + 1, i + 1);
@@ -211,10 +212,37 @@ static dlb_status check_resume_records(struct run_state *r, struct dlb_error *er
     return DLB_OK;
 }
 
-static char **child_argv(struct run_state *r, const struct dlb_config *c, char *idx)
+/* `--set` options giving a search round its share of the budget: keys
+ * that are axes keep theirs, as a --set would collapse the axis and
+ * renumber the plan. */
+static void round_sets(struct run_state *r, const struct dlb_config *c, double scale,
+                       char sets[2][64])
+{
+    sets[0][0] = sets[1][0] = '\0';
+    if (scale >= 1)
+        return;
+    const struct dlb_suite *s = &r->ses.suite;
+    int swept_cap = 0, swept_steps = 0;
+    char key[256];
+    for (size_t a = 0; a < s->n_axes; a++) {
+        dlb_suite_key_name(s, s->axes[a].ref, key, sizeof key);
+        swept_cap |= !strcmp(key, "time_cap");
+        swept_steps |= !strcmp(key, "train_steps");
+    }
+    long long steps = (long long)dlb_config_core(&r->ses.plan, c, "train_steps")->i;
+    if (!swept_cap)
+        snprintf(sets[0], 64, "time_cap=%.9gs",
+                 dlb_config_core(&r->ses.plan, c, "time_cap")->f * scale);
+    if (!swept_steps && steps > 0)
+        snprintf(sets[1], 64, "train_steps=%lld",
+                 (long long)(steps * scale) > 0 ? (long long)(steps * scale) : 1LL);
+}
+
+static char **child_argv(struct run_state *r, const struct dlb_config *c, char *idx,
+                         char sets[2][64])
 {
     const struct dlb_options *o = r->opts;
-    size_t n = 0, cap = 14 + 2 * (o->n_sets + o->n_plugin_dirs);
+    size_t n = 0, cap = 18 + 2 * (o->n_sets + o->n_plugin_dirs);
     char **av = calloc(cap, sizeof *av);
     if (!av)
         return NULL;
@@ -239,6 +267,11 @@ static char **child_argv(struct run_state *r, const struct dlb_config *c, char *
         av[n++] = "--set";
         av[n++] = o->sets[i];
     }
+    for (size_t i = 0; i < 2; i++)
+        if (sets[i][0]) {
+            av[n++] = "--set";
+            av[n++] = sets[i];
+        }
     for (size_t i = 0; i < o->n_plugin_dirs; i++) {
         av[n++] = "--plugin-dir";
         av[n++] = (char *)o->plugin_dirs[i];
@@ -266,20 +299,23 @@ static int is_failure(json_t *rec)
     return !s || (strcmp(s, "ok") != 0 && strcmp(s, "skipped") != 0);
 }
 
-/* Run every configuration not yet in the journal. Returns how many could
- * not start before --time-limit. */
-static size_t run_missing(struct run_state *r, int *failures, struct dlb_error *err)
+/* Run the configurations of one search round not yet in the journal.
+ * Returns how many could not start before --time-limit. */
+static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
+                        double start, int *failures, struct dlb_error *err)
 {
     struct dlb_progress prog;
     size_t todo = 0, k = 0, not_run = 0;
-    for (size_t i = 0; i < r->ses.plan.n; i++)
-        if (!find_record(r->records, r->ses.plan.configs[i].index))
+    for (size_t i = 0; i < rd->n; i++)
+        if (!dlb_search_find(r->records, r->ses.plan.configs[rd->pos[i]].index, rd->round))
             todo++;
+    if (rd->round >= 0 && todo)
+        fprintf(stderr, "dlbench: search round %d: %zu configuration%s at %.3g of the "
+                        "budget\n", rd->round, todo, todo == 1 ? "" : "s", rd->scale);
     dlb_progress_init(&prog, todo);
-    double start = dlb_now();
-    for (size_t i = 0; i < r->ses.plan.n; i++) {
-        const struct dlb_config *c = &r->ses.plan.configs[i];
-        if (find_record(r->records, c->index))
+    for (size_t i = 0; i < rd->n; i++) {
+        const struct dlb_config *c = &r->ses.plan.configs[rd->pos[i]];
+        if (dlb_search_find(r->records, c->index, rd->round))
             continue;
         if (r->opts->time_limit_s > 0 && dlb_now() - start >= r->opts->time_limit_s) {
             not_run++;
@@ -287,9 +323,14 @@ static size_t run_missing(struct run_state *r, int *failures, struct dlb_error *
         }
         k++;
         dlb_progress_start(&prog, k, c->id);
-        char idx[32], logname[64];
-        char **av = child_argv(r, c, idx);
-        snprintf(logname, sizeof logname, "logs/config-%zu.log", c->index);
+        char idx[32], logname[96], sets[2][64];
+        round_sets(r, c, rd->scale, sets);
+        char **av = child_argv(r, c, idx, sets);
+        if (rd->round >= 0)
+            snprintf(logname, sizeof logname, "logs/config-%zu-round-%d.log", c->index,
+                     rd->round);
+        else
+            snprintf(logname, sizeof logname, "logs/config-%zu.log", c->index);
         char *log = path_join(r->dir, logname);
         double timeout = dlb_config_core(&r->ses.plan, c, "timeout")->f;
         struct dlb_child_spec spec = {av, timeout, log};
@@ -307,6 +348,8 @@ static size_t run_missing(struct run_state *r, int *failures, struct dlb_error *
          * whatever a dying child managed to write. */
         json_object_set_new(rec, "index", json_integer((json_int_t)c->index));
         json_object_set_new(rec, "id", json_string(c->id));
+        if (rd->round >= 0)
+            json_object_set_new(rec, "round", json_integer(rd->round));
         if (dlb_journal_append(r->journal, rec, err) != DLB_OK)
             fprintf(stderr, "dlbench: %s\n", err->msg);
         dlb_progress_done(&prog, k, c->id, rec);
@@ -318,16 +361,36 @@ static size_t run_missing(struct run_state *r, int *failures, struct dlb_error *
     return not_run;
 }
 
-/* Records in plan order, for the result files. */
-static json_t *ordered_records(struct run_state *r)
+/* Run the suite's search (core/search.c) round by round: a round is
+ * decided from the records of the ones before, so it needs them all. */
+static size_t run_missing(struct run_state *r, int *failures, struct dlb_error *err)
 {
-    json_t *out = json_array();
-    for (size_t i = 0; i < r->ses.plan.n; i++) {
-        json_t *rec = find_record(r->records, r->ses.plan.configs[i].index);
-        if (rec)
-            json_array_append(out, rec);
+    struct dlb_search srch = dlb_search_of(&r->ses.plan);
+    struct dlb_select_settings set;
+    size_t not_run = 0;
+    double start = dlb_now();
+    if (dlb_select_settings(&r->ses.plan, &set, err) != DLB_OK) {
+        fprintf(stderr, "dlbench: %s\n", err->msg);
+        (*failures)++;
+        return 0;
     }
-    return out;
+    for (int round = 0; !not_run; round++) {
+        struct dlb_search_round rd;
+        int done = 0;
+        if (dlb_search_round(&r->ses.plan, &srch, &set, r->records, round, &rd, &done,
+                             err) != DLB_OK) {
+            fprintf(stderr, "dlbench: %s\n", err->msg);
+            (*failures)++;
+            break;
+        }
+        if (done)
+            break;
+        not_run = run_round(r, &rd, start, failures, err);
+        free(rd.pos);
+        if (rd.last)
+            break;
+    }
+    return not_run;
 }
 
 static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
@@ -428,7 +491,8 @@ int dlb_cmd_run(struct dlb_options *o)
     r.journal = NULL;
 
     add_suite_context(&r, start);
-    json_t *recs = ordered_records(&r);
+    json_t *recs = dlb_search_final_records(&r.ses.plan, r.records);
+    dlb_vs_baseline_annotate(recs, r.ses.plan.n ? r.ses.plan.configs[0].id : NULL);
     if (dlb_results_write(r.dir, r.context, recs, &err) != DLB_OK) {
         fprintf(stderr, "dlbench: %s\n", err.msg);
         json_decref(recs);
@@ -439,17 +503,29 @@ int dlb_cmd_run(struct dlb_options *o)
     FILE *tf = fopen(table, "w");
     if (tf) {
         dlb_results_print(tf, DLB_FORMAT_TABLE, r.context, recs);
-        fclose(tf);
+        dlb_vs_baseline_print(tf, recs);
     }
     free(table);
     dlb_results_print(stdout, o->format, r.context, recs);
+    if (o->format == DLB_FORMAT_TABLE)
+        dlb_vs_baseline_print(stdout, recs);
+    /* Selection, plots, report and best.ini: after the result files, so
+     * a failure there loses no measurement. */
+    struct dlb_postrun pr = {r.dir, r.origin, &r.ses.plan, r.context, recs,
+                             o->format == DLB_FORMAT_TABLE ? stdout : stderr, tf};
+    int winner = 0;
+    int post_failed = dlb_postrun(&pr, &winner) != DLB_OK;
+    if (tf)
+        fclose(tf);
     json_decref(recs);
     if (not_run)
         fprintf(stderr, "dlbench: --time-limit reached: %zu configuration%s not run; "
                         "finish with: dlbench --resume %s\n", not_run, not_run == 1 ? "" : "s",
                 r.dir);
     fprintf(stderr, "dlbench: results in %s\n", r.dir);
-    rc = failures || not_run ? 1 : 0;
+    /* No winner (every configuration broke a constraint) is a result the
+     * caller must notice, as a failed configuration is. */
+    rc = failures || not_run || !winner || post_failed ? 1 : 0;
 out:
     if (r.journal)
         dlb_journal_close(r.journal);

@@ -5,6 +5,7 @@
 
 #include "child.h"
 #include "cli.h"
+#include "cmd_compare.h"
 #include "cmd_list.h"
 #include "cmd_run.h"
 
@@ -24,6 +25,9 @@ int main(int argc, char **argv)
     case DLB_CMD_PLUGIN_HELP: rc = dlb_cmd_plugin_help(&opts); break;
     case DLB_CMD_INFO: rc = dlb_cmd_info(&opts); break;
     case DLB_CMD_CHILD: rc = dlb_child_main(&opts); break;
+    case DLB_CMD_COMPARE: rc = dlb_cmd_compare(&opts); break;
+    case DLB_CMD_HISTORY: rc = dlb_cmd_history(&opts); break;
+    case DLB_CMD_BASELINE: rc = dlb_cmd_baseline(&opts); break;
     case DLB_CMD_VERSION:
         printf("dlbench %s (commit %s)\n", PACKAGE_VERSION, DLB_GIT_COMMIT);
         break;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "param.h"
+#include "select.h"
 
 /* More configurations than this is a sweep nobody can run: a typo. */
 #define DLB_PLAN_MAX_CONFIGS 100000
@@ -340,6 +341,11 @@ dlb_status dlb_plan_build(const struct dlb_suite *s,
     dlb_status st = prepare(&b, ov);
     if (st == DLB_OK)
         st = build_configs(&b, out);
+    /* The selection keys name configurations: check them against the
+     * plan, before anything runs. */
+    struct dlb_select_settings sel;
+    if (st == DLB_OK)
+        st = dlb_select_settings(out, &sel, err);
     for (unsigned k = 0; b.vals && k < b.n_flat; k++)
         dlb_value_clear(&b.vals[k]);
     for (size_t a = 0; a < b.n_axes; a++) {

@@ -113,6 +113,13 @@ out:
 dlb_status dlb_results_write(const char *dir, json_t *context, json_t *records,
                              struct dlb_error *err)
 {
+    return dlb_results_write_extra(dir, context, records, NULL, err);
+}
+
+dlb_status dlb_results_write_extra(const char *dir, json_t *context,
+                                   json_t *records, json_t *extra,
+                                   struct dlb_error *err)
+{
     if (!json_is_array(records))
         return dlb_errorf(err, DLB_ERR_INTERNAL,
                           "results for %s: records is not an array", dir);
@@ -128,6 +135,9 @@ dlb_status dlb_results_write(const char *dir, json_t *context, json_t *records,
     json_t *doc = dlb_results_document(context, records);
     if (!doc)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory writing results");
+    /* update_new would let a member of `extra` replace a required one */
+    if (extra)
+        json_object_update_missing(doc, extra);
     dlb_status s = write_atomic(dir, "results.json", emit_json, doc, err);
     json_decref(doc);
     if (s == DLB_OK)

@@ -58,6 +58,12 @@ dlb_status dlb_journal_read(const char *path, json_t **records, int *torn,
 dlb_status dlb_results_write(const char *dir, json_t *context, json_t *records,
                              struct dlb_error *err);
 
+/* The same, with the members of `extra` (an object, may be NULL) added at
+ * the top level of results.json, after the required ones ("selection"). */
+dlb_status dlb_results_write_extra(const char *dir, json_t *context,
+                                   json_t *records, json_t *extra,
+                                   struct dlb_error *err);
+
 /* Read and check a results.json (schema version, required members). */
 dlb_status dlb_results_read(const char *path, json_t **root,
                             struct dlb_error *err);

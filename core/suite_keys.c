@@ -12,6 +12,8 @@ static const char *const modes[] = {"train", "infer", NULL};
 static const char *const datasets[] = {"auto", "fashion-mnist", "synthetic",
                                        NULL};
 static const char *const backends[] = {"ref", "cpu", "cuda", NULL};
+static const char *const objectives[] = {"throughput", "latency",
+                                         "time_to_accuracy", NULL};
 
 const struct dlb_param_def dlb_suite_keys[] = {
     {"name", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
@@ -67,6 +69,25 @@ const struct dlb_param_def dlb_suite_keys[] = {
      "comma-separated list of plugins to activate even without a section"},
     {"accuracy_tolerance", DLB_PARAM_FLOAT, "0.5", MIN_, 0, 0, NULL, "points",
      "largest accuracy drop against the baseline a winner may have"},
+    /* Selection (core/select.c): what "best" means for the suite. One
+     * objective per suite, so none of these may be swept. */
+    {"objective", DLB_PARAM_ENUM, "throughput", FIXED_, 0, 0, objectives,
+     NULL, "what the winner is best at: throughput (samples/s), latency "
+     "(median step time) or time_to_accuracy (time to target_accuracy)"},
+    {"baseline", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
+     "the configuration others are compared with, as axis values "
+     "(\"batch=64 amp.enable=off\"); \"\" = the plan's first"},
+    {"memory_budget", DLB_PARAM_SIZE, "0", FIXED_ | MIN_, 0, 0, NULL, "bytes",
+     "largest peak memory (peak_rss or a pool's reserved_peak) a winner may "
+     "have; 0 = none"},
+    {"target_accuracy", DLB_PARAM_FLOAT, "0", FIXED_ | MIN_ | MAX_, 0, 100,
+     NULL, "%", "accuracy that objective = time_to_accuracy must reach"},
+    {"search", DLB_PARAM_STRING, "grid", FIXED_, 0, 0, NULL, NULL,
+     "which configurations run: grid (all), random:N (a seeded subset of N) "
+     "or halving (successive halving)"},
+    {"significance", DLB_PARAM_FLOAT, "0.05",
+     FIXED_ | XMIN_ | MAX_ | DLB_PARAM_MAX_EXCLUSIVE, 0, 1, NULL, NULL,
+     "Mann-Whitney p-value below which a difference from the winner counts"},
 };
 
 const unsigned dlb_suite_n_keys =

@@ -45,6 +45,8 @@ struct cnn {
     struct dlb_batch_spec bspec;
     struct dlb_batch_plugin plugin;
     float *images, *logprobs;        /* mode = infer: one prepared batch */
+    uint64_t measured_steps;         /* steps timed by the harness */
+    double measured_s;               /* their wall time, for the cast share */
 };
 
 static const struct dlb_value *key(const struct cnn *c, const char *name)
@@ -164,12 +166,30 @@ static dlb_status setup_train(struct cnn *c, struct dlb_workload_info *info,
                                           x->batch_source_host};
     c->trainer = (struct dlb_trainer){
         .model = c->model, .precision = x->precision,
-        .precision_state = x->precision_state, .executor = x->executor,
+        .precision_state = x->precision_state,
+        .precision_abi_minor = x->precision_abi_minor, .executor = x->executor,
         .executor_state = x->executor_state, .executor_host = x->executor_host};
-    s = dlb_batches_open(&c->train, &c->bspec, &c->plugin, &c->trainer.batches,
-                         err);
+    s = dlb_trainer_set_precision(&c->trainer, err);
+    if (s == DLB_OK)
+        s = dlb_batches_open(&c->train, &c->bspec, &c->plugin,
+                             &c->trainer.batches, err);
     info->flops_per_step = (c->spec->flops_fwd + c->spec->flops_bwd) * c->batch;
     return s;
+}
+
+/* Low-precision inference, as users run a model converted to half: the
+ * whole forward pass in the convolutions' compute type, the weights cast
+ * once here, after the reference weights and any transform. */
+static dlb_status set_infer_precision(struct cnn *c, struct dlb_error *err)
+{
+    const struct dlb_precision_hooks *h = c->ctx->precision;
+    enum dlb_dtype types[DLB_LAYER_KIND_COUNT];
+    if (!h || !h->compute_type)
+        return DLB_OK;
+    enum dlb_dtype t = h->compute_type(c->ctx->precision_state, DLB_LAYER_CONV);
+    for (int k = 0; k < DLB_LAYER_KIND_COUNT; k++)
+        types[k] = t;
+    return dlb_model_set_precision(c->model, types, 1, err);
 }
 
 static dlb_status setup_infer(struct cnn *c, struct dlb_workload_info *info,
@@ -185,6 +205,8 @@ static dlb_status setup_infer(struct cnn *c, struct dlb_workload_info *info,
     dlb_status s = dlb_ref_weights_get(c->model, &req, NULL, err);
     if (s == DLB_OK)
         s = apply_transform(c, err);
+    if (s == DLB_OK)
+        s = set_infer_precision(c, err);
     if (s != DLB_OK)
         return s;
     uint32_t *idx = malloc((size_t)c->batch * sizeof *idx);
@@ -253,12 +275,15 @@ static dlb_status cnn_step(void *wl)
 {
     struct cnn *c = wl;
     struct dlb_error err = {""};
+    double t0 = c->host->now(c->host);
     dlb_status s = c->infer
         ? dlb_model_infer(c->model, c->images, c->batch, c->logprobs, &err)
         : dlb_trainer_step(&c->trainer, 0, &err);
     /* The step is timed by the host: its work must be done when it ends. */
     if (s == DLB_OK && (s = DLB_BE_CALL0(c->be, synchronize)) != DLB_OK)
         dlb_errorf(&err, s, "synchronize: %s", dlb_backend_last_error(c->be));
+    c->measured_steps++;
+    c->measured_s += c->host->now(c->host) - t0;
     return s == DLB_OK ? s : fail(c, s, &err);
 }
 
@@ -278,12 +303,25 @@ static dlb_status eval_test(struct cnn *c, struct dlb_error *err)
     return DLB_OK;
 }
 
+/* The casts of the measured steps (mixed precision): seconds per step and
+ * share of the step time. Read before the training run adds its own. */
+static void record_casts(struct cnn *c)
+{
+    if (!c->ctx->precision || !c->measured_steps)
+        return;
+    double cast = dlb_model_cast_seconds(c->model);
+    c->host->metric(c->host, "cast_time_s", "s", cast / (double)c->measured_steps);
+    if (c->measured_s > 0)
+        c->host->metric(c->host, "cast_share", "%", 100.0 * cast / c->measured_s);
+}
+
 static dlb_status cnn_evaluate(void *wl)
 {
     struct cnn *c = wl;
     struct dlb_error err = {""};
     double loss = 0.0, secs = 0.0;
     dlb_status s = DLB_OK;
+    record_casts(c);
     if (!c->infer && c->train_steps == 0)
         return DLB_OK; /* measure only: no quality figures asked for */
     if (!c->infer) {

@@ -22,6 +22,7 @@ struct dlb_workload_ctx {
     const struct dlb_host *batch_source_host;
     const struct dlb_precision_hooks *precision;
     void *precision_state;
+    unsigned precision_abi_minor; /* the plugin's ABI minor: which hooks exist */
     const struct dlb_transform_hooks *transform;
     void *transform_state;
     const struct dlb_host *transform_host;

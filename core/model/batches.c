@@ -58,21 +58,29 @@ dlb_status dlb_batches_open(const struct dlb_dataset *d,
     return DLB_OK;
 }
 
+dlb_status dlb_batches_fill(const struct dlb_dataset *d, const uint32_t *indices,
+                            uint32_t n, int augment, uint64_t seed,
+                            uint64_t epoch, uint64_t index, float *images,
+                            int32_t *labels)
+{
+    struct dlb_rng rng;
+    dlb_rng_seed_stream(&rng, seed, DLB_BATCH_AUG_STREAM + (epoch << 32) + index);
+    return dlb_batch_fill(d, indices, n, augment, &rng, images, labels);
+}
+
 static dlb_status baseline_next(struct dlb_batches *b, struct dlb_batch *out,
                                 struct dlb_error *err)
 {
     const struct dlb_dataset *d = b->d;
     uint32_t n = b->spec.batch;
-    struct dlb_rng rng;
     if (b->pos + n > d->n) {
         b->epoch++;
         b->pos = b->index = 0;
         dlb_epoch_order(b->order, d->n, b->spec.seed, b->epoch, b->spec.shuffle);
     }
-    dlb_rng_seed_stream(&rng, b->spec.seed,
-                        DLB_BATCH_AUG_STREAM + (b->epoch << 32) + b->index);
-    dlb_status s = dlb_batch_fill(d, b->order + b->pos, n, b->spec.augment,
-                                  &rng, b->images, b->labels);
+    dlb_status s = dlb_batches_fill(d, b->order + b->pos, n, b->spec.augment,
+                                    b->spec.seed, b->epoch, b->index,
+                                    b->images, b->labels);
     if (s != DLB_OK)
         return dlb_errorf(err, s, "filling a batch from %s failed", d->source);
     b->pos += n;

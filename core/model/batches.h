@@ -16,6 +16,15 @@
 
 struct dlb_batches;
 
+/* Batch `index` of epoch `epoch` from d->images[indices[i]], i < n, with the
+ * augmentation draws of stream DLB_BATCH_AUG_STREAM + (epoch << 32) + index
+ * of `seed`: the one derivation shared by the baseline and the host's
+ * batch_fill service, so a plugin's batches are the baseline's bit for bit. */
+dlb_status dlb_batches_fill(const struct dlb_dataset *d, const uint32_t *indices,
+                            uint32_t n, int augment, uint64_t seed,
+                            uint64_t epoch, uint64_t index, float *images,
+                            int32_t *labels);
+
 /* A plugin's batch source, or all NULL for the baseline. */
 struct dlb_batch_plugin {
     const struct dlb_batch_source_hooks *hooks;

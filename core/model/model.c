@@ -131,6 +131,7 @@ void dlb_model_destroy(struct dlb_model *m)
     const struct dlb_backend_ops *ops = dlb_backend_ops_of(m->be);
     if (m->act && m->own)
         dlb_model_step_release(m);
+    dlb_model_prec_free(m);
     for (size_t i = 0; i < m->n_params; i++) {
         ops->buffer_free(m->be, m->params[i].t.buf);
         ops->buffer_free(m->be, m->params[i].grad);
@@ -177,8 +178,10 @@ dlb_status dlb_model_find(struct dlb_model *m, const char *name,
         struct dlb_model_param *p = &m->params[i];
         if (strcmp(p->name, name) != 0)
             continue;
-        if (value)
+        if (value) {
             *value = p->t.buf;
+            dlb_model_weights_changed(m); /* the caller may write it */
+        }
         if (grad)
             *grad = p->grad;
         if (momentum)

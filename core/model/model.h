@@ -86,6 +86,30 @@ dlb_status dlb_model_evaluate(struct dlb_model *m, const struct dlb_dataset *d,
                               uint32_t batch, double *loss, double *accuracy,
                               struct dlb_error *err);
 
+/* Mixed precision. `types` (DLB_LAYER_KIND_COUNT entries, NULL: none)
+ * gives the type each layer kind computes and outputs in; a layer whose
+ * input has another type casts it first, and its input gradient is cast
+ * back to the type of the layer before, so any per-kind policy is correct
+ * and casts run only where the types change. Parameters, their gradients,
+ * momentum, batch-norm statistics and the SGD step stay in the model's
+ * type. Conv and linear layers of another type get a weight copy, cast
+ * from the master weights once before the next forward pass after each
+ * change (once per training step; once for inference). With
+ * `master_weights` 0 the weights are rounded to the copy's type after
+ * every update instead. */
+dlb_status dlb_model_set_precision(struct dlb_model *m,
+                                   const enum dlb_dtype *types,
+                                   int master_weights, struct dlb_error *err);
+
+/* Say that the weights were written outside the model's own steps (a
+ * checkpoint, a transform): the low-precision copies are cast again. */
+void dlb_model_weights_changed(struct dlb_model *m);
+
+/* Seconds spent in casts since the model was created (activations,
+ * gradients, weight copies), on the backend's timers; waits for the
+ * device. */
+double dlb_model_cast_seconds(struct dlb_model *m);
+
 /* The tensors a checkpoint holds, in a fixed order (the learnable ones and
  * the batchnorm running statistics; not gradients or momentum). */
 size_t dlb_model_n_tensors(const struct dlb_model *m);

@@ -16,27 +16,70 @@ static struct dlb_model_param *par(struct dlb_model *m, int index)
     return index >= 0 ? &m->params[index] : NULL;
 }
 
-static dlb_status bwd_conv(struct dlb_model *m, struct dlb_model_layer *ml,
-                           struct bwd_io *io)
+/* The weight gradient a conv or linear backward writes: the master's
+ * gradient, or, for a layer computing in a low precision, a step buffer of
+ * that type that weight_grad_done casts into the master's gradient (as
+ * autocast's cast back to the fp32 parameter does). */
+static dlb_status weight_grad(struct dlb_model *m, struct dlb_model_layer *ml,
+                              struct dlb_buffer **dw, struct dlb_error *err)
 {
-    struct dlb_conv2d_desc d = dlb_model_conv_desc(ml->spec, m->n);
-    struct dlb_model_param *w = par(m, ml->weight), *b = par(m, ml->bias);
-    dlb_status s = DLB_OK;
-    if (io->need_dx)
-        s = DLB_BE_CALL(m->be, conv2d_bwd_data, &d, w->t.buf, io->dy, io->dx);
+    struct dlb_model_param *w = par(m, ml->weight);
+    *dw = w->grad;
+    if (!ml->w_lp)
+        return DLB_OK;
+    return dlb_model_step_alloc(m, dlb_buffer_dtype(ml->w_lp), w->t.count,
+                                ml->spec->name, dw, err);
+}
+
+static dlb_status weight_grad_done(struct dlb_model *m,
+                                   struct dlb_model_layer *ml,
+                                   struct dlb_buffer **dw, dlb_status s,
+                                   struct dlb_error *err)
+{
+    struct dlb_model_param *w = par(m, ml->weight);
+    if (*dw == w->grad)
+        return s;
     if (s == DLB_OK)
-        s = DLB_BE_CALL(m->be, conv2d_bwd_weights, &d, io->x, io->dy, w->grad,
-                        b ? b->grad : NULL);
+        s = dlb_model_cast(m, w->t.count, *dw, w->grad, ml->spec->name, err);
+    dlb_model_step_free(m, dw);
     return s;
 }
 
+static dlb_status bwd_conv(struct dlb_model *m, struct dlb_model_layer *ml,
+                           struct bwd_io *io, struct dlb_error *err)
+{
+    struct dlb_conv2d_desc d = dlb_model_conv_desc(ml->spec, m->n);
+    struct dlb_model_param *b = par(m, ml->bias);
+    struct dlb_buffer *wb = dlb_model_layer_weights(m, (size_t)(ml - m->layers));
+    struct dlb_buffer *dw = NULL;
+    dlb_status s = weight_grad(m, ml, &dw, err);
+    if (s != DLB_OK)
+        return s;
+    if (io->need_dx)
+        s = DLB_BE_CALL(m->be, conv2d_bwd_data, &d, wb, io->dy, io->dx);
+    if (s == DLB_OK)
+        s = DLB_BE_CALL(m->be, conv2d_bwd_weights, &d, io->x, io->dy, dw,
+                        b ? b->grad : NULL);
+    if (s != DLB_OK)
+        s = dlb_model_be_fail(m, s, ml->spec->name, "backward", err);
+    return weight_grad_done(m, ml, &dw, s, err);
+}
+
 static dlb_status bwd_linear(struct dlb_model *m, struct dlb_model_layer *ml,
-                             struct bwd_io *io)
+                             struct bwd_io *io, struct dlb_error *err)
 {
     struct dlb_linear_desc d = dlb_model_linear_desc(ml->spec, m->n);
-    struct dlb_model_param *w = par(m, ml->weight), *b = par(m, ml->bias);
-    return DLB_BE_CALL(m->be, linear_bwd, &d, io->x, w->t.buf, io->dy, io->dx,
-                       w->grad, b ? b->grad : NULL);
+    struct dlb_model_param *b = par(m, ml->bias);
+    struct dlb_buffer *wb = dlb_model_layer_weights(m, (size_t)(ml - m->layers));
+    struct dlb_buffer *dw = NULL;
+    dlb_status s = weight_grad(m, ml, &dw, err);
+    if (s != DLB_OK)
+        return s;
+    s = DLB_BE_CALL(m->be, linear_bwd, &d, io->x, wb, io->dy, io->dx, dw,
+                    b ? b->grad : NULL);
+    if (s != DLB_OK)
+        s = dlb_model_be_fail(m, s, ml->spec->name, "backward", err);
+    return weight_grad_done(m, ml, &dw, s, err);
 }
 
 static dlb_status bwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
@@ -50,15 +93,15 @@ static dlb_status bwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
 }
 
 static dlb_status run_bwd(struct dlb_model *m, struct dlb_model_layer *ml,
-                          struct bwd_io *io)
+                          struct bwd_io *io, struct dlb_error *err)
 {
     const struct dlb_layer_spec *L = ml->spec;
     size_t count = (size_t)m->n * dlb_model_act_size(m, (size_t)(ml - m->layers) + 1);
     struct dlb_pool_desc pd;
     struct dlb_dropout_desc dd;
     switch (L->kind) {
-    case DLB_LAYER_CONV: return bwd_conv(m, ml, io);
-    case DLB_LAYER_LINEAR: return bwd_linear(m, ml, io);
+    case DLB_LAYER_CONV: return bwd_conv(m, ml, io, err);
+    case DLB_LAYER_LINEAR: return bwd_linear(m, ml, io, err);
     case DLB_LAYER_BATCHNORM: return bwd_bn(m, ml, io);
     case DLB_LAYER_MAXPOOL:
     case DLB_LAYER_AVGPOOL:
@@ -96,21 +139,32 @@ static dlb_status layer_bwd(struct dlb_model *m, size_t i, struct bwd_io *io,
     if (!io->need_dx && !has_params)
         return DLB_OK;
     /* Batchnorm's backward always produces dx. */
+    size_t in_count = (size_t)m->n * dlb_model_act_size(m, i);
     if (io->need_dx || L->kind == DLB_LAYER_BATCHNORM) {
-        s = dlb_model_step_alloc(m, m->dtype,
-                                 (size_t)m->n * dlb_model_act_size(m, i), L->name,
-                                 &io->dx, err);
+        s = dlb_model_step_alloc(m, dlb_model_layer_type(m, i), in_count,
+                                 L->name, &io->dx, err);
         if (s != DLB_OK)
             return s;
         io->dx_owned = 1;
     }
-    s = run_bwd(m, ml, io);
+    /* The input as the layer saw it: the cast copy when there was one. */
+    if (ml->x_in)
+        io->x = ml->x_in;
+    s = run_bwd(m, ml, io, err);
+    if (s != DLB_OK && L->kind != DLB_LAYER_CONV && L->kind != DLB_LAYER_LINEAR)
+        s = dlb_model_be_fail(m, s, L->name, "backward", err);
     dlb_model_step_free(m, &ml->ws);
     dlb_model_step_free(m, &ml->save_mean);
     dlb_model_step_free(m, &ml->save_invstd);
+    dlb_model_step_free(m, &ml->x_in);
     if (!io->need_dx)
         dlb_model_step_free(m, &io->dx);
-    return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "backward", err);
+    /* The gradient in the type of the layer before (its output's). */
+    else if (s == DLB_OK)
+        s = dlb_model_cast_to(m, &io->dx, &io->dx_owned,
+                              dlb_buffer_dtype(m->act[i]), in_count, L->name,
+                              err);
+    return s;
 }
 
 dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
@@ -121,7 +175,8 @@ dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
     struct dlb_loss_desc ld = {m->n, last->in_c};
     struct dlb_buffer *dy = NULL;
     int dy_owned = 1;
-    dlb_status s = dlb_model_step_alloc(m, m->dtype, (size_t)m->n * last->in_c,
+    size_t count = (size_t)m->n * last->in_c;
+    dlb_status s = dlb_model_step_alloc(m, dlb_buffer_dtype(m->act[nl]), count,
                                         last->name, &dy, err);
     if (s != DLB_OK)
         return s;
@@ -130,6 +185,12 @@ dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
     if (s != DLB_OK) {
         dlb_model_step_free(m, &dy);
         return dlb_model_be_fail(m, s, last->name, "backward", err);
+    }
+    /* The loss is fp32; the logits may come from a low-precision layer. */
+    if ((s = dlb_model_cast_to(m, &dy, &dy_owned, dlb_buffer_dtype(m->act[nl - 1]),
+                               count, last->name, err)) != DLB_OK) {
+        dlb_model_step_free(m, &dy);
+        return s;
     }
     /* Each activation is released once the last layer that reads it is
      * done, as an eager framework frees its saved tensors. */

@@ -119,6 +119,7 @@ dlb_status dlb_model_load(struct dlb_model *m, const char *path,
             s = dlb_errorf(err, s, "%s: tensor '%s': writing it to the device: "
                            "%s", path, mt->name, dlb_backend_last_error(be));
     }
+    dlb_model_weights_changed(m);
     if (file_out && s == DLB_OK)
         *file_out = f;
     else

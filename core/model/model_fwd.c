@@ -53,9 +53,16 @@ static dlb_status fwd_pool(struct dlb_model *m, struct dlb_model_layer *ml,
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "forward", err);
 }
 
-dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
-                               struct dlb_buffer *x, struct dlb_buffer **y,
-                               int *owned, struct dlb_error *err)
+/* Layers whose backward pass reads their input. */
+static int keeps_input(enum dlb_layer_kind k)
+{
+    return k == DLB_LAYER_CONV || k == DLB_LAYER_LINEAR ||
+           k == DLB_LAYER_BATCHNORM;
+}
+
+static dlb_status run_fwd(struct dlb_model *m, size_t i, int train,
+                          struct dlb_buffer *x, struct dlb_buffer *y,
+                          struct dlb_error *err)
 {
     struct dlb_model_layer *ml = &m->layers[i];
     const struct dlb_layer_spec *L = ml->spec;
@@ -65,6 +72,49 @@ dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
     struct dlb_dropout_desc dd;
     struct dlb_loss_desc sd = {m->n, L->in_c};
     dlb_status s;
+    switch (L->kind) {
+    case DLB_LAYER_CONV:
+        cd = dlb_model_conv_desc(L, m->n);
+        s = DLB_BE_CALL(m->be, conv2d_fwd, &cd, x, dlb_model_layer_weights(m, i),
+                        opt_buf(m, ml->bias), y);
+        break;
+    case DLB_LAYER_MAXPOOL:
+    case DLB_LAYER_AVGPOOL:
+        return fwd_pool(m, ml, train, x, y, err);
+    case DLB_LAYER_RELU:
+        s = DLB_BE_CALL(m->be, relu_fwd, count, x, y);
+        break;
+    case DLB_LAYER_DROPOUT:
+        dd = dlb_model_drop_desc(L, m->n, ml->drop_seed);
+        s = DLB_BE_CALL(m->be, dropout_fwd, &dd, x, y);
+        break;
+    case DLB_LAYER_BATCHNORM:
+        return fwd_bn(m, ml, train, x, y, err);
+    case DLB_LAYER_LINEAR:
+        ld = dlb_model_linear_desc(L, m->n);
+        s = DLB_BE_CALL(m->be, linear_fwd, &ld, x, dlb_model_layer_weights(m, i),
+                        opt_buf(m, ml->bias), y);
+        break;
+    case DLB_LAYER_LOGSOFTMAX:
+        s = DLB_BE_CALL(m->be, logsoftmax_fwd, &sd, x, y);
+        break;
+    default:
+        s = DLB_ERR_INTERNAL;
+        break;
+    }
+    return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "forward", err);
+}
+
+dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
+                               struct dlb_buffer *x, struct dlb_buffer **y,
+                               int *owned, struct dlb_error *err)
+{
+    struct dlb_model_layer *ml = &m->layers[i];
+    const struct dlb_layer_spec *L = ml->spec;
+    size_t count = (size_t)m->n * dlb_model_act_size(m, i + 1);
+    enum dlb_dtype t = dlb_model_layer_type(m, i);
+    struct dlb_buffer *xc = NULL;
+    dlb_status s;
 
     *y = NULL;
     *owned = 0;
@@ -72,38 +122,22 @@ dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
         *y = x;
         return DLB_OK;
     }
-    if ((s = dlb_model_step_alloc(m, m->dtype, count, L->name, y, err)))
-        return s;
-    *owned = 1;
-    switch (L->kind) {
-    case DLB_LAYER_CONV:
-        cd = dlb_model_conv_desc(L, m->n);
-        s = DLB_BE_CALL(m->be, conv2d_fwd, &cd, x, buf(m, ml->weight),
-                        opt_buf(m, ml->bias), *y);
-        break;
-    case DLB_LAYER_MAXPOOL:
-    case DLB_LAYER_AVGPOOL:
-        return fwd_pool(m, ml, train, x, *y, err);
-    case DLB_LAYER_RELU:
-        s = DLB_BE_CALL(m->be, relu_fwd, count, x, *y);
-        break;
-    case DLB_LAYER_DROPOUT:
-        dd = dlb_model_drop_desc(L, m->n, ml->drop_seed);
-        s = DLB_BE_CALL(m->be, dropout_fwd, &dd, x, *y);
-        break;
-    case DLB_LAYER_BATCHNORM:
-        return fwd_bn(m, ml, train, x, *y, err);
-    case DLB_LAYER_LINEAR:
-        ld = dlb_model_linear_desc(L, m->n);
-        s = DLB_BE_CALL(m->be, linear_fwd, &ld, x, buf(m, ml->weight),
-                        opt_buf(m, ml->bias), *y);
-        break;
-    case DLB_LAYER_LOGSOFTMAX:
-        s = DLB_BE_CALL(m->be, logsoftmax_fwd, &sd, x, *y);
-        break;
-    default:
-        s = DLB_ERR_INTERNAL;
-        break;
+    /* The input in the layer's type; backward reads the same copy. */
+    if (dlb_buffer_dtype(x) != t) {
+        s = dlb_model_cast_new(m, x, t, (size_t)m->n * dlb_model_act_size(m, i),
+                               L->name, &xc, err);
+        if (s != DLB_OK)
+            return s;
+        x = xc;
     }
-    return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "forward", err);
+    s = dlb_model_step_alloc(m, t, count, L->name, y, err);
+    if (s == DLB_OK) {
+        *owned = 1;
+        s = run_fwd(m, i, train, x, *y, err);
+    }
+    if (xc && train && keeps_input(L->kind) && s == DLB_OK)
+        ml->x_in = xc;
+    else
+        dlb_model_step_free(m, &xc);
+    return s;
 }

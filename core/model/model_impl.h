@@ -26,6 +26,13 @@ struct dlb_model_layer {
     struct dlb_buffer *ws;       /* max-pooling indices */
     struct dlb_buffer *save_mean, *save_invstd;
     uint64_t drop_seed;
+    /* Mixed precision (model_prec.c). ctype: the type the layer computes
+     * and outputs in when a policy is set; w_lp: the weights cast to it
+     * (conv, linear; NULL when ctype is the model's type); x_in: per step,
+     * the input cast to ctype, kept for backward (NULL: no cast). */
+    enum dlb_dtype ctype;
+    struct dlb_buffer *w_lp;
+    struct dlb_buffer *x_in;
 };
 
 struct dlb_model {
@@ -44,6 +51,14 @@ struct dlb_model {
     unsigned char *own;
     struct dlb_buffer *labels;
     uint32_t n;                      /* images in the step in flight */
+    /* Mixed precision: a policy is set (lowp), the low-precision weight
+     * copies are stale (lp_stale), master weights are kept (master); the
+     * casts of the steps are timed on the backend's timers, read back
+     * (cast_s) once their marks completed. */
+    int lowp, lp_stale, master;
+    struct dlb_timer **timers;
+    size_t n_timers, timers_used;
+    double cast_s;
 };
 
 /* Per-step memory: the backend's buffers, allocated at every step as an
@@ -79,6 +94,35 @@ dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
  * layer, after a training forward; releases the activations on the way. */
 dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
                               struct dlb_error *err);
+
+/* ---- mixed precision (model_prec.c) ---------------------------------- */
+
+/* The type layer i computes and outputs in: the model's type without a
+ * policy. */
+enum dlb_dtype dlb_model_layer_type(const struct dlb_model *m, size_t i);
+/* The weights layer i computes with: its low-precision copy or the master. */
+struct dlb_buffer *dlb_model_layer_weights(const struct dlb_model *m, size_t i);
+/* A timed cast of `count` elements; failures name `what`. */
+dlb_status dlb_model_cast(struct dlb_model *m, size_t count,
+                          const struct dlb_buffer *src, struct dlb_buffer *dst,
+                          const char *what, struct dlb_error *err);
+/* A new step buffer of type `t` holding src cast (timed). */
+dlb_status dlb_model_cast_new(struct dlb_model *m, const struct dlb_buffer *src,
+                              enum dlb_dtype t, size_t count, const char *what,
+                              struct dlb_buffer **out, struct dlb_error *err);
+/* Replace *b (owned by the caller when *owned) by a copy cast to `t`
+ * when its type differs; the result is owned. */
+dlb_status dlb_model_cast_to(struct dlb_model *m, struct dlb_buffer **b,
+                             int *owned, enum dlb_dtype t, size_t count,
+                             const char *what, struct dlb_error *err);
+/* Before a forward pass: cast stale master weights to their copies and
+ * add the completed cast timers of earlier steps to cast_s. */
+dlb_status dlb_model_prec_begin(struct dlb_model *m, struct dlb_error *err);
+/* After an SGD update: mark the copies stale, or (master weights off)
+ * round the weights to the compute type at once. */
+dlb_status dlb_model_prec_updated(struct dlb_model *m, struct dlb_error *err);
+/* Release the copies and timers (dlb_model_destroy). */
+void dlb_model_prec_free(struct dlb_model *m);
 
 /* Operation descriptors of layer L for a batch of n. */
 struct dlb_conv2d_desc dlb_model_conv_desc(const struct dlb_layer_spec *L,

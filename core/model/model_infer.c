@@ -13,7 +13,7 @@ static dlb_status download(struct dlb_model *m, struct dlb_buffer *y,
     const struct dlb_backend_ops *ops = dlb_backend_ops_of(m->be);
     struct dlb_buffer *f32 = y;
     dlb_status s = DLB_OK;
-    if (m->dtype != DLB_F32) {
+    if (dlb_buffer_dtype(y) != DLB_F32) {
         if ((s = dlb_model_step_alloc(m, DLB_F32, count, "output", &f32, err)))
             return s;
         s = DLB_BE_CALL(m->be, cast, count, y, f32);
@@ -34,7 +34,8 @@ dlb_status dlb_model_infer(struct dlb_model *m, const float *images, uint32_t n,
     dlb_status s;
     dlb_model_step_release(m);
     m->n = n;
-    if ((s = dlb_model_upload_input(m, images, n, &cur, err)))
+    if ((s = dlb_model_prec_begin(m, err)) ||
+        (s = dlb_model_upload_input(m, images, n, &cur, err)))
         return s;
     /* Only the current activation is alive: inference frees each input as
      * soon as the layer's output exists. */
@@ -89,6 +90,9 @@ dlb_status dlb_model_evaluate(struct dlb_model *m, const struct dlb_dataset *d,
                           d->n, d->c, d->h, d->w, d->classes);
     if (batch > d->n)
         batch = d->n;
+    /* Weights may have been written since the last pass (a checkpoint, a
+     * transform): evaluation is not measured, so cast the copies again. */
+    dlb_model_weights_changed(m);
     float *images = malloc((size_t)batch * per * sizeof *images);
     float *lp = malloc((size_t)batch * sp->classes * sizeof *lp);
     int32_t *labels = malloc((size_t)batch * sizeof *labels);

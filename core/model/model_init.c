@@ -113,5 +113,6 @@ dlb_status dlb_model_init(struct dlb_model *m, uint64_t seed,
             (s = fill(m, m->params[i].mom, 0.0, m->params[i].name, err)))
             return s;
     dlb_rng_seed_stream(&m->drop_rng, seed, DLB_MODEL_DROP_STREAM);
+    dlb_model_weights_changed(m);
     return DLB_OK;
 }

@@ -43,6 +43,7 @@ void dlb_model_step_release(struct dlb_model *m)
         dlb_model_step_free(m, &ml->ws);
         dlb_model_step_free(m, &ml->save_mean);
         dlb_model_step_free(m, &ml->save_invstd);
+        dlb_model_step_free(m, &ml->x_in);
     }
     dlb_model_step_free(m, &m->labels);
 }

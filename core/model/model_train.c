@@ -43,7 +43,8 @@ static dlb_status forward_train(struct dlb_model *m, const float *images,
     size_t nl = m->spec->n_layers;
     dlb_status s;
     m->n = n;
-    if ((s = dlb_model_upload_input(m, images, n, &m->act[0], err)))
+    if ((s = dlb_model_prec_begin(m, err)) ||
+        (s = dlb_model_upload_input(m, images, n, &m->act[0], err)))
         return s;
     m->own[0] = 1;
     if ((s = dlb_model_step_alloc(m, DLB_S32, n, "labels", &m->labels, err)))
@@ -122,5 +123,5 @@ dlb_status dlb_model_sgd_step(struct dlb_model *m, struct dlb_error *err)
         if (s != DLB_OK)
             return dlb_model_be_fail(m, s, p->name, "sgd_update", err);
     }
-    return DLB_OK;
+    return dlb_model_prec_updated(m, err);
 }

@@ -27,6 +27,7 @@ dlb_status dlb_train_run(const struct dlb_trainer *tpl,
     if ((s = dlb_batches_open(train, spec, plugin, &t.batches, err)) != DLB_OK)
         return s;
     t.steps = t.skipped = 0;
+    dlb_trainer_reset_precision(&t);
     t.last_loss = 0.0;
     double t0 = mono_now();
     for (uint64_t i = 0; i < steps && s == DLB_OK; i++)

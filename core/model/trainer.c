@@ -10,8 +10,8 @@ static dlb_status baseline_step(struct dlb_trainer *t, const struct dlb_batch *b
     dlb_status s;
     /* A gradient scaler multiplies the loss before backward; the update is
      * applied only when the unscaled gradients are finite (torch.amp). The
-     * policy's per-kind compute types are for backends and models that
-     * hold low-precision copies; fp32 weights ignore them. */
+     * per-kind compute types were given to the model by
+     * dlb_trainer_set_precision. */
     if (t->precision && t->precision->loss_scale)
         scale = t->precision->loss_scale(t->precision_state);
     s = dlb_model_forward_backward(t->model, b->images, b->labels, b->n, scale,
@@ -49,4 +49,27 @@ dlb_status dlb_trainer_step(struct dlb_trainer *t, int want_loss,
                                             "failed (%s)", dlb_status_name(s));
     }
     return baseline_step(t, &b, want_loss, err);
+}
+
+dlb_status dlb_trainer_set_precision(struct dlb_trainer *t,
+                                     struct dlb_error *err)
+{
+    const struct dlb_precision_hooks *h = t->precision;
+    enum dlb_dtype types[DLB_LAYER_KIND_COUNT];
+    int master = 1;
+    if (!h || !h->compute_type)
+        return DLB_OK;
+    for (int k = 0; k < DLB_LAYER_KIND_COUNT; k++)
+        types[k] = h->compute_type(t->precision_state, (enum dlb_layer_kind)k);
+    types[DLB_LAYER_LOGSOFTMAX] = dlb_model_dtype(t->model);
+    /* Entries of ABI 1.1 exist only in plugins built against it. */
+    if (t->precision_abi_minor >= 1 && h->master_weights)
+        master = h->master_weights(t->precision_state) != 0;
+    return dlb_model_set_precision(t->model, types, master, err);
+}
+
+void dlb_trainer_reset_precision(struct dlb_trainer *t)
+{
+    if (t->precision && t->precision_abi_minor >= 1 && t->precision->reset)
+        t->precision->reset(t->precision_state);
 }

@@ -17,6 +17,7 @@ struct dlb_trainer {
     /* Optional hook points (NULL: the baseline). */
     const struct dlb_precision_hooks *precision;
     void *precision_state;
+    unsigned precision_abi_minor;  /* the plugin's: which hooks exist */
     const struct dlb_executor_hooks *executor;
     void *executor_state;
     const struct dlb_host *executor_host;
@@ -30,5 +31,15 @@ struct dlb_trainer {
  * device. */
 dlb_status dlb_trainer_step(struct dlb_trainer *t, int want_loss,
                             struct dlb_error *err);
+
+/* Give the model the precision hook's policy (compute type per layer
+ * kind, master weights); the loss layer stays in the model's type, since
+ * the loss and its scaled gradient are fp32. Nothing without a hook. */
+dlb_status dlb_trainer_set_precision(struct dlb_trainer *t,
+                                     struct dlb_error *err);
+
+/* Put the precision hook's state (the loss scaler) back to its start, for
+ * a training run from the seed. */
+void dlb_trainer_reset_precision(struct dlb_trainer *t);
 
 #endif

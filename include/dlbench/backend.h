@@ -199,7 +199,17 @@ struct dlb_backend_ops {
                                 double *seconds);
 
     /* Convolution. bwd_data: dx from dy and w. bwd_weights: dw, and db
-     * (sum of dy over n, h, w) when db is not NULL. */
+     * (sum of dy over n, h, w) when db is not NULL.
+     * Mixed types (cpu backend, where it reports DLB_CAP_BF16): the
+     * buffers need not share a type, so that a mixed-precision model keeps
+     * batch norm and the loss in F32 without cast passes. fwd and
+     * bwd_data compute in w's type; bwd_weights in BF16 when any of x, dy,
+     * dw is BF16, else F32. Inputs of another type (F32 x or dy for a BF16
+     * convolution) are rounded to the compute type on the way in; outputs
+     * (y, dx, dw, db) are written in their own type, F32 or BF16, from
+     * F32 accumulators. So BF16 w with F32 x, y, dy, dx, and dw in BF16 or
+     * F32, is the usual combination. Other backends may refuse mixed types
+     * with DLB_ERR_UNSUPPORTED; ref computes any combination in double. */
     dlb_status (*conv2d_fwd)(struct dlb_backend *be,
                              const struct dlb_conv2d_desc *d,
                              const struct dlb_buffer *x,

@@ -22,9 +22,18 @@ extern "C" {
 #endif
 
 /* A major bump breaks plugins built before it; a minor bump only adds fields
- * at the end of structs, which older plugins leave out (struct_size says). */
+ * at the end of structs, which older plugins leave out (struct_size says).
+ *
+ * Minor history:
+ *   1.0  the first ABI.
+ *   1.1  struct dlb_host: data services for batch sources (dataset_shape,
+ *        dataset_bytes, dataset_view, dataset_view_free, epoch_order,
+ *        batch_fill, cache_dir) and the capability query for probe
+ *        (backend_supports). Test with DLB_HOST_HAS(h, field).
+ *        struct dlb_precision_hooks: reset and master_weights, read only
+ *        for plugins whose descriptor says abi_minor >= 1. */
 #define DLB_PLUGIN_ABI_MAJOR 1
-#define DLB_PLUGIN_ABI_MINOR 0
+#define DLB_PLUGIN_ABI_MINOR 1
 
 #define DLB_PLUGIN_ENTRY_NAME "dlb_plugin_entry"
 
@@ -82,7 +91,60 @@ struct dlb_host {
     struct dlb_backend *backend;
     struct dlb_model *model;  /* NULL until the workload builds it */
     void *core;               /* private to the core */
+
+    /* ---- 1.1: data services, for batch sources. Thread-safe and pure, so
+     * worker threads may call them at once; `ds` is what the batch source's
+     * open received (or a view of it). ------------------------------------ */
+
+    /* n images of c x hh x w bytes, labels below `classes`. */
+    void (*dataset_shape)(const struct dlb_host *h, const struct dlb_dataset *ds,
+                          uint32_t *n, uint32_t *c, uint32_t *hh, uint32_t *w,
+                          uint32_t *classes);
+    /* The raw bytes, read-only: n x c x hh x w pixels, n labels. */
+    void (*dataset_bytes)(const struct dlb_host *h, const struct dlb_dataset *ds,
+                          const uint8_t **images, const uint8_t **labels);
+    /* A data set with ds's shape and normalisation over other bytes of the
+     * same layout (a mapped cache file, say). The bytes stay the caller's;
+     * free the view with dataset_view_free before releasing them. */
+    dlb_status (*dataset_view)(const struct dlb_host *h,
+                               const struct dlb_dataset *ds,
+                               const uint8_t *images, const uint8_t *labels,
+                               struct dlb_dataset **view);
+    void (*dataset_view_free)(const struct dlb_host *h, struct dlb_dataset *view);
+    /* Epoch `epoch`'s visiting order into idx[0..n): the baseline loader's,
+     * a function of (seed, epoch, shuffle) only. */
+    void (*epoch_order)(const struct dlb_host *h, const struct dlb_dataset *ds,
+                        uint64_t seed, uint64_t epoch, int shuffle,
+                        uint32_t *idx);
+    /* Batch `batch_no` of epoch `epoch` from the images indices[0..n):
+     * normalised NCHW floats and labels, augmented (flip, crop) with the
+     * draws the baseline loader uses for that (seed, epoch, batch_no), so
+     * the result is bit-identical to the baseline's batch. DLB_ERR_INTERNAL
+     * for an index out of range. */
+    dlb_status (*batch_fill)(const struct dlb_host *h,
+                             const struct dlb_dataset *ds,
+                             const uint32_t *indices, uint32_t n, int augment,
+                             uint64_t seed, uint64_t epoch, uint64_t batch_no,
+                             float *images, int32_t *labels);
+    /* The user's dlbench cache directory ($DLBENCH_CACHE_DIR, else
+     * $XDG_CACHE_HOME/dlbench, else ~/.cache/dlbench), not created.
+     * DLB_ERR_INPUT when none is set or it does not fit in len. */
+    dlb_status (*cache_dir)(const struct dlb_host *h, char *buf, size_t len);
+
+    /* ---- 1.1: backend capabilities, for probe. ---------------------------
+     * Can the configuration's backend compute in `dtype`? DLB_OK, or
+     * DLB_ERR_UNSUPPORTED with the backend's reason ("no AVX512_FP16: ...").
+     * F32 is always supported. probe runs before the workload opens the
+     * backend, so this opens and closes a short-lived handle of
+     * backend_name: call it from probe or init, never from measured hooks. */
+    dlb_status (*backend_supports)(const struct dlb_host *h,
+                                   enum dlb_dtype dtype, char *reason,
+                                   size_t len);
 };
+
+/* Whether host `h` (possibly from an older core) has entry `field`. */
+#define DLB_HOST_HAS(h, field)                                              \
+    ((h)->struct_size >= offsetof(struct dlb_host, field) + sizeof((h)->field))
 
 /* ---- Hook points (DESIGN.md's table). Each is optional; NULL means the
  * core's baseline. `state` is what init returned. ---------------------- */
@@ -132,6 +194,16 @@ struct dlb_precision_hooks {
     /* After backward: were any gradients inf/NaN? Returns 1 when the
      * optimizer step must be applied, 0 when it must be skipped. */
     int (*after_backward)(void *state, int found_nonfinite);
+    /* ABI 1.1, optional: back to the initial state (scale, counters). The
+     * core calls it before each training run from the seed, so the run
+     * that gives the accuracy figure does not depend on how many steps
+     * were measured before it. */
+    void (*reset)(void *state);
+    /* ABI 1.1, optional: 1 (the default when NULL) keeps fp32 master
+     * weights, cast to the compute type once per step; 0 rounds the
+     * weights to the compute type after every update, as training without
+     * a master copy does. Read only for plugins built for 1.1 or later. */
+    int (*master_weights)(void *state);
 };
 
 struct dlb_transform_hooks {

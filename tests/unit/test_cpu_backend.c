@@ -40,6 +40,7 @@ static const struct pair none = { NULL, NULL, 0, DLB_F32 };
 
 /* Pick the cpu or the ref side of a pair inside a `side` loop. */
 #define B(p) (side ? (p).r : (p).c)
+#define B0(p) ((p).c)
 #define BE (side ? ref : cpu)
 #define BOTH for (int side = 0; side < 2; side++)
 
@@ -594,6 +595,245 @@ static int test_caps(void)
            == DLB_OK;
 }
 
+
+/* ---- chains: layouts carried from op to op --------------------------- */
+
+/* The cpu backend keeps a convolution's output in the layout its kernel
+ * chose (nChw16c, or nhwc for LeNet's channel counts) and hands it from op
+ * to op; the single-op tests above start every op from the host view.
+ * These run whole forward and backward passes the way the model does
+ * (in-place relu and dropout, flatten into a linear layer, pooling and
+ * batch norm on a convolution's output) and compare on the way. */
+#define CALL(op, ...) BOTH CHECK(DLB_BE_CALL(BE, op, __VA_ARGS__) == DLB_OK)
+
+static void test_chain_lenet(enum dlb_dtype t, uint32_t n)
+{
+    struct dlb_conv2d_desc c1 = conv_desc(n, 1, 28, 28, 10, 5, 1, 0);
+    struct dlb_conv2d_desc c2 = conv_desc(n, 10, 12, 12, 20, 5, 1, 0);
+    struct dlb_pool_desc p1 = { DLB_POOL_MAX, n, 10, 24, 24, 2, 2, 2, 2, 0, 0,
+                                12, 12 };
+    struct dlb_pool_desc p2 = { DLB_POOL_MAX, n, 20, 8, 8, 2, 2, 2, 2, 0, 0,
+                                4, 4 };
+    struct dlb_dropout_desc d2 = { DLB_DROPOUT_CHANNEL, n, 20, 64, 0.5f, 77 };
+    struct dlb_dropout_desc d3 = { DLB_DROPOUT_ELEMENT, n, 50, 1, 0.5f, 78 };
+    struct dlb_linear_desc f1 = { n, 320, 50 }, f2 = { n, 50, 10 };
+    size_t a1 = (size_t)n * 5760, a2 = (size_t)n * 1440, a3 = (size_t)n * 1280,
+           a4 = (size_t)n * 320;
+    struct pair x = rand_pair(t, (size_t)n * 784, 1.0);
+    struct pair w1 = rand_pair(t, 250, 0.3), b1 = rand_pair(t, 10, 0.5);
+    struct pair w2 = rand_pair(t, 5000, 0.1), b2 = rand_pair(t, 20, 0.5);
+    struct pair w3 = rand_pair(t, 16000, 0.1), b3 = rand_pair(t, 50, 0.5);
+    struct pair w4 = rand_pair(t, 500, 0.3), b4 = rand_pair(t, 10, 0.5);
+    struct pair y1 = out_pair(t, a1), y2 = out_pair(t, a2), y3 = out_pair(t, a3);
+    struct pair y4 = out_pair(t, a4), y5 = out_pair(t, (size_t)n * 50);
+    struct pair y6 = out_pair(t, (size_t)n * 10);
+    struct pair ws1 = alloc_pair(DLB_S32, a2), ws2 = alloc_pair(DLB_S32, a4);
+    struct pair g6 = rand_pair(t, (size_t)n * 10, 1.0);
+    struct pair g5 = out_pair(t, (size_t)n * 50), g4 = out_pair(t, a4);
+    struct pair g3 = out_pair(t, a3), g2 = out_pair(t, a2), g1 = out_pair(t, a1);
+    struct pair dw1 = out_pair(t, 250), db1 = out_pair(t, 10);
+    struct pair dw2 = out_pair(t, 5000), db2 = out_pair(t, 20);
+    struct pair dw3 = out_pair(t, 16000), db3 = out_pair(t, 50);
+    struct pair dw4 = out_pair(t, 500), db4 = out_pair(t, 10);
+    CALL(conv2d_fwd, &c1, B(x), B(w1), B(b1), B(y1));
+    CALL(pool_fwd, &p1, B(y1), B(y2), B(ws1));
+    CALL(relu_fwd, a2, B(y2), B(y2));
+    CALL(conv2d_fwd, &c2, B(y2), B(w2), B(b2), B(y3));
+    CALL(dropout_fwd, &d2, B(y3), B(y3));
+    CALL(pool_fwd, &p2, B(y3), B(y4), B(ws2));
+    CALL(relu_fwd, a4, B(y4), B(y4));
+    CALL(linear_fwd, &f1, B(y4), B(w3), B(b3), B(y5)); /* after a flatten */
+    CALL(relu_fwd, (size_t)n * 50, B(y5), B(y5));
+    CALL(dropout_fwd, &d3, B(y5), B(y5));
+    CALL(linear_fwd, &f2, B(y5), B(w4), B(b4), B(y6));
+    expect_near("chain lenet fwd logits", y6);
+    CALL(linear_bwd, &f2, B(y5), B(w4), B(g6), B(g5), B(dw4), B(db4));
+    CALL(dropout_bwd, &d3, B(g5), B(g5));
+    CALL(relu_bwd, (size_t)n * 50, B(y5), B(g5), B(g5));
+    CALL(linear_bwd, &f1, B(y4), B(w3), B(g5), B(g4), B(dw3), B(db3));
+    CALL(relu_bwd, a4, B(y4), B(g4), B(g4));
+    CALL(pool_bwd, &p2, B(g4), B(ws2), B(g3));
+    CALL(dropout_bwd, &d2, B(g3), B(g3));
+    CALL(conv2d_bwd_data, &c2, B(w2), B(g3), B(g2));
+    CALL(conv2d_bwd_weights, &c2, B(y2), B(g3), B(dw2), B(db2));
+    CALL(relu_bwd, a2, B(y2), B(g2), B(g2));
+    CALL(pool_bwd, &p1, B(g2), B(ws1), B(g1));
+    CALL(conv2d_bwd_weights, &c1, B(x), B(g1), B(dw1), B(db1));
+    expect_near("chain lenet conv1 output", y1);
+    expect_near("chain lenet pool2 output", y4);
+    expect_same("chain lenet pool1 workspace", ws1);
+    expect_same("chain lenet pool2 workspace", ws2);
+    expect_near("chain lenet fc1 dw", dw3);
+    expect_near("chain lenet fc1 dx (flatten)", g4);
+    expect_near("chain lenet conv2 dx", g2);
+    expect_near("chain lenet conv2 dw", dw2);
+    expect_near("chain lenet conv2 db", db2);
+    expect_near("chain lenet conv1 dw", dw1);
+    expect_near("chain lenet conv1 db", db1);
+    struct pair *all[] = { &x, &w1, &b1, &w2, &b2, &w3, &b3, &w4, &b4, &y1,
+                           &y2, &y3, &y4, &y5, &y6, &ws1, &ws2, &g6, &g5, &g4,
+                           &g3, &g2, &g1, &dw1, &db1, &dw2, &db2, &dw3, &db3,
+                           &dw4, &db4 };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        release(all[i]);
+}
+
+/* conv -> bn -> relu -> dropout (blocked, 32 channels), max pool, conv ->
+ * bn -> relu -> dropout2d, global average pool, linear; and back. */
+static void test_chain_vgg(enum dlb_dtype t, uint32_t n)
+{
+    struct dlb_conv2d_desc c1 = conv_desc(n, 16, 8, 8, 32, 3, 1, 1);
+    struct dlb_conv2d_desc c2 = conv_desc(n, 32, 4, 4, 48, 3, 1, 1);
+    struct dlb_batchnorm_desc n1 = { n, 32, 64, 1e-5f, 0.1f };
+    struct dlb_batchnorm_desc n2 = { n, 48, 16, 1e-5f, 0.1f };
+    struct dlb_pool_desc mp = { DLB_POOL_MAX, n, 32, 8, 8, 2, 2, 2, 2, 0, 0,
+                                4, 4 };
+    struct dlb_pool_desc gap = { DLB_POOL_AVG, n, 48, 4, 4, 4, 4, 4, 4, 0, 0,
+                                 1, 1 };
+    struct dlb_dropout_desc d1 = { DLB_DROPOUT_ELEMENT, n, 32, 64, 0.3f, 5 };
+    struct dlb_dropout_desc d2 = { DLB_DROPOUT_CHANNEL, n, 48, 16, 0.3f, 6 };
+    struct dlb_linear_desc fc = { n, 48, 10 };
+    size_t a1 = (size_t)n * 2048, a2 = (size_t)n * 512, a3 = (size_t)n * 768;
+    struct pair x = rand_pair(t, (size_t)n * 1024, 1.0);
+    struct pair w1 = rand_pair(t, 32 * 16 * 9, 0.2);
+    struct pair w2 = rand_pair(t, 48 * 32 * 9, 0.1);
+    struct pair wf = rand_pair(t, 480, 0.3), bf = rand_pair(t, 10, 0.5);
+    struct pair gm[2], bt[2], rm[2], rv[2], sm[2], si[2], dg[2], dbt[2];
+    uint32_t ch[2] = { 32, 48 };
+    for (int i = 0; i < 2; i++) {
+        gm[i] = rand_pair(DLB_F32, ch[i], 1.0);
+        bt[i] = rand_pair(DLB_F32, ch[i], 1.0);
+        rm[i] = rand_pair(DLB_F32, ch[i], 0.5);
+        rv[i] = alloc_pair(DLB_F32, ch[i]);
+        BOTH CHECK(DLB_BE_CALL(BE, fill, ch[i], B(rv[i]), 1.0) == DLB_OK);
+        sm[i] = out_pair(DLB_F32, ch[i]);
+        si[i] = out_pair(DLB_F32, ch[i]);
+        dg[i] = out_pair(DLB_F32, ch[i]);
+        dbt[i] = out_pair(DLB_F32, ch[i]);
+    }
+    struct pair cv1 = out_pair(t, a1), bo1 = out_pair(t, a1);
+    struct pair po = out_pair(t, a2), ws = alloc_pair(DLB_S32, a2);
+    struct pair cv2 = out_pair(t, a3), bo2 = out_pair(t, a3);
+    struct pair g = out_pair(t, (size_t)n * 48), lg = out_pair(t, (size_t)n * 10);
+    struct pair dl = rand_pair(t, (size_t)n * 10, 1.0);
+    struct pair gg = out_pair(t, (size_t)n * 48), gb2 = out_pair(t, a3);
+    struct pair gc2 = out_pair(t, a3), gp = out_pair(t, a2);
+    struct pair gb1 = out_pair(t, a1), gc1 = out_pair(t, a1);
+    struct pair gx = out_pair(t, (size_t)n * 1024);
+    struct pair dw1 = out_pair(t, 32 * 16 * 9), dw2 = out_pair(t, 48 * 32 * 9);
+    struct pair dwf = out_pair(t, 480), dbf = out_pair(t, 10);
+    CALL(conv2d_fwd, &c1, B(x), B(w1), NULL, B(cv1));
+    CALL(batchnorm_fwd_train, &n1, B(cv1), B(gm[0]), B(bt[0]), B(rm[0]),
+         B(rv[0]), B(sm[0]), B(si[0]), B(bo1));
+    CALL(relu_fwd, a1, B(bo1), B(bo1));
+    CALL(dropout_fwd, &d1, B(bo1), B(bo1));
+    CALL(pool_fwd, &mp, B(bo1), B(po), B(ws));
+    CALL(conv2d_fwd, &c2, B(po), B(w2), NULL, B(cv2));
+    CALL(batchnorm_fwd_train, &n2, B(cv2), B(gm[1]), B(bt[1]), B(rm[1]),
+         B(rv[1]), B(sm[1]), B(si[1]), B(bo2));
+    CALL(relu_fwd, a3, B(bo2), B(bo2));
+    CALL(dropout_fwd, &d2, B(bo2), B(bo2));
+    {
+        int found = 1;
+        CHECK(DLB_BE_CALL(cpu, check_finite, a3, B0(bo2), &found) == DLB_OK);
+        CHECK(found == 0);
+    }
+    CALL(pool_fwd, &gap, B(bo2), B(g), NULL);
+    CALL(linear_fwd, &fc, B(g), B(wf), B(bf), B(lg));
+    expect_near("chain vgg fwd logits", lg);
+    CALL(linear_bwd, &fc, B(g), B(wf), B(dl), B(gg), B(dwf), B(dbf));
+    CALL(pool_bwd, &gap, B(gg), NULL, B(gb2));
+    CALL(dropout_bwd, &d2, B(gb2), B(gb2));
+    CALL(relu_bwd, a3, B(bo2), B(gb2), B(gb2));
+    CALL(batchnorm_bwd, &n2, B(cv2), B(gb2), B(gm[1]), B(sm[1]), B(si[1]),
+         B(gc2), B(dg[1]), B(dbt[1]));
+    CALL(conv2d_bwd_data, &c2, B(w2), B(gc2), B(gp));
+    CALL(conv2d_bwd_weights, &c2, B(po), B(gc2), B(dw2), NULL);
+    CALL(pool_bwd, &mp, B(gp), B(ws), B(gb1));
+    CALL(dropout_bwd, &d1, B(gb1), B(gb1));
+    CALL(relu_bwd, a1, B(bo1), B(gb1), B(gb1));
+    CALL(batchnorm_bwd, &n1, B(cv1), B(gb1), B(gm[0]), B(sm[0]), B(si[0]),
+         B(gc1), B(dg[0]), B(dbt[0]));
+    CALL(conv2d_bwd_data, &c1, B(w1), B(gc1), B(gx));
+    CALL(conv2d_bwd_weights, &c1, B(x), B(gc1), B(dw1), NULL);
+    expect_near("chain vgg bn1 output", bo1);
+    expect_same("chain vgg pool workspace", ws);
+    expect_near("chain vgg bn2 output", bo2);
+    expect_near("chain vgg running mean", rm[1]);
+    expect_near("chain vgg bn2 dgamma", dg[1]);
+    expect_near("chain vgg bn2 dbeta", dbt[1]);
+    expect_near("chain vgg conv2 dw", dw2);
+    expect_near("chain vgg bn1 dx", gc1);
+    expect_near("chain vgg bn1 dbeta", dbt[0]);
+    expect_near("chain vgg conv1 dx", gx);
+    expect_near("chain vgg conv1 dw", dw1);
+    struct pair *all[] = { &x, &w1, &w2, &wf, &bf, &cv1, &bo1, &po, &ws, &cv2,
+                           &bo2, &g, &lg, &dl, &gg, &gb2, &gc2, &gp, &gb1,
+                           &gc1, &gx, &dw1, &dw2, &dwf, &dbf };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        release(all[i]);
+    for (int i = 0; i < 2; i++) {
+        struct pair *ch_all[] = { &gm[i], &bt[i], &rm[i], &rv[i], &sm[i],
+                                  &si[i], &dg[i], &dbt[i] };
+        for (size_t k = 0; k < sizeof ch_all / sizeof *ch_all; k++)
+            release(ch_all[k]);
+    }
+}
+
+
+/* Mixed types, as a mixed-precision model runs a convolution: bf16
+ * weights with f32 activations in and out (batch norm and the loss stay
+ * f32, no cast passes), and the weight gradient in either type. The cpu
+ * backend computes in bf16, so the bound is bf16's even for f32 outputs;
+ * ref computes everything in double from the same inputs. */
+static void expect_near_tol(const char *what, struct pair p, double tol)
+{
+    double e = rel_err(p);
+    check_count++;
+    if (!(e <= tol)) {
+        check_failures++;
+        fprintf(stderr, "FAIL %s: relative error %.3g > %.g\n", what, e, tol);
+    } else if (getenv("DLB_TEST_VERBOSE")) {
+        fprintf(stderr, "ok   %-44s mix  rel err %.2e\n", what, e);
+    }
+}
+
+static void test_conv_mixed(const char *name, struct dlb_conv2d_desc d)
+{
+    char what[160];
+    size_t xn = (size_t)d.n * d.in_c * d.in_h * d.in_w;
+    size_t wn = (size_t)d.out_c * d.in_c * d.kh * d.kw;
+    size_t yn = (size_t)d.n * d.out_c * d.out_h * d.out_w;
+    struct pair x = rand_pair(DLB_F32, xn, 1.0), w = rand_pair(DLB_BF16, wn, 0.3);
+    struct pair b = rand_pair(DLB_F32, d.out_c, 1.0);
+    struct pair dy = rand_pair(DLB_F32, yn, 1.0);
+    struct pair xb = rand_pair(DLB_BF16, xn, 1.0), dyb = rand_pair(DLB_BF16, yn, 1.0);
+    struct pair y = out_pair(DLB_F32, yn), dx = out_pair(DLB_F32, xn);
+    struct pair dw = out_pair(DLB_BF16, wn), dw32 = out_pair(DLB_F32, wn);
+    struct pair db = out_pair(DLB_F32, d.out_c);
+    CALL(conv2d_fwd, &d, B(x), B(w), B(b), B(y));
+    snprintf(what, sizeof what, "conv fwd f32/bf16->f32 %s", name);
+    expect_near_tol(what, y, TOL_BF16);
+    CALL(conv2d_bwd_data, &d, B(w), B(dy), B(dx));
+    snprintf(what, sizeof what, "conv bwd_data bf16/f32->f32 %s", name);
+    expect_near_tol(what, dx, TOL_BF16);
+    CALL(conv2d_bwd_weights, &d, B(x), B(dy), B(dw), B(db));
+    snprintf(what, sizeof what, "conv bwd_weights f32->bf16 %s", name);
+    expect_near_tol(what, dw, TOL_BF16);
+    expect_near_tol(what, db, TOL_BF16);
+    CALL(conv2d_bwd_weights, &d, B(xb), B(dyb), B(dw32), NULL);
+    snprintf(what, sizeof what, "conv bwd_weights bf16->f32 %s", name);
+    expect_near_tol(what, dw32, TOL_BF16);
+    /* An f32 output fed on: the next bf16 convolution reads it blocked. */
+    CALL(conv2d_fwd, &d, B(x), B(w), NULL, B(y));
+    CALL(relu_fwd, yn, B(y), B(y));
+    expect_near_tol("conv fwd mixed then relu", y, TOL_BF16);
+    struct pair *all[] = { &x, &w, &b, &dy, &xb, &dyb, &y, &dx, &dw, &dw32,
+                           &db };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        release(all[i]);
+}
+
 static void run_typed(enum dlb_dtype t)
 {
     /* LeNet, batch 4 */
@@ -650,6 +890,10 @@ static void run_typed(enum dlb_dtype t)
 
     test_loss(8, 10, t);
     test_loss(1, 3, t);
+
+    test_chain_lenet(t, 3);
+    test_chain_lenet(t, 1);
+    test_chain_vgg(t, 2);
 }
 
 int main(void)
@@ -669,8 +913,13 @@ int main(void)
 
     int bf16 = test_caps();
     run_typed(DLB_F32);
-    if (bf16)
+    if (bf16) {
         run_typed(DLB_BF16);
+        test_conv_mixed("vgg conv3 64->64 k3p1 @14",
+                        conv_desc(2, 64, 14, 14, 64, 3, 1, 1));
+        test_conv_mixed("lenet conv2 10->20 k5 @12",
+                        conv_desc(3, 10, 12, 12, 20, 5, 1, 0));
+    }
     else
         fprintf(stderr, "bf16 cases skipped: the CPU lacks AVX512_BF16\n");
     test_sgd(1000);

@@ -1,13 +1,15 @@
 /* The cpu backend's private declarations: the context, the buffer side
  * state, the primitive cache and the helpers the op files share.
  *
- * Buffers hold their host view (dense NCHW / row-major) in 64-byte aligned
- * host memory from the configuration's allocator. oneDNN primitives are
- * created once per shape and kept in a cache keyed by the operation and
- * its descriptor and element types; where a primitive runs faster on a
- * blocked layout, the op reorders into backend scratch memory, and weights
- * reordered for a primitive are kept beside their buffer (a "shadow")
- * until the buffer is written again (its version changes). */
+ * Buffers live in 64-byte aligned host memory from the configuration's
+ * allocator, holding either their host view (dense NCHW / row-major) or
+ * the layout the primitive that wrote them chose (cpu_layout.c): a
+ * convolution's blocked output goes on to batch norm, ReLU, pooling and
+ * dropout as it is, and only the copies and ops that index the host view
+ * translate. oneDNN primitives are created once per shape and kept in a
+ * cache keyed by the operation and its descriptor and element types;
+ * weights reordered for a primitive are kept beside their buffer (a
+ * "shadow") until the buffer is written again (its version changes). */
 #ifndef DLB_CPU_H
 #define DLB_CPU_H
 
@@ -33,8 +35,15 @@ struct dlb_cpu_prim;
 
 /* Backend-wide scratch slots: activations reordered to or from a blocked
  * layout inside one operation. Ops run one at a time, so a few slots that
- * grow to the largest tensor serve every shape. */
-#define DLB_CPU_SCRATCH_SLOTS 4
+ * grow to the largest tensor serve every shape. Slots 0 to
+ * DLB_CPU_IO_MAX - 1 belong to dlb_cpu_io_run's tensors; the others are
+ * named below. */
+#define DLB_CPU_SCRATCH_SLOTS 10
+enum { DLB_CPU_SLOT_PLAIN = 4, /* dlb_cpu_make_plain's staging */
+       DLB_CPU_SLOT_VIEW_A = 5, DLB_CPU_SLOT_VIEW_B = 6,
+       DLB_CPU_SLOT_F32 = 7, DLB_CPU_SLOT_F32_B = 8, DLB_CPU_SLOT_F32_C = 9 };
+
+struct dlb_cpu_reorder;
 
 struct dlb_cpu {
     dnnl_engine_t engine;
@@ -49,6 +58,7 @@ struct dlb_cpu {
     void *scratch[DLB_CPU_SCRATCH_SLOTS];      /* aligned data */
     void *scratch_block[DLB_CPU_SCRATCH_SLOTS]; /* as allocated */
     size_t scratch_bytes[DLB_CPU_SCRATCH_SLOTS];
+    struct dlb_cpu_reorder *reorders; /* cpu_layout.c's reorder cache */
 };
 
 /* A weight buffer reordered into a primitive's layout, valid while the
@@ -61,12 +71,19 @@ struct dlb_cpu_shadow {
     struct dlb_cpu_shadow *next;
 };
 
-/* What buffer->impl points to. */
+/* What buffer->impl points to. A buffer holds its host view (plain) or,
+ * after a primitive wrote it, the layout that primitive chose (`md`,
+ * blocked): the next primitive then reads it without a reorder, and only
+ * the copies and the own loops that need the host view translate. A
+ * padded layout (16 channels for 10) can need more bytes than the host
+ * view: the storage then grows to `block_bytes`. */
 struct dlb_cpu_buf {
     void *block;          /* as the allocator returned it */
-    size_t block_bytes;
+    size_t block_bytes;   /* what the storage can hold, plus the 64 */
     uint64_t version;     /* bumped by every write */
     struct dlb_cpu_shadow *shadows;
+    int blocked;          /* 0: data is the host view; 1: data is in md */
+    dnnl_memory_desc_t md;
 };
 
 /* ---- the primitive cache (cpu_cache.c) ----------------------------- */
@@ -189,9 +206,14 @@ dnnl_status_t dlb_cpu_exec(struct dlb_cpu *cpu, dnnl_primitive_t prim, int n,
  * host view) and one in the primitive's layout mem[2i+1]; prim[1+i] is the
  * reorder between them, NULL when the layouts agree. */
 enum dlb_cpu_role {
-    DLB_CPU_IN,         /* an activation read: reordered into scratch */
+    DLB_CPU_IN,         /* an activation read: used as it is when its layout
+                           is the primitive's, else reordered into scratch */
     DLB_CPU_IN_WEIGHTS, /* weights read: a shadow, reordered once per write */
-    DLB_CPU_OUT         /* written: computed into scratch, reordered out */
+    DLB_CPU_OUT,        /* an activation written: in the primitive's layout,
+                           which the buffer then carries */
+    DLB_CPU_OUT_WEIGHTS /* a weight gradient written: computed into scratch
+                           and reordered out to the host view, as the SGD
+                           update reads it beside the plain weights */
 };
 
 struct dlb_cpu_tensor {
@@ -209,6 +231,62 @@ dnnl_status_t dlb_cpu_io_setup(struct dlb_cpu *cpu, struct dlb_cpu_prim *p,
 dlb_status dlb_cpu_io_run(struct dlb_backend *be, struct dlb_cpu_prim *p,
                           const char *op, const struct dlb_buffer *const *bufs,
                           int n_extra, const dnnl_exec_arg_t *extra);
+
+/* ---- physical layouts of buffers (cpu_layout.c) -------------------- */
+
+/* b's layout when it is not the host view, else NULL. */
+const dnnl_memory_desc_t *dlb_cpu_layout(const struct dlb_buffer *b);
+/* 1 when `md` lays its elements out as the dense row-major host view. */
+int dlb_cpu_md_is_plain(const dnnl_memory_desc_t *md);
+/* Record that the op about to write `b` writes it in layout `md` (NULL:
+ * the host view), growing the storage when `md` needs more bytes. The
+ * contents are undefined after a growth: call it for outputs only. */
+dlb_status dlb_cpu_set_layout(struct dlb_backend *be, struct dlb_buffer *b,
+                              const dnnl_memory_desc_t *md);
+/* Turn b's data into its host view in place (its logical contents do not
+ * change, hence the const): for the copies and the own loops that index
+ * the host view. */
+dlb_status dlb_cpu_make_plain(struct dlb_backend *be,
+                              const struct dlb_buffer *b);
+/* dlb_cpu_make_plain on each of the `n` buffers that is not NULL: the
+ * inputs and outputs of an own loop over the host view. */
+dlb_status dlb_cpu_make_plain_all(struct dlb_backend *be,
+                                  const struct dlb_buffer *const *b, int n);
+#define DLB_CPU_PLAIN(be, ...)                                              \
+    dlb_cpu_make_plain_all((be), (const struct dlb_buffer *const[]){        \
+                               __VA_ARGS__ },                               \
+                           (int)(sizeof((const struct dlb_buffer *const[]){ \
+                                     __VA_ARGS__ }) /                       \
+                                 sizeof(const struct dlb_buffer *)))
+/* b's data in layout and type `want` (same logical dims): b->data when b
+ * already has them, else a reorder (converting the type on the way) into
+ * scratch slot `slot`. */
+dlb_status dlb_cpu_view(struct dlb_backend *be, const struct dlb_buffer *b,
+                        const dnnl_memory_desc_t *want, int slot, void **out);
+/* Elements the physical storage of `b` spans for `count` logical ones:
+ * the padded size when b is blocked and count is all of it, else count
+ * (after making b plain when count is only part of it). */
+dlb_status dlb_cpu_physical(struct dlb_backend *be, const struct dlb_buffer *b,
+                            size_t count, size_t *out);
+/* Where logical element (n, c, k) of an [n][c][hw] tensor lies: at
+ * n * sn + (c / blk) * sc + c % blk + k * sk, for the host view, nChw16c,
+ * nChw8c and nhwc; channels c <= i < padded_c are padding (zeros). */
+struct dlb_cpu_map {
+    size_t sn, sc, sk, blk, padded_c;
+};
+/* Fill m for layout md seen as [n][c][hw]; 0 when md is not of that form
+ * (more than one block, a block not on channels, other dims). */
+int dlb_cpu_map_of(const dnnl_memory_desc_t *md, uint32_t n, uint32_t c,
+                   uint32_t hw, struct dlb_cpu_map *m);
+/* Which of oneDNN's activation layouts md is, for cache keys: 1 nChw16c,
+ * 2 nChw8c, 3 nhwc, 0 none of them. */
+int dlb_cpu_layout_code(const dnnl_memory_desc_t *md);
+/* Reorder (a cached primitive) from `from` in layout src to `to` in dst. */
+dlb_status dlb_cpu_reorder_run(struct dlb_backend *be,
+                               const dnnl_memory_desc_t *src, const void *from,
+                               const dnnl_memory_desc_t *dst, void *to);
+/* Release the reorder cache. */
+void dlb_cpu_layout_clear(struct dlb_cpu *cpu);
 
 /* ---- buffers and memory (cpu_buffer.c) ----------------------------- */
 
@@ -279,6 +357,18 @@ dlb_status dlb_cpu_pool_bwd(struct dlb_backend *be,
                             const struct dlb_pool_desc *d,
                             const struct dlb_buffer *dy,
                             const struct dlb_buffer *ws, struct dlb_buffer *dx);
+/* cpu_pool_blocked.c: pooling on channel-blocked layouts; 0 when the
+ * input is not in one (the caller then runs on the host view), else 1
+ * with the op's status in *st. */
+int dlb_cpu_pool_blocked_fwd(struct dlb_backend *be,
+                             const struct dlb_pool_desc *d,
+                             const struct dlb_buffer *x, struct dlb_buffer *y,
+                             struct dlb_buffer *ws, dlb_status *st);
+int dlb_cpu_pool_blocked_bwd(struct dlb_backend *be,
+                             const struct dlb_pool_desc *d,
+                             const struct dlb_buffer *dy,
+                             const struct dlb_buffer *ws, struct dlb_buffer *dx,
+                             dlb_status *st);
 /* cpu_act.c: relu (oneDNN eltwise) and dropout */
 dlb_status dlb_cpu_relu_fwd(struct dlb_backend *be, size_t count,
                             const struct dlb_buffer *x, struct dlb_buffer *y);

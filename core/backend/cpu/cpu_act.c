@@ -70,6 +70,7 @@ dlb_status dlb_cpu_relu_fwd(struct dlb_backend *be, size_t count,
                             const struct dlb_buffer *x, struct dlb_buffer *y)
 {
     const char *op = "relu_fwd";
+    const dnnl_memory_desc_t *lay;
     struct dlb_cpu_prim *p;
     dlb_status s;
     if ((s = dlb_cpu_check_float(be, op, "x", x, count)) ||
@@ -78,6 +79,12 @@ dlb_status dlb_cpu_relu_fwd(struct dlb_backend *be, size_t count,
         return s;
     if (!count)
         return DLB_OK;
+    /* Element-wise: y takes x's layout, padding included (relu(0) = 0). */
+    if ((s = dlb_cpu_physical(be, x, count, &count)))
+        return s;
+    lay = dlb_cpu_layout(x);
+    if ((s = lay ? dlb_cpu_set_layout(be, y, lay) : dlb_cpu_make_plain(be, y)))
+        return s;
     if ((s = relu_get(be, 0, count, x->dtype, &p)))
         return s;
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[0], x->data));
@@ -95,7 +102,9 @@ dlb_status dlb_cpu_relu_bwd(struct dlb_backend *be, size_t count,
                             const struct dlb_buffer *dy, struct dlb_buffer *dx)
 {
     const char *op = "relu_bwd";
+    const dnnl_memory_desc_t *lay;
     struct dlb_cpu_prim *p;
+    void *dyp = dy->data;
     dlb_status s;
     if ((s = dlb_cpu_check_float(be, op, "y", y, count)) ||
         (s = dlb_cpu_check_float(be, op, "dy", dy, count)) ||
@@ -104,10 +113,22 @@ dlb_status dlb_cpu_relu_bwd(struct dlb_backend *be, size_t count,
         return s;
     if (!count)
         return DLB_OK;
+    /* y's layout rules: dy comes over to it (a linear layer's plain dx
+     * meets a convolution's blocked output after a flatten). dx may be
+     * dy: the view has copied dy out before dx's storage can change. */
+    if ((s = dlb_cpu_physical(be, y, count, &count)))
+        return s;
+    if ((lay = dlb_cpu_layout(y)))
+        s = dlb_cpu_view(be, dy, lay, DLB_CPU_SLOT_VIEW_A, &dyp);
+    else
+        s = DLB_CPU_PLAIN(be, dy);
+    if (s || (s = lay ? dlb_cpu_set_layout(be, dx, lay)
+                      : dlb_cpu_make_plain(be, dx)))
+        return s;
     if ((s = relu_get(be, 1, count, y->dtype, &p)))
         return s;
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[0], y->data));
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[1], dy->data));
+    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[1], dyp));
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[2], dx->data));
     dnnl_exec_arg_t args[3] = { { DNNL_ARG_DST, p->mem[0] },
                                 { DNNL_ARG_DIFF_DST, p->mem[1] },
@@ -119,6 +140,99 @@ out:
 }
 
 #define DROP_CHUNK 1024
+
+static void gather(const struct dlb_buffer *b, size_t base, size_t stride,
+                   size_t n, float *t)
+{
+    if (stride == 1) {
+        dlb_cpu_load_f32(b, base, n, t);
+    } else if (b->dtype == DLB_F32) {
+        const float *p = (const float *)b->data + base;
+        for (size_t i = 0; i < n; i++)
+            t[i] = p[i * stride];
+    } else {
+        for (size_t i = 0; i < n; i++)
+            dlb_cpu_load_f32(b, base + i * stride, 1, &t[i]);
+    }
+}
+
+static void scatter(struct dlb_buffer *b, size_t base, size_t stride,
+                    size_t n, const float *t)
+{
+    if (stride == 1) {
+        dlb_cpu_store_f32(b, base, n, t);
+    } else if (b->dtype == DLB_F32) {
+        float *p = (float *)b->data + base;
+        for (size_t i = 0; i < n; i++)
+            p[i * stride] = t[i];
+    } else {
+        for (size_t i = 0; i < n; i++)
+            dlb_cpu_store_f32(b, base + i * stride, 1, &t[i]);
+    }
+}
+
+/* Dropout on a blocked layout, plane by plane: the mask index stays the
+ * logical NCHW index, so every layout drops the same elements. The
+ * padding channels are written as zeros, as oneDNN expects them. */
+static void dropout_mapped(const struct dlb_dropout_desc *d,
+                           const struct dlb_cpu_map *m, uint32_t thr,
+                           double keep_scale, const struct dlb_buffer *in,
+                           struct dlb_buffer *out)
+{
+    size_t hw = d->hw ? d->hw : 1, planes = (size_t)d->n * m->padded_c;
+    int channel = d->mode == DLB_DROPOUT_CHANNEL;
+    DLB_OMP("omp parallel for schedule(static) if(planes * hw > DLB_CPU_PAR_MIN)")
+    for (size_t p = 0; p < planes; p++) {
+        float t[DROP_CHUNK];
+        size_t n = p / m->padded_c, c = p % m->padded_c;
+        size_t base = n * m->sn + c / m->blk * m->sc + c % m->blk;
+        size_t plane = n * d->c + c;
+        int keep = c < d->c && dlb_dropout_keep(d->seed, plane, thr);
+        for (size_t k = 0; k < hw; k += DROP_CHUNK) {
+            size_t len = hw - k < DROP_CHUNK ? hw - k : DROP_CHUNK;
+            if (c >= d->c) {
+                memset(t, 0, len * sizeof *t);
+            } else {
+                gather(in, base + k * m->sk, m->sk, len, t);
+                for (size_t i = 0; i < len; i++) {
+                    if (!channel)
+                        keep = dlb_dropout_keep(d->seed, plane * hw + k + i,
+                                                thr);
+                    t[i] = keep ? (float)((double)t[i] * keep_scale) : 0.0f;
+                }
+            }
+            scatter(out, base + k * m->sk, m->sk, len, t);
+        }
+    }
+}
+
+/* The same on nhwc (f32), pixel by pixel: the plane walk above reads
+ * nhwc with a stride of the channel count, which ran slower than the
+ * host view's loop; here each image is read once in order. */
+static void dropout_nhwc(const struct dlb_dropout_desc *d,
+                         const struct dlb_cpu_map *m, uint32_t thr,
+                         double keep_scale, const float *in, float *out)
+{
+    size_t hw = d->hw ? d->hw : 1, C = d->c;
+    int channel = d->mode == DLB_DROPOUT_CHANNEL;
+    DLB_OMP("omp parallel for schedule(static) if((size_t)d->n * C * hw > DLB_CPU_PAR_MIN)")
+    for (uint32_t n = 0; n < d->n; n++) {
+        float scale[DROP_CHUNK];
+        for (size_t c = 0; c < C; c++)
+            scale[c] = channel && !dlb_dropout_keep(d->seed, n * C + c, thr)
+                           ? 0.0f : 1.0f;
+        for (size_t k = 0; k < hw; k++) {
+            const float *x = in + n * m->sn + k * m->sk;
+            float *y = out + n * m->sn + k * m->sk;
+            for (size_t c = 0; c < C; c++) {
+                int keep = channel ? scale[c] != 0.0f
+                                   : dlb_dropout_keep(d->seed,
+                                                      (n * C + c) * hw + k, thr);
+                y[c] = keep ? (float)((double)x[c] * keep_scale) : 0.0f;
+            }
+        }
+    }
+}
 
 /* Both passes multiply by the same mask/(1-p), so one function does both.
  * The scale is applied in double and rounded once, as the ref backend. */
@@ -133,12 +247,28 @@ static dlb_status dropout_apply(struct dlb_backend *be, const char *op,
     uint32_t thr = dlb_dropout_threshold(d->p);
     double keep_scale = d->p < 1.0f ? 1.0 / (1.0 - (double)d->p) : 0.0;
     int channel = d->mode == DLB_DROPOUT_CHANNEL;
+    const dnnl_memory_desc_t *lay;
+    struct dlb_cpu_map map;
     dlb_status s;
     if (!(d->p >= 0.0f && d->p <= 1.0f))
         return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu %s: p = %g is not "
                                 "in [0, 1]", op, (double)d->p);
     if ((s = dlb_cpu_check_float(be, op, "input", in, count)) ||
         (s = dlb_cpu_check_float(be, op, "output", out, count)))
+        return s;
+    lay = dlb_cpu_layout(in);
+    if (lay && dlb_cpu_map_of(lay, d->n, d->c, d->hw, &map)) {
+        if ((s = dlb_cpu_set_layout(be, out, lay)))
+            return s;
+        if (map.blk == 1 && map.sc == 1 && d->c <= DROP_CHUNK &&
+            in->dtype == DLB_F32 && out->dtype == DLB_F32)
+            dropout_nhwc(d, &map, thr, keep_scale, in->data, out->data);
+        else
+            dropout_mapped(d, &map, thr, keep_scale, in, out);
+        dlb_cpu_written(out);
+        return DLB_OK;
+    }
+    if ((s = DLB_CPU_PLAIN(be, in, out)))
         return s;
     DLB_OMP("omp parallel for schedule(static) if(count > DLB_CPU_PAR_MIN)")
     for (size_t c = 0; c < nc; c++) {

@@ -65,6 +65,7 @@ static void cpu_destroy(struct dlb_backend *be)
 {
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
     dlb_cpu_cache_clear(cpu);
+    dlb_cpu_layout_clear(cpu);
     for (int i = 0; i < DLB_CPU_SCRATCH_SLOTS; i++)
         dlb_cpu_free(cpu, cpu->scratch_block[i], cpu->scratch_bytes[i]);
     if (cpu->stream)

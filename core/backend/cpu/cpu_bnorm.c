@@ -1,23 +1,29 @@
 /* Batch normalisation on oneDNN. The interface keeps the saved inverse
  * standard deviation and PyTorch's unbiased running variance, oneDNN the
  * biased variance: the per-channel conversions are own loops over c.
- * Backward is created with the scale flag only: with the shift flag
- * oneDNN 2.6 failed at execution ("invalid arguments") on this machine
- * kind; dbeta is then the channel sum of dy, computed here. */
+ * Backward computes dgamma and dbeta itself (scale and shift flags): it
+ * failed at execution with "invalid arguments" in oneDNN 2.6 until
+ * DNNL_ARG_SHIFT was passed too, which backward does not read but checks;
+ * an own channel sum of dy for dbeta was one more pass over dy.
+ *
+ * A convolution's output arrives blocked (nChw16c): batch norm runs on it
+ * as it is, with oneDNN's blocked kernels, which are several times faster
+ * than its generic kernel on NCHW, and the output keeps the layout. */
 #include "cpu.h"
 
 #include <math.h>
 #include <string.h>
 
 /* mem slots: 0 src, 1 dst (or diff_src), 2 scale, 3 shift (or diff_scale),
- * 4 mean, 5 variance, 6 diff_dst; 7 and 8 own mean/variance storage. */
+ * 4 mean, 5 variance, 6 diff_dst; 7 and 8 own mean/variance storage;
+ * 9 diff_shift. */
 enum { M_SRC, M_DST, M_SCALE, M_SHIFT, M_MEAN, M_VAR, M_DDST, M_OWN_MEAN,
-       M_OWN_VAR };
+       M_OWN_VAR, M_DSHIFT };
 
 struct bn_arg {
     enum dlb_cpu_op kind;
     const struct dlb_batchnorm_desc *d;
-    dnnl_data_type_t dt;
+    const dnnl_memory_desc_t *data; /* the layout it runs on */
 };
 
 static dlb_status bn_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
@@ -26,18 +32,14 @@ static dlb_status bn_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
     const struct bn_arg *a = arg;
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
     const char *op = "batchnorm";
-    dnnl_dims_t dims = { a->d->n, a->d->c, a->d->hw, 1 };
     dnnl_dims_t cd = { a->d->c };
-    dnnl_memory_desc_t data, chan;
+    dnnl_memory_desc_t data = *a->data, chan;
     dnnl_batch_normalization_desc_t fd, bd;
     unsigned flags = dnnl_use_scale | dnnl_use_shift;
     dlb_status s = DLB_OK;
-    DLB_DNNL(be, op, dlb_cpu_md_plain(&data, 4, dims, a->dt));
     DLB_DNNL(be, op, dlb_cpu_md_plain(&chan, 1, cd, dnnl_f32));
     if (a->kind == DLB_CPU_BN_FWD_INFER)
         flags |= dnnl_use_global_stats;
-    if (a->kind == DLB_CPU_BN_BWD)
-        flags = dnnl_use_scale; /* the oneDNN 2.6 quirk above */
     DLB_DNNL(be, op, dnnl_batch_normalization_forward_desc_init(
         &fd, a->kind == DLB_CPU_BN_FWD_INFER ? dnnl_forward_inference
                                              : dnnl_forward_training,
@@ -55,6 +57,7 @@ static dlb_status bn_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
         DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[i],
                                      i == M_SRC || i == M_DST || i == M_DDST
                                          ? &data : &chan));
+    DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[M_DSHIFT], &chan));
     /* Batch statistics in oneDNN's form, owned by the entry. */
     DLB_DNNL(be, op, dnnl_memory_create(&p->mem[M_OWN_MEAN], &chan, cpu->engine,
                                         DNNL_MEMORY_ALLOCATE));
@@ -64,19 +67,48 @@ out:
     return s;
 }
 
+/* The layout batch norm runs on: x's when it is a blocked layout of
+ * [n][c][h][w] that oneDNN's fast kernels take, else the host view
+ * [n][c][hw][1] (x made plain). *code says which, for the key. */
+static dlb_status bn_layout(struct dlb_backend *be,
+                            const struct dlb_batchnorm_desc *d,
+                            const struct dlb_buffer *x, dnnl_memory_desc_t *md,
+                            int *code)
+{
+    const dnnl_memory_desc_t *lay = dlb_cpu_layout(x);
+    dnnl_dims_t dims = { d->n, d->c, d->hw, 1 };
+    *code = 0;
+    if (lay && lay->ndims == 4 && lay->dims[0] == (dnnl_dim_t)d->n &&
+        lay->dims[1] == (dnnl_dim_t)d->c &&
+        lay->dims[2] * lay->dims[3] == (dnnl_dim_t)d->hw &&
+        (*code = dlb_cpu_layout_code(lay)) != 0) {
+        *md = *lay;
+        return DLB_OK;
+    }
+    *code = 0;
+    if (dlb_cpu_md_plain(md, 4, dims, dlb_cpu_dnnl_type(x->dtype)))
+        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu batchnorm: bad "
+                                "shape");
+    return dlb_cpu_make_plain(be, x);
+}
+
 static dlb_status bn_get(struct dlb_backend *be, enum dlb_cpu_op kind,
-                         const struct dlb_batchnorm_desc *d, enum dlb_dtype t,
+                         const struct dlb_batchnorm_desc *d,
+                         const dnnl_memory_desc_t *data, int code,
                          struct dlb_cpu_prim **out)
 {
     struct dlb_cpu_key k;
-    struct bn_arg a = { kind, d, dlb_cpu_dnnl_type(t) };
+    struct bn_arg a = { kind, d, data };
     memset(&k, 0, sizeof k);
     k.op = kind;
     k.w[0] = d->n;
     k.w[1] = d->c;
     k.w[2] = d->hw;
     memcpy(&k.w[3], &d->eps, sizeof d->eps);
-    k.w[4] = (uint32_t)t;
+    k.w[4] = (uint32_t)data->data_type;
+    k.w[5] = (uint32_t)code;
+    k.w[6] = (uint32_t)data->dims[2];
+    k.w[7] = (uint32_t)data->dims[3];
     return dlb_cpu_cache_get(be, &k, bn_build, &a, out);
 }
 
@@ -110,6 +142,91 @@ static void *handle(dnnl_memory_t m)
     return p;
 }
 
+/* Batch norm computes in f32: oneDNN 2.6's bf16 kernels ran 2-5x slower
+ * than its f32 ones here, more than the conversions cost. For bf16 data
+ * the tensors are converted into scratch and back; *md32 is the f32 twin
+ * of md. */
+static void f32_twin(const dnnl_memory_desc_t *md, dnnl_memory_desc_t *md32)
+{
+    *md32 = *md;
+    md32->data_type = dnnl_f32;
+}
+
+/* src in md (bf16) converted into scratch `slot` as md32 (f32), or src
+ * itself for f32 data. */
+static dlb_status to_f32(struct dlb_backend *be, const dnnl_memory_desc_t *md,
+                         const dnnl_memory_desc_t *md32, const void *src,
+                         int slot, void **out)
+{
+    *out = (void *)(uintptr_t)src;
+    if (md->data_type == dnnl_f32)
+        return DLB_OK;
+    if (!(*out = dlb_cpu_scratch(be, slot, dnnl_memory_desc_get_size(md32))))
+        return DLB_ERR_NOMEM;
+    return dlb_cpu_reorder_run(be, md, src, md32, *out);
+}
+
+/* Where an f32 result for `dst` is computed: dst's data, or scratch. */
+static dlb_status f32_out(struct dlb_backend *be, const dnnl_memory_desc_t *md,
+                          const dnnl_memory_desc_t *md32, void *dst, int slot,
+                          void **out)
+{
+    *out = dst;
+    if (md->data_type != dnnl_f32 &&
+        !(*out = dlb_cpu_scratch(be, slot, dnnl_memory_desc_get_size(md32))))
+        return DLB_ERR_NOMEM;
+    return DLB_OK;
+}
+
+static dlb_status from_f32(struct dlb_backend *be, const dnnl_memory_desc_t *md,
+                           const dnnl_memory_desc_t *md32, const void *src,
+                           void *dst)
+{
+    return md->data_type == dnnl_f32
+               ? DLB_OK : dlb_cpu_reorder_run(be, md32, src, md, dst);
+}
+
+/* The forward passes: layout, f32 operands, primitive; runs it with the
+ * channel arguments `chan` (n of them) and converts y back. */
+static dlb_status bn_forward(struct dlb_backend *be, const char *op,
+                             enum dlb_cpu_op kind,
+                             const struct dlb_batchnorm_desc *d,
+                             const struct dlb_buffer *x, struct dlb_buffer *y,
+                             const struct dlb_buffer *const *cb,
+                             struct dlb_cpu_prim **pp)
+{
+    struct dlb_cpu_prim *p;
+    dnnl_memory_desc_t md, md32;
+    void *xp, *yp;
+    dlb_status s;
+    int code, n_args = kind == DLB_CPU_BN_FWD_INFER ? 6 : 4;
+    if ((s = bn_layout(be, d, x, &md, &code)) ||
+        (s = dlb_cpu_set_layout(be, y, code ? &md : NULL)))
+        return s;
+    f32_twin(&md, &md32);
+    if ((s = to_f32(be, &md, &md32, x->data, DLB_CPU_SLOT_F32, &xp)) ||
+        (s = f32_out(be, &md, &md32, y->data, DLB_CPU_SLOT_F32_B, &yp)) ||
+        (s = bn_get(be, kind, d, &md32, code, &p)))
+        return s;
+    *pp = p;
+    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SRC], xp));
+    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_DST], yp));
+    for (int i = 0; i < n_args - 2; i++)
+        DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SCALE + i], cb[i]->data));
+    int train = kind != DLB_CPU_BN_FWD_INFER;
+    dnnl_exec_arg_t args[6] = {
+        { DNNL_ARG_SRC, p->mem[M_SRC] }, { DNNL_ARG_DST, p->mem[M_DST] },
+        { DNNL_ARG_SCALE, p->mem[M_SCALE] }, { DNNL_ARG_SHIFT, p->mem[M_SHIFT] },
+        { DNNL_ARG_MEAN, p->mem[train ? M_OWN_MEAN : M_MEAN] },
+        { DNNL_ARG_VARIANCE, p->mem[train ? M_OWN_VAR : M_VAR] },
+    };
+    DLB_DNNL(be, op, dlb_cpu_exec(dlb_backend_ctx(be), p->prim[0], 6, args));
+    s = from_f32(be, &md, &md32, yp, y->data);
+    dlb_cpu_written(y);
+out:
+    return s;
+}
+
 dlb_status dlb_cpu_bn_fwd_train(struct dlb_backend *be,
                                 const struct dlb_batchnorm_desc *d,
                                 const struct dlb_buffer *x,
@@ -128,19 +245,10 @@ dlb_status dlb_cpu_bn_fwd_train(struct dlb_backend *be,
     struct dlb_cpu_prim *p;
     dlb_status s;
     if ((s = check_all(be, op, d, data, 2, chan, 6)) ||
-        (s = bn_get(be, DLB_CPU_BN_FWD_TRAIN, d, x->dtype, &p)))
+        (s = DLB_CPU_PLAIN(be, gamma, beta, running_mean, running_var,
+                           save_mean, save_invstd)) ||
+        (s = bn_forward(be, op, DLB_CPU_BN_FWD_TRAIN, d, x, y, chan, &p)))
         return s;
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SRC], x->data));
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_DST], y->data));
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SCALE], gamma->data));
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SHIFT], beta->data));
-    dnnl_exec_arg_t args[6] = {
-        { DNNL_ARG_SRC, p->mem[M_SRC] }, { DNNL_ARG_DST, p->mem[M_DST] },
-        { DNNL_ARG_SCALE, p->mem[M_SCALE] }, { DNNL_ARG_SHIFT, p->mem[M_SHIFT] },
-        { DNNL_ARG_MEAN, p->mem[M_OWN_MEAN] },
-        { DNNL_ARG_VARIANCE, p->mem[M_OWN_VAR] },
-    };
-    DLB_DNNL(be, op, dlb_cpu_exec(dlb_backend_ctx(be), p->prim[0], 6, args));
     {
         const float *mean = handle(p->mem[M_OWN_MEAN]);
         const float *var = handle(p->mem[M_OWN_VAR]);
@@ -156,13 +264,11 @@ dlb_status dlb_cpu_bn_fwd_train(struct dlb_backend *be,
             rv[c] = (float)((1.0 - mom) * rv[c] + mom * unbiased);
         }
     }
-    dlb_cpu_written(y);
     dlb_cpu_written(save_mean);
     dlb_cpu_written(save_invstd);
     dlb_cpu_written(running_mean);
     dlb_cpu_written(running_var);
-out:
-    return s;
+    return DLB_OK;
 }
 
 dlb_status dlb_cpu_bn_fwd_infer(struct dlb_backend *be,
@@ -181,47 +287,9 @@ dlb_status dlb_cpu_bn_fwd_infer(struct dlb_backend *be,
     struct dlb_cpu_prim *p;
     dlb_status s;
     if ((s = check_all(be, op, d, data, 2, chan, 4)) ||
-        (s = bn_get(be, DLB_CPU_BN_FWD_INFER, d, x->dtype, &p)))
+        (s = DLB_CPU_PLAIN(be, gamma, beta, running_mean, running_var)))
         return s;
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SRC], x->data));
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_DST], y->data));
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SCALE], gamma->data));
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SHIFT], beta->data));
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_MEAN], running_mean->data));
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_VAR], running_var->data));
-    dnnl_exec_arg_t args[6] = {
-        { DNNL_ARG_SRC, p->mem[M_SRC] }, { DNNL_ARG_DST, p->mem[M_DST] },
-        { DNNL_ARG_SCALE, p->mem[M_SCALE] }, { DNNL_ARG_SHIFT, p->mem[M_SHIFT] },
-        { DNNL_ARG_MEAN, p->mem[M_MEAN] }, { DNNL_ARG_VARIANCE, p->mem[M_VAR] },
-    };
-    DLB_DNNL(be, op, dlb_cpu_exec(dlb_backend_ctx(be), p->prim[0], 6, args));
-    dlb_cpu_written(y);
-out:
-    return s;
-}
-
-/* dbeta[c] = sum over n and hw of dy, in double per channel. */
-static void channel_sums(const struct dlb_batchnorm_desc *d,
-                         const struct dlb_buffer *dy, float *out)
-{
-    size_t hw = d->hw;
-    DLB_OMP("omp parallel for schedule(static) if((size_t)d->n * d->c * hw > DLB_CPU_PAR_MIN)")
-    for (uint32_t c = 0; c < d->c; c++) {
-        float t[1024];
-        double sum = 0.0;
-        for (uint32_t n = 0; n < d->n; n++) {
-            size_t base = ((size_t)n * d->c + c) * hw;
-            for (size_t k = 0; k < hw; k += 1024) {
-                size_t len = hw - k < 1024 ? hw - k : 1024;
-                float part = 0.0f;
-                dlb_cpu_load_f32(dy, base + k, len, t);
-                for (size_t i = 0; i < len; i++)
-                    part += t[i];
-                sum += part;
-            }
-        }
-        out[c] = (float)sum;
-    }
+    return bn_forward(be, op, DLB_CPU_BN_FWD_INFER, d, x, y, chan, &p);
 }
 
 dlb_status dlb_cpu_bn_bwd(struct dlb_backend *be,
@@ -239,9 +307,24 @@ dlb_status dlb_cpu_bn_bwd(struct dlb_backend *be,
     const struct dlb_buffer *chan[5] = { gamma, save_mean, save_invstd, dgamma,
                                          dbeta };
     struct dlb_cpu_prim *p;
+    dnnl_memory_desc_t md, md32;
+    void *dyp = dy->data, *xp, *dy32, *dxp;
     dlb_status s;
+    int code;
     if ((s = check_all(be, op, d, data, 3, chan, 5)) ||
-        (s = bn_get(be, DLB_CPU_BN_BWD, d, x->dtype, &p)))
+        (s = DLB_CPU_PLAIN(be, gamma, save_mean, save_invstd, dgamma, dbeta)) ||
+        (s = bn_layout(be, d, x, &md, &code)))
+        return s;
+    /* dy comes over to x's layout before dx (which may be dy) is set. */
+    s = code ? dlb_cpu_view(be, dy, &md, DLB_CPU_SLOT_VIEW_A, &dyp)
+             : dlb_cpu_make_plain(be, dy);
+    if (s || (s = dlb_cpu_set_layout(be, dx, code ? &md : NULL)))
+        return s;
+    f32_twin(&md, &md32);
+    if ((s = to_f32(be, &md, &md32, x->data, DLB_CPU_SLOT_F32, &xp)) ||
+        (s = to_f32(be, &md, &md32, dyp, DLB_CPU_SLOT_F32_B, &dy32)) ||
+        (s = f32_out(be, &md, &md32, dx->data, DLB_CPU_SLOT_F32_C, &dxp)) ||
+        (s = bn_get(be, DLB_CPU_BN_BWD, d, &md32, code, &p)))
         return s;
     {
         /* oneDNN wants the variance; the interface saved 1/sqrt(var+eps). */
@@ -250,15 +333,14 @@ dlb_status dlb_cpu_bn_bwd(struct dlb_backend *be,
         for (uint32_t c = 0; c < d->c; c++)
             var[c] = (float)(1.0 / ((double)inv[c] * inv[c]) - d->eps);
     }
-    /* dbeta first: dx may be dy's memory in a caller's in-place use. */
-    channel_sums(d, dy, dbeta->data);
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SRC], x->data));
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_DDST], dy->data));
-    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_DST], dx->data));
+    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SRC], xp));
+    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_DDST], dy32));
+    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_DST], dxp));
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SCALE], gamma->data));
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SHIFT], dgamma->data));
+    DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_DSHIFT], dbeta->data));
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_MEAN], save_mean->data));
-    dnnl_exec_arg_t args[7] = {
+    dnnl_exec_arg_t args[9] = {
         { DNNL_ARG_SRC, p->mem[M_SRC] },
         { DNNL_ARG_MEAN, p->mem[M_MEAN] },
         { DNNL_ARG_VARIANCE, p->mem[M_OWN_VAR] },
@@ -266,8 +348,12 @@ dlb_status dlb_cpu_bn_bwd(struct dlb_backend *be,
         { DNNL_ARG_SCALE, p->mem[M_SCALE] },
         { DNNL_ARG_DIFF_SRC, p->mem[M_DST] },
         { DNNL_ARG_DIFF_SCALE, p->mem[M_SHIFT] },
+        { DNNL_ARG_DIFF_SHIFT, p->mem[M_DSHIFT] },
+        /* Not read, but oneDNN 2.6 refuses the call without it. */
+        { DNNL_ARG_SHIFT, p->mem[M_OWN_MEAN] },
     };
-    DLB_DNNL(be, op, dlb_cpu_exec(dlb_backend_ctx(be), p->prim[0], 7, args));
+    DLB_DNNL(be, op, dlb_cpu_exec(dlb_backend_ctx(be), p->prim[0], 9, args));
+    s = from_f32(be, &md, &md32, dxp, dx->data);
     dlb_cpu_written(dx);
     dlb_cpu_written(dgamma);
     dlb_cpu_written(dbeta);

@@ -68,6 +68,9 @@ dlb_status dlb_cpu_shadow(struct dlb_backend *be, const struct dlb_buffer *b,
     struct dlb_cpu_buf *bi = b->impl;
     struct dlb_cpu_shadow *sh;
     dnnl_status_t st;
+    dlb_status s;
+    if ((s = dlb_cpu_make_plain(be, b))) /* the reorder reads the host view */
+        return s;
     if (!reorder) {
         *out = b->data;
         return DLB_OK;
@@ -169,6 +172,11 @@ dlb_status dlb_cpu_copy_from_host(struct dlb_backend *be,
                                   const void *src, size_t bytes)
 {
     dlb_status s = range(be, "copy_from_host", dst, off, bytes);
+    /* A whole overwrite needs no translation of the old contents. */
+    if (!s && off == 0 && bytes == dst->bytes)
+        s = dlb_cpu_set_layout(be, dst, NULL);
+    if (!s)
+        s = dlb_cpu_make_plain(be, dst);
     if (!s && bytes) {
         memcpy((char *)dst->data + off, src, bytes);
         dlb_cpu_written(dst);
@@ -181,6 +189,8 @@ dlb_status dlb_cpu_copy_to_host(struct dlb_backend *be, void *dst,
                                 size_t bytes)
 {
     dlb_status s = range(be, "copy_to_host", src, off, bytes);
+    if (!s)
+        s = dlb_cpu_make_plain(be, src);
     if (!s && bytes)
         memcpy(dst, (const char *)src->data + off, bytes);
     return s;
@@ -192,7 +202,9 @@ dlb_status dlb_cpu_copy(struct dlb_backend *be, struct dlb_buffer *dst,
 {
     dlb_status s;
     if ((s = range(be, "copy", dst, doff, bytes)) ||
-        (s = range(be, "copy", src, soff, bytes)))
+        (s = range(be, "copy", src, soff, bytes)) ||
+        (s = dlb_cpu_make_plain(be, src)) ||
+        (s = dlb_cpu_make_plain(be, dst)))
         return s;
     if (bytes) { /* memmove: a copy within one buffer may overlap */
         memmove((char *)dst->data + doff, (const char *)src->data + soff, bytes);

@@ -1,9 +1,13 @@
 /* Convolution on oneDNN: forward, backward data and backward weights.
- * Each primitive is created with the activations' and weights' layouts
- * left to oneDNN (format "any"): on plain NCHW tensors it falls back to a
- * GEMM-based kernel about 1.6x slower than its blocked direct kernels, and
- * the reorders at the edges cost less than that. Weights are reordered
- * once per write of their buffer (dlb_cpu_shadow). */
+ * Each primitive is created with the weights' layout left to oneDNN and
+ * the activations' chosen by act_tag: on plain NCHW tensors oneDNN falls
+ * back to a GEMM-based kernel about 1.6x slower than its direct kernels.
+ * Outputs stay in the primitive's layout (the buffer carries it) and
+ * inputs already in it are read as they are, so a training step has no
+ * activation reorders between layers. Weights are reordered once per
+ * write of their buffer (dlb_cpu_shadow); weight gradients go back to the
+ * host view for the SGD update. Buffers of mixed float types are accepted
+ * (compute_type). */
 #include "cpu.h"
 
 #include <string.h>
@@ -56,14 +60,47 @@ static struct dlb_cpu_key conv_key(enum dlb_cpu_op op,
     return k;
 }
 
-/* The four memory descriptors of a convolution: plain (host view) and
- * "any" (oneDNN's choice) for x, w, y; the bias is plain. */
+/* The memory descriptors of a convolution: plain (the buffers' host
+ * views, in their own types) and "any" (oneDNN's choice, in the types the
+ * primitive runs on) for x, w, y, and the forward hint's (all in the
+ * compute type); the bias is plain. */
 struct conv_mds {
     dnnl_memory_desc_t x, w, b, y;       /* plain */
     dnnl_memory_desc_t xa, wa, ya;       /* any */
+    dnnl_memory_desc_t xh, wh, yh;       /* any, the forward hint's */
 };
 
-static dnnl_status_t conv_mds(const struct dlb_conv2d_desc *d,
+/* The activations' layout: oneDNN's choice (nChw16c) unless a channel
+ * count is not a multiple of 16, as LeNet's 10 and 20: padded to 16 and
+ * 32 they cost 1.6x the memory traffic in every op after, and the blocked
+ * kernels compute on the padding (2.5x the FLOPs in conv2); nhwc has no
+ * padding and its kernels (brgconv, jit) were faster there, 8.5 against
+ * 10.7 ms for conv2's three passes at batch 256 on one core. One input
+ * channel is the host view in either. */
+static dnnl_format_tag_t act_tag(const struct dlb_conv2d_desc *d)
+{
+    if ((d->in_c > 1 && d->in_c % 16) || d->out_c % 16)
+        return dnnl_acdb;
+    return dnnl_format_tag_any;
+}
+
+/* The type a convolution computes in: bf16 when its weights are (forward,
+ * backward data) or when any of its tensors is (backward weights), else
+ * f32. Tensors it reads in another type are converted on the way in (in
+ * the same reorder as a layout change); tensors it writes keep their own
+ * type, as oneDNN's bf16 kernels write f32 or bf16. */
+static dnnl_data_type_t compute_type(enum dlb_cpu_op kind,
+                                     const struct dlb_buffer *const t[4])
+{
+    if (kind != DLB_CPU_CONV_BWD_WEIGHTS)
+        return dlb_cpu_dnnl_type(t[1]->dtype);
+    return t[0]->dtype == DLB_BF16 || t[1]->dtype == DLB_BF16 ||
+                   t[3]->dtype == DLB_BF16
+               ? dnnl_bf16 : dnnl_f32;
+}
+
+static dnnl_status_t conv_mds(enum dlb_cpu_op kind,
+                              const struct dlb_conv2d_desc *d,
                               const struct dlb_buffer *const t[4],
                               struct conv_mds *m)
 {
@@ -74,6 +111,8 @@ static dnnl_status_t conv_mds(const struct dlb_conv2d_desc *d,
     dnnl_data_type_t xt = dlb_cpu_dnnl_type(t[0]->dtype);
     dnnl_data_type_t wt = dlb_cpu_dnnl_type(t[1]->dtype);
     dnnl_data_type_t yt = dlb_cpu_dnnl_type(t[3]->dtype);
+    dnnl_data_type_t ct = compute_type(kind, t);
+    dnnl_format_tag_t at = act_tag(d), any = dnnl_format_tag_any;
     dnnl_status_t st;
     memset(m, 0, sizeof *m);
     if ((st = dlb_cpu_md_plain(&m->x, 4, xd, xt)) ||
@@ -81,16 +120,21 @@ static dnnl_status_t conv_mds(const struct dlb_conv2d_desc *d,
         (st = dlb_cpu_md_plain(&m->y, 4, yd, yt)) ||
         (t[2] && (st = dlb_cpu_md_plain(&m->b, 1, bd,
                                         dlb_cpu_dnnl_type(t[2]->dtype)))) ||
-        (st = dnnl_memory_desc_init_by_tag(&m->xa, 4, xd, xt, dnnl_format_tag_any)) ||
-        (st = dnnl_memory_desc_init_by_tag(&m->wa, 4, wd, wt, dnnl_format_tag_any)) ||
-        (st = dnnl_memory_desc_init_by_tag(&m->ya, 4, yd, yt, dnnl_format_tag_any)))
+        (st = dnnl_memory_desc_init_by_tag(
+             &m->xa, 4, xd, kind == DLB_CPU_CONV_BWD_DATA ? xt : ct, at)) ||
+        (st = dnnl_memory_desc_init_by_tag(
+             &m->wa, 4, wd, kind == DLB_CPU_CONV_BWD_WEIGHTS ? wt : ct, any)) ||
+        (st = dnnl_memory_desc_init_by_tag(
+             &m->ya, 4, yd, kind == DLB_CPU_CONV_FWD ? yt : ct, at)) ||
+        (st = dnnl_memory_desc_init_by_tag(&m->xh, 4, xd, ct, at)) ||
+        (st = dnnl_memory_desc_init_by_tag(&m->wh, 4, wd, ct, any)) ||
+        (st = dnnl_memory_desc_init_by_tag(&m->yh, 4, yd, ct, at)))
         return st;
-
     return dnnl_success;
 }
 
 static dnnl_status_t fwd_desc(const struct dlb_conv2d_desc *d,
-                              const struct conv_mds *m, int bias,
+                              const struct conv_mds *m, int bias, int hint,
                               dnnl_convolution_desc_t *cd)
 {
     dnnl_dims_t strides = { d->stride_h, d->stride_w };
@@ -98,8 +142,9 @@ static dnnl_status_t fwd_desc(const struct dlb_conv2d_desc *d,
     /* Inference kernels are the training ones for floats; one primitive
      * serves both so that an evaluation pass creates nothing new. */
     return dnnl_convolution_forward_desc_init(
-        cd, dnnl_forward_training, dnnl_convolution_direct, &m->xa, &m->wa,
-        bias ? &m->b : NULL, &m->ya, strides, pad, pad);
+        cd, dnnl_forward_training, dnnl_convolution_direct,
+        hint ? &m->xh : &m->xa, hint ? &m->wh : &m->wa, bias ? &m->b : NULL,
+        hint ? &m->yh : &m->ya, strides, pad, pad);
 }
 
 /* Create the entry's primitives; on failure the reason is recorded. */
@@ -114,8 +159,9 @@ static dlb_status build(struct dlb_backend *be, const char *op,
     dnnl_dims_t pad = { d->pad_h, d->pad_w };
     struct conv_mds m;
     dlb_status s = DLB_OK;
-    DLB_DNNL(be, op, conv_mds(d, t, &m));
-    DLB_DNNL(be, op, fwd_desc(d, &m, t[2] != NULL, &fd));
+    DLB_DNNL(be, op, conv_mds(kind, d, t, &m));
+    DLB_DNNL(be, op, fwd_desc(d, &m, t[2] != NULL, kind != DLB_CPU_CONV_FWD,
+                              &fd));
     if (kind == DLB_CPU_CONV_FWD) {
         DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &fd, NULL));
         struct dlb_cpu_tensor io[3] = {
@@ -150,7 +196,8 @@ static dlb_status build(struct dlb_backend *be, const char *op,
     struct dlb_cpu_tensor io[3] = {
         { DNNL_ARG_SRC, dnnl_query_src_md, DLB_CPU_IN, m.x },
         { DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md, DLB_CPU_IN, m.y },
-        { DNNL_ARG_DIFF_WEIGHTS, dnnl_query_diff_weights_md, DLB_CPU_OUT, m.w },
+        { DNNL_ARG_DIFF_WEIGHTS, dnnl_query_diff_weights_md,
+          DLB_CPU_OUT_WEIGHTS, m.w },
     };
     DLB_DNNL(be, op, dlb_cpu_io_setup(cpu, p, io, 3));
     if (t[2]) /* the bias gradient is plain [out_c]: no reorder */

@@ -42,7 +42,8 @@ dlb_status dlb_cpu_sgd_update(struct dlb_backend *be,
     double lr = d->lr, mom = d->momentum, wd = d->weight_decay;
     if ((s = check(be, "sgd_update", "w", w, d->count)) ||
         (s = check(be, "sgd_update", "g", g, d->count)) ||
-        (s = check(be, "sgd_update", "v", v, d->count)))
+        (s = check(be, "sgd_update", "v", v, d->count)) ||
+        (s = DLB_CPU_PLAIN(be, w, g, v)))
         return s;
     /* In double, as the ref backend: the results are then identical. */
     DLB_OMP("omp parallel for schedule(static) if(d->count > DLB_CPU_PAR_MIN)")
@@ -66,14 +67,38 @@ dlb_status dlb_cpu_sgd_update(struct dlb_backend *be,
     return DLB_OK;
 }
 
+/* A cast keeps the source's layout (the element order does not matter to
+ * it): the destination takes it with its own type, and `count` becomes
+ * the physical element count. */
+static dlb_status cast_layout(struct dlb_backend *be, size_t *count,
+                              const struct dlb_buffer *src,
+                              struct dlb_buffer *dst)
+{
+    const dnnl_memory_desc_t *lay;
+    dnnl_memory_desc_t md;
+    dlb_status s;
+    if (src->dtype == DLB_F64 || dst->dtype == DLB_F64)
+        return DLB_CPU_PLAIN(be, src, dst);
+    if ((s = dlb_cpu_physical(be, src, *count, count)))
+        return s;
+    if (!(lay = dlb_cpu_layout(src)))
+        return dlb_cpu_make_plain(be, dst);
+    md = *lay;
+    md.data_type = dlb_cpu_dnnl_type(dst->dtype);
+    return dlb_cpu_set_layout(be, dst, &md);
+}
+
 dlb_status dlb_cpu_cast(struct dlb_backend *be, size_t count,
                         const struct dlb_buffer *src, struct dlb_buffer *dst)
 {
     dlb_status s;
-    size_t nc = n_chunks(count);
+    size_t nc;
     if ((s = check(be, "cast", "src", src, count)) ||
         (s = check(be, "cast", "dst", dst, count)))
         return s;
+    if ((s = cast_layout(be, &count, src, dst)))
+        return s;
+    nc = n_chunks(count);
     if (src->dtype == dst->dtype) {
         memmove(dst->data, src->data, count * dlb_dtype_size(src->dtype));
     } else {
@@ -95,9 +120,11 @@ dlb_status dlb_cpu_scale(struct dlb_backend *be, size_t count,
                          struct dlb_buffer *buf, float alpha)
 {
     dlb_status s;
-    size_t nc = n_chunks(count);
-    if ((s = check(be, "scale", "buf", buf, count)))
+    size_t nc;
+    if ((s = check(be, "scale", "buf", buf, count)) ||
+        (s = dlb_cpu_physical(be, buf, count, &count)))
         return s;
+    nc = n_chunks(count);
     if (buf->dtype == DLB_F64) {
         double *p = buf->data;
         for (size_t i = 0; i < count; i++)
@@ -123,11 +150,14 @@ dlb_status dlb_cpu_check_finite(struct dlb_backend *be, size_t count,
                                 const struct dlb_buffer *buf, int *found)
 {
     dlb_status s;
-    size_t nc = n_chunks(count);
+    size_t nc;
     int any = 0;
     *found = 0;
-    if ((s = check(be, "check_finite", "buf", buf, count)))
+    /* A blocked layout's padding is zeros: finite. */
+    if ((s = check(be, "check_finite", "buf", buf, count)) ||
+        (s = dlb_cpu_physical(be, buf, count, &count)))
         return s;
+    nc = n_chunks(count);
     if (buf->dtype == DLB_F64) {
         const double *p = buf->data;
         for (size_t i = 0; i < count; i++)
@@ -161,9 +191,14 @@ dlb_status dlb_cpu_fill(struct dlb_backend *be, size_t count,
                         struct dlb_buffer *buf, double value)
 {
     size_t nc = n_chunks(count);
+    dlb_status s;
     if (!buf || buf->count < count)
         return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu fill: buffer has "
                                 "fewer than %zu elements", count);
+    s = count == buf->count ? dlb_cpu_set_layout(be, buf, NULL)
+                            : dlb_cpu_make_plain(be, buf);
+    if (s)
+        return s;
     switch (buf->dtype) {
     case DLB_F64:
         for (size_t i = 0; i < count; i++)
@@ -212,7 +247,8 @@ dlb_status dlb_cpu_quantize(struct dlb_backend *be, size_t count,
     int u8 = dst && dst->dtype == DLB_U8;
     double lo = u8 ? 0.0 : -128.0, hi = u8 ? 255.0 : 127.0;
     if ((s = check_int8(be, "quantize", dst, count)) ||
-        (s = check(be, "quantize", "src", src, count)))
+        (s = check(be, "quantize", "src", src, count)) ||
+        (s = DLB_CPU_PLAIN(be, src, dst)))
         return s;
     DLB_OMP("omp parallel for schedule(static) if(count > DLB_CPU_PAR_MIN)")
     for (size_t c = 0; c < nc; c++) {
@@ -241,7 +277,8 @@ dlb_status dlb_cpu_dequantize(struct dlb_backend *be, size_t count,
     dlb_status s;
     size_t nc = n_chunks(count);
     if ((s = check_int8(be, "dequantize", src, count)) ||
-        (s = check(be, "dequantize", "dst", dst, count)))
+        (s = check(be, "dequantize", "dst", dst, count)) ||
+        (s = DLB_CPU_PLAIN(be, src, dst)))
         return s;
     DLB_OMP("omp parallel for schedule(static) if(count > DLB_CPU_PAR_MIN)")
     for (size_t c = 0; c < nc; c++) {

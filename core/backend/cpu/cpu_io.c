@@ -1,7 +1,9 @@
-/* Moving tensors between a buffer's host view and the layout a primitive
- * chose: activations through scratch memory on every call, weights
- * through a shadow that is reordered again only after the buffer was
- * written (once per training step, not once per call). */
+/* Moving tensors between a buffer and the layout a primitive chose:
+ * activations are written in the primitive's layout, which the buffer
+ * then carries (cpu_layout.c), and read as they are when their layout is
+ * the one wanted, else through scratch; weights through a shadow that is
+ * reordered again only after the buffer was written (once per training
+ * step, not once per call); weight gradients back to the host view. */
 #include "cpu.h"
 
 #include <string.h>
@@ -21,9 +23,11 @@ dnnl_status_t dlb_cpu_io_setup(struct dlb_cpu *cpu, struct dlb_cpu_prim *p,
         if ((st = dlb_cpu_mem(cpu, &p->mem[2 * i], &t[i].plain)) ||
             (st = dlb_cpu_mem(cpu, &p->mem[2 * i + 1], want)))
             return st;
-        if (dnnl_memory_desc_equal(want, &t[i].plain))
+        /* Activations go through dlb_cpu_view and dlb_cpu_set_layout. */
+        if (dnnl_memory_desc_equal(want, &t[i].plain) ||
+            t[i].role == DLB_CPU_IN || t[i].role == DLB_CPU_OUT)
             continue;
-        st = t[i].role == DLB_CPU_OUT
+        st = t[i].role == DLB_CPU_OUT_WEIGHTS
                  ? dlb_cpu_reorder(cpu, &p->prim[1 + i], want, &t[i].plain)
                  : dlb_cpu_reorder(cpu, &p->prim[1 + i], &t[i].plain, want);
         if (st)
@@ -55,18 +59,27 @@ dlb_status dlb_cpu_io_run(struct dlb_backend *be, struct dlb_cpu_prim *p,
         dnnl_memory_t plain = p->mem[2 * i], mine = p->mem[2 * i + 1];
         dnnl_primitive_t r = p->prim[1 + i];
         void *ptr = bufs[i]->data;
-        if (r && p->io_role[i] == DLB_CPU_IN_WEIGHTS) {
-            if ((s = dlb_cpu_shadow(be, bufs[i], mem_md(mine), r, plain, mine,
-                                    &ptr)))
-                return s;
-        } else if (r) {
-            ptr = dlb_cpu_scratch(be, i, dnnl_memory_desc_get_size(mem_md(mine)));
-            if (!ptr)
-                return DLB_ERR_NOMEM;
-            if (p->io_role[i] == DLB_CPU_IN)
-                DLB_DNNL(be, op, dlb_cpu_run_reorder(cpu, r, plain,
-                                                     bufs[i]->data, mine, ptr));
+        struct dlb_buffer *o = (struct dlb_buffer *)(uintptr_t)bufs[i];
+        switch ((enum dlb_cpu_role)p->io_role[i]) {
+        case DLB_CPU_IN_WEIGHTS: /* a NULL reorder hands back the data */
+            s = dlb_cpu_shadow(be, bufs[i], mem_md(mine), r, plain, mine, &ptr);
+            break;
+        case DLB_CPU_IN:
+            s = dlb_cpu_view(be, bufs[i], mem_md(mine), i, &ptr);
+            break;
+        case DLB_CPU_OUT: /* o is an output: its head is the caller's */
+            s = dlb_cpu_set_layout(be, o, mem_md(mine));
+            ptr = o->data;
+            break;
+        case DLB_CPU_OUT_WEIGHTS:
+            s = dlb_cpu_set_layout(be, o, NULL);
+            if (!s && r && !(ptr = dlb_cpu_scratch(
+                                 be, i, dnnl_memory_desc_get_size(mem_md(mine)))))
+                s = DLB_ERR_NOMEM;
+            break;
         }
+        if (s)
+            return s;
         DLB_DNNL(be, op, dlb_cpu_bind(mine, ptr));
         args[n].arg = p->io_arg[i];
         args[n++].memory = mine;
@@ -75,9 +88,10 @@ dlb_status dlb_cpu_io_run(struct dlb_backend *be, struct dlb_cpu_prim *p,
         memcpy(args + n, extra, (size_t)n_extra * sizeof *extra);
     DLB_DNNL(be, op, dlb_cpu_exec(cpu, p->prim[0], n + n_extra, args));
     for (int i = 0; i < p->n_io; i++) {
-        if (p->io_role[i] != DLB_CPU_OUT)
+        if (p->io_role[i] != DLB_CPU_OUT &&
+            p->io_role[i] != DLB_CPU_OUT_WEIGHTS)
             continue;
-        if (p->prim[1 + i]) {
+        if (p->io_role[i] == DLB_CPU_OUT_WEIGHTS && p->prim[1 + i]) {
             dnnl_memory_t mine = p->mem[2 * i + 1];
             void *ptr = NULL;
             DLB_DNNL(be, op, dnnl_memory_get_data_handle(mine, &ptr));

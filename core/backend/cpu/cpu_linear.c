@@ -69,7 +69,7 @@ static dlb_status ip_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
                 { DNNL_ARG_SRC, dnnl_query_src_md, DLB_CPU_IN, x },
                 { DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md, DLB_CPU_IN, y },
                 { DNNL_ARG_DIFF_WEIGHTS, dnnl_query_diff_weights_md,
-                  DLB_CPU_OUT, w },
+                  DLB_CPU_OUT_WEIGHTS, w },
             };
             DLB_DNNL(be, op, dlb_cpu_io_setup(cpu, p, io, 3));
         }

@@ -38,7 +38,8 @@ dlb_status dlb_cpu_logsoftmax_fwd(struct dlb_backend *be,
     dlb_status s;
     float *r;
     if ((s = dlb_cpu_check_float(be, op, "x", x, count)) ||
-        (s = dlb_cpu_check_float(be, op, "y", y, count)))
+        (s = dlb_cpu_check_float(be, op, "y", y, count)) ||
+        (s = DLB_CPU_PLAIN(be, x, y)))
         return s;
     if (!(r = row_buf(be, op, d->classes)))
         return DLB_ERR_NOMEM;
@@ -73,7 +74,8 @@ dlb_status dlb_cpu_nll_loss(struct dlb_backend *be,
     float v;
     if ((s = dlb_cpu_check_float(be, op, "y", y, (size_t)d->n * d->classes)) ||
         (s = dlb_cpu_check_s32(be, op, "labels", labels, d->n)) ||
-        (s = dlb_cpu_check_float(be, op, "loss", loss, 1)))
+        (s = dlb_cpu_check_float(be, op, "loss", loss, 1)) ||
+        (s = DLB_CPU_PLAIN(be, y, labels, loss)))
         return s;
     for (uint32_t n = 0; n < d->n; n++) {
         if ((s = label_at(be, op, d, labels, n, &lab)))
@@ -101,7 +103,8 @@ dlb_status dlb_cpu_logsoftmax_nll_bwd(struct dlb_backend *be,
     float *r;
     if ((s = dlb_cpu_check_float(be, op, "y", y, count)) ||
         (s = dlb_cpu_check_s32(be, op, "labels", labels, d->n)) ||
-        (s = dlb_cpu_check_float(be, op, "dx", dx, count)))
+        (s = dlb_cpu_check_float(be, op, "dx", dx, count)) ||
+        (s = DLB_CPU_PLAIN(be, y, labels, dx)))
         return s;
     if (!(r = row_buf(be, op, d->classes)))
         return DLB_ERR_NOMEM;

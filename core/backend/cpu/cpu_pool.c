@@ -180,6 +180,10 @@ dlb_status dlb_cpu_pool_fwd(struct dlb_backend *be,
         (max && ws && (s = dlb_cpu_check_s32(be, op, "ws", ws,
                                              planes * out_plane))))
         return s;
+    if (dlb_cpu_pool_blocked_fwd(be, d, x, y, ws, &s))
+        return s;
+    if ((s = DLB_CPU_PLAIN(be, x, y, ws)))
+        return s;
     conv = x->dtype != DLB_F32 || y->dtype != DLB_F32;
     int32_t *wsp = max && ws ? ws->data : NULL;
     DLB_OMP("omp parallel if(planes * in_plane > DLB_CPU_PAR_MIN)")
@@ -231,6 +235,10 @@ dlb_status dlb_cpu_pool_bwd(struct dlb_backend *be,
         (s = dlb_cpu_check_float(be, op, "dy", dy, planes * out_plane)) ||
         (s = dlb_cpu_check_float(be, op, "dx", dx, planes * in_plane)) ||
         (max && (s = dlb_cpu_check_s32(be, op, "ws", ws, planes * out_plane))))
+        return s;
+    if (dlb_cpu_pool_blocked_bwd(be, d, dy, ws, dx, &s))
+        return s;
+    if ((s = DLB_CPU_PLAIN(be, dy, ws, dx)))
         return s;
     conv = dy->dtype != DLB_F32 || dx->dtype != DLB_F32;
     const int32_t *wsp = max ? ws->data : NULL;

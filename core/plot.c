@@ -1,0 +1,41 @@
+/* dlb_plots_write: every plot the records of one run support, into
+ * DIR/plots/, in the order a report shows them. */
+#include "plot.h"
+#include "plot_impl.h"
+#include "compare.h"
+
+#include <stdio.h>
+
+dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
+                           json_t *selection, json_t **plots, int *drawn,
+                           struct dlb_error *err)
+{
+    char pdir[4096];
+    snprintf(pdir, sizeof pdir, "%s/plots", dir);
+    struct dlb_plotter p;
+    *plots = NULL;
+    *drawn = 0;
+    dlb_status st = dlb_plotter_init(&p, pdir, "plots/", err);
+    p.suite = json_string_value(dlb_context_get(context, "suite.name"));
+    if (st == DLB_OK)
+        st = dlb_plot_throughput(&p, records, selection, err);
+    if (st == DLB_OK)
+        st = dlb_plot_speedup(&p, records, selection, err);
+    if (st == DLB_OK)
+        st = dlb_plot_pareto(&p, records, selection, err);
+    if (st == DLB_OK)
+        st = dlb_plot_scaling(&p, records, "batch", err);
+    if (st == DLB_OK)
+        st = dlb_plot_scaling(&p, records, "dp.replicas", err);
+    if (st == DLB_OK)
+        st = dlb_plot_steps(&p, records, err);
+    if (st == DLB_OK) {
+        *plots = json_incref(p.plots);
+        *drawn = p.drawn;
+        /* Not an error: the data and scripts are there; the caller warns. */
+        if (!p.drawn)
+            dlb_errorf(err, DLB_OK, "%s", p.why);
+    }
+    dlb_plotter_free(&p);
+    return st;
+}

@@ -1,0 +1,95 @@
+/* Internals shared by the plot files: a plotter that writes NAME.dat,
+ * NAME.gp and (through gnuplot) NAME.png and NAME.svg into one folder, the
+ * escaping that keeps suite strings inert, and record accessors. */
+#ifndef DLB_CORE_PLOT_IMPL_H
+#define DLB_CORE_PLOT_IMPL_H
+
+#include <stdio.h>
+#include <jansson.h>
+#include "error.h"
+
+/* Seconds one gnuplot process may take before it is killed. */
+#define DLB_GNUPLOT_TIMEOUT_S 60
+/* Bytes of a label shown on a plot; the data file's comment says so. */
+#define DLB_PLOT_LABEL_MAX 72
+
+struct dlb_plotter {
+    char *dir;          /* the folder the files go into */
+    char *rel;          /* the same folder as the JSON list names it ("plots/") */
+    json_t *plots;      /* {"name", "title", "png", "svg", "data", "script"} */
+    char *gnuplot;      /* the program found, NULL when there is none */
+    int drawn;          /* 1 while every script that ran drew its images */
+    char why[512];      /* why something was not drawn, "" when all was */
+    const char *suite;  /* the suite's name, for titles (escaped there), or NULL */
+};
+
+/* Create `dir` (a missing last component only) and look for gnuplot:
+ * $DLBENCH_GNUPLOT when set, else `gnuplot` in $PATH. `rel` prefixes the
+ * paths in the JSON list. */
+dlb_status dlb_plotter_init(struct dlb_plotter *p, const char *dir,
+                            const char *rel, struct dlb_error *err);
+void dlb_plotter_free(struct dlb_plotter *p);
+
+/* Open DIR/NAME.dat for writing; a header comment names the columns. */
+FILE *dlb_plot_data_open(struct dlb_plotter *p, const char *name,
+                         const char *columns, struct dlb_error *err);
+/* Close a data file, reporting a write error. */
+dlb_status dlb_plot_data_close(FILE *f, const char *name, struct dlb_error *err);
+
+/* Write DIR/NAME.gp, which draws `body` (settings and a plot command,
+ * reading NAME.dat) once as PNG and once as SVG, `height` pixels high (0:
+ * the default), run gnuplot on it when there is one, and add the plot to
+ * the list. `title` may come from a suite: it is escaped here. `body` is
+ * the caller's own text and must hold no suite string: labels travel in
+ * the data file. */
+dlb_status dlb_plot_emit(struct dlb_plotter *p, const char *name,
+                         const char *title, const char *body, int height,
+                         struct dlb_error *err);
+
+/* The height of a plot with one row per configuration. */
+int dlb_plot_rows_height(int rows);
+
+/* Run gnuplot on DIR/SCRIPT with standard input from the script, the
+ * working directory DIR, standard error into DIR/gnuplot.log, and a time
+ * limit. No shell is involved. 0 when it exited 0. */
+int dlb_gnuplot_run(const char *gnuplot, const char *dir, const char *script,
+                    int timeout_s, char *why, size_t why_len);
+
+/* `s` as a gnuplot single-quoted string literal, into buf: inside single
+ * quotes gnuplot expands neither backquotes, macros (@) nor backslash
+ * escapes, and '' is the only escape. Control characters become spaces, so
+ * nothing can end the line and start a command. Truncated to fit. */
+void dlb_gp_quote(const char *s, char *buf, size_t n);
+
+/* Write `s` as a double-quoted data-file label: gnuplot reads labels as
+ * data, never as commands; '"' and control characters are replaced so the
+ * label stays one column of one line, and a long one is cut with "...". */
+void dlb_plot_label(FILE *f, const char *s);
+
+/* Record accessors. */
+int dlb_rec_ok(json_t *rec);
+const char *dlb_rec_id(json_t *rec);
+/* rec[a][b] as a number; 0 when absent (then *have is 0). */
+double dlb_rec_num(json_t *rec, const char *a, const char *b, int *have);
+/* metrics[name].value; *have as above. */
+double dlb_rec_metric(json_t *rec, const char *name, int *have);
+/* The record's config[key] as text ("64", "bf16"), into buf; 0 if absent. */
+int dlb_rec_config_text(json_t *rec, const char *key, char *buf, size_t n);
+
+/* The plot kinds: each writes its files when the records support it and
+ * returns DLB_OK when they do not. */
+dlb_status dlb_plot_throughput(struct dlb_plotter *p, json_t *records,
+                               json_t *selection, struct dlb_error *err);
+dlb_status dlb_plot_speedup(struct dlb_plotter *p, json_t *records,
+                            json_t *selection, struct dlb_error *err);
+dlb_status dlb_plot_pareto(struct dlb_plotter *p, json_t *records,
+                           json_t *selection, struct dlb_error *err);
+dlb_status dlb_plot_scaling(struct dlb_plotter *p, json_t *records,
+                            const char *axis, struct dlb_error *err);
+dlb_status dlb_plot_steps(struct dlb_plotter *p, json_t *records,
+                          struct dlb_error *err);
+/* runs: results documents in time order (see history.c). */
+dlb_status dlb_plot_trend(struct dlb_plotter *p, json_t *runs,
+                          struct dlb_error *err);
+
+#endif

@@ -1,0 +1,105 @@
+/* Speedup over the baseline configuration, from the selection's per_config
+ * figures or, without them, from the throughput medians (the interval then
+ * combines both medians' intervals, so it is conservative). */
+#include "plot_impl.h"
+
+#include <string.h>
+
+static const char body_fmt[] =
+    "set style fill solid 0.85 border rgb 'gray30'\n"
+    "set xrange [0:*]\n"
+    "set offsets 0, graph 0.12, 0, 0\n"
+    "set yrange [%d.5:-0.5]\n"
+    "set ytics nomirror\n"
+    "set grid xtics lc rgb 'gray80'\n"
+    "set key above horizontal maxrows 1\n"
+    "set arrow 1 from first 1, graph 0 to first 1, graph 1 nohead dt 2 lw 1.5 lc rgb 'gray20'\n"
+    "set xlabel 'speedup over the baseline (x, ratio of throughputs; 1 = as fast)'\n"
+    "plot 'speedup.dat' using 3:1:(0):3:($1-0.35):($1+0.35):6:ytic(2) with boxxyerror lc rgb variable "
+    "title 'speedup (green faster, red slower, grey the baseline)', \\\n"
+    "     '' using 3:1:4:5 with xerrorbars lc rgb 'black' pt -1 lw 1.5 title '95%% CI', \\\n"
+    "     '' using 5:1:(sprintf(' %%.2fx', $3)) with labels left font ',9' notitle\n";
+
+static json_t *find_record(json_t *records, const char *id)
+{
+    size_t i;
+    json_t *rec;
+    json_array_foreach(records, i, rec)
+        if (dlb_rec_ok(rec) && !strcmp(dlb_rec_id(rec), id))
+            return rec;
+    return NULL;
+}
+
+/* The baseline record: the selection's, else the first record that ran. */
+static json_t *baseline_record(json_t *records, json_t *selection)
+{
+    const char *id = json_string_value(json_object_get(selection, "baseline"));
+    if (id)
+        return find_record(records, id);
+    size_t i;
+    json_t *rec;
+    json_array_foreach(records, i, rec)
+        if (dlb_rec_ok(rec))
+            return rec;
+    return NULL;
+}
+
+static int speedup_of(json_t *rec, json_t *base, json_t *per_config,
+                      double *s, double *lo, double *hi)
+{
+    json_t *pc = json_object_get(per_config, dlb_rec_id(rec));
+    json_t *sp = json_object_get(pc, "speedup");
+    if (json_is_number(sp)) {
+        *s = *lo = *hi = json_number_value(sp);
+        json_t *ci = json_object_get(pc, "speedup_ci");
+        if (json_is_number(json_array_get(ci, 0)) && json_is_number(json_array_get(ci, 1))) {
+            *lo = json_number_value(json_array_get(ci, 0));
+            *hi = json_number_value(json_array_get(ci, 1));
+        }
+        return 1;
+    }
+    int h[6];
+    double m = dlb_rec_num(rec, "throughput", "median", &h[0]);
+    double ml = dlb_rec_num(rec, "throughput", "ci_lo", &h[1]);
+    double mh = dlb_rec_num(rec, "throughput", "ci_hi", &h[2]);
+    double b = dlb_rec_num(base, "throughput", "median", &h[3]);
+    double bl = dlb_rec_num(base, "throughput", "ci_lo", &h[4]);
+    double bh = dlb_rec_num(base, "throughput", "ci_hi", &h[5]);
+    if (!h[0] || !h[3] || b <= 0)
+        return 0;
+    *s = m / b;
+    *lo = (h[1] && h[5] && bh > 0) ? ml / bh : *s;
+    *hi = (h[2] && h[4] && bl > 0) ? mh / bl : *s;
+    return 1;
+}
+
+dlb_status dlb_plot_speedup(struct dlb_plotter *p, json_t *records,
+                            json_t *selection, struct dlb_error *err)
+{
+    json_t *base = baseline_record(records, selection);
+    json_t *per_config = json_object_get(selection, "per_config");
+    if (!base || json_array_size(records) < 2)
+        return DLB_OK;
+    FILE *f = dlb_plot_data_open(p, "speedup",
+        "x, configuration, speedup, ci_lo, ci_hi (x), colour (0xRRGGBB)", err);
+    if (!f)
+        return DLB_ERR_IO;
+    int x = 0;
+    size_t i;
+    json_t *rec;
+    json_array_foreach(records, i, rec) {
+        double s, lo, hi;
+        if (!dlb_rec_ok(rec) || !speedup_of(rec, base, per_config, &s, &lo, &hi))
+            continue;
+        fprintf(f, "%d ", x++);
+        dlb_plot_label(f, dlb_rec_id(rec));
+        long colour = rec == base ? 0x999999 : s >= 1 ? 0x31a354 : 0xde2d26;
+        fprintf(f, " %.9g %.9g %.9g %ld\n", s, lo, hi, colour);
+    }
+    dlb_status st = dlb_plot_data_close(f, "speedup", err);
+    if (st != DLB_OK)
+        return st;
+    char body[2048];
+    snprintf(body, sizeof body, body_fmt, x - 1);
+    return dlb_plot_emit(p, "speedup", "Speedup over the baseline configuration", body, dlb_plot_rows_height(x), err);
+}

@@ -1,0 +1,81 @@
+/* The run's report files and the summary printed after the table. */
+#define _POSIX_C_SOURCE 200809L
+#include "report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report_impl.h"
+
+/* Write DIR/NAME through a temporary name, so a reader never sees half. */
+static dlb_status write_one(const char *dir, const char *name,
+                            const struct dlb_rep *r, json_t *plots,
+                            struct dlb_error *err)
+{
+    char path[4096], tmp[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return dlb_errorf(err, DLB_ERR_IO, "cannot create %s: %s", tmp,
+                          strerror(errno));
+    dlb_status st = strstr(name, ".html") ? dlb_report_html(f, r, plots, dir)
+                                          : dlb_report_md(f, r, plots);
+    if (fclose(f) != 0)
+        st = DLB_ERR_IO;
+    if (st == DLB_OK && rename(tmp, path) != 0)
+        st = DLB_ERR_IO;
+    if (st != DLB_OK) {
+        unlink(tmp);
+        return dlb_errorf(err, st, "cannot write %s: %s", path, strerror(errno));
+    }
+    return DLB_OK;
+}
+
+dlb_status dlb_report_write(const char *dir, json_t *context, json_t *records,
+                            json_t *selection, json_t *plots,
+                            struct dlb_error *err)
+{
+    struct dlb_rep r;
+    if (dlb_rep_build(&r, context, records, selection) != 0) {
+        dlb_rep_free(&r);
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory writing the report");
+    }
+    dlb_status st = write_one(dir, "report.md", &r, plots, err);
+    if (st == DLB_OK)
+        st = write_one(dir, "report.html", &r, plots, err);
+    dlb_rep_free(&r);
+    return st;
+}
+
+void dlb_report_summary(FILE *f, json_t *records, json_t *selection)
+{
+    (void)records;
+    const char *w = json_string_value(json_object_get(selection, "winner"));
+    const char *why = json_string_value(json_object_get(selection, "why"));
+    if (!w) {
+        fprintf(f, "no winner: %s\n", why ? why : "no selection");
+        return;
+    }
+    json_t *pc = json_object_get(json_object_get(selection, "per_config"), w);
+    json_t *sp = json_object_get(pc, "speedup"), *ci = json_object_get(pc, "speedup_ci");
+    json_t *drop = json_object_get(pc, "accuracy_drop");
+    fprintf(f, "winner: %s", w);
+    if (json_is_number(sp))
+        fprintf(f, "  speedup %.3gx [%.3g, %.3g] over %s", json_number_value(sp),
+                json_number_value(json_array_get(ci, 0)),
+                json_number_value(json_array_get(ci, 1)),
+                json_string_value(json_object_get(selection, "baseline")));
+    if (json_is_number(drop))
+        fprintf(f, ", accuracy drop %.2f points", json_number_value(drop));
+    fprintf(f, "\n  why: %s\n", why ? why : "");
+    size_t nt = json_array_size(json_object_get(selection, "ties"));
+    size_t nv = json_array_size(json_object_get(selection, "violations"));
+    if (nt)
+        fprintf(f, "  %zu tied with the best (see report.md)\n", nt);
+    if (nv)
+        fprintf(f, "  %zu constraint violation%s (see report.md)\n", nv,
+                nv == 1 ? "" : "s");
+}

@@ -1,0 +1,234 @@
+/* The report's content, once, for both the Markdown and the HTML form:
+ * environment, winner and why, one row per configuration, notes. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_impl.h"
+
+const char *const dlb_rep_heads[DLB_REP_COLS] = {
+    "#", "configuration", "status", "throughput (samples/s) [95% CI]",
+    "speedup [CI]", "accuracy (%)", "accuracy drop (points)", "peak memory",
+    "plugin figures"};
+
+void dlb_rep_num(char *buf, size_t len, double v)
+{
+    snprintf(buf, len, fabs(v) >= 1e3 ? "%.0f" : "%.4g", v);
+}
+
+void dlb_rep_bytes(char *buf, size_t len, double v)
+{
+    snprintf(buf, len, "%.1f MiB", v / 1048576.0);
+}
+
+static const char *str(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "unknown";
+}
+
+static int in_list(json_t *list, const char *id)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v)
+        if (json_is_string(v) && !strcmp(json_string_value(v), id))
+            return 1;
+    return 0;
+}
+
+static void environment(struct dlb_rep *r, json_t *ctx)
+{
+    json_t *cpu = json_object_get(ctx, "cpu"), *suite = json_object_get(ctx, "suite");
+    json_t *cores = json_object_get(cpu, "physical_cores");
+    double mem = json_number_value(json_object_get(ctx, "memory_total_bytes"));
+    char m[64];
+    dlb_rep_bytes(m, sizeof m, mem);
+    snprintf(r->title, sizeof r->title, "dlbench report: %s", str(suite, "name"));
+    snprintf(r->env[r->n_env++], 300, "host: %s, %s", str(ctx, "host"),
+             str(json_object_get(ctx, "os"), "pretty_name"));
+    snprintf(r->env[r->n_env++], 300, "CPU: %s, %lld physical cores, %lld "
+             "logical CPUs allowed, %s memory", str(cpu, "model"),
+             json_is_integer(cores) ? (long long)json_integer_value(cores) : -1LL,
+             (long long)json_integer_value(json_object_get(cpu, "logical_cpus_allowed")),
+             m);
+    json_t *cc = json_object_get(ctx, "compiler"), *d = json_object_get(ctx, "dlbench");
+    snprintf(r->env[r->n_env++], 300, "dlbench %s (%s), %s %s", str(d, "version"),
+             str(d, "git_commit"), str(cc, "name"), str(cc, "version"));
+    snprintf(r->env[r->n_env++], 300, "run: %s to %s, %.1f s%s%s",
+             str(ctx, "start_utc"), str(ctx, "end_utc"),
+             json_number_value(json_object_get(ctx, "run_s")),
+             json_is_true(json_object_get(ctx, "quick")) ? ", --quick" : "",
+             json_is_true(json_object_get(ctx, "resumed")) ? ", resumed" : "");
+}
+
+static void winner(struct dlb_rep *r, json_t *sel)
+{
+    json_t *w = json_object_get(sel, "winner");
+    const char *why = str(sel, "why");
+    if (!json_is_string(w)) {
+        snprintf(r->winner, sizeof r->winner, "No winner: %s.", why);
+        return;
+    }
+    json_t *pc = json_object_get(json_object_get(sel, "per_config"),
+                                 json_string_value(w));
+    json_t *ci = json_object_get(pc, "speedup_ci");
+    char sp[200] = "";
+    if (json_is_number(json_object_get(pc, "speedup")))
+        snprintf(sp, sizeof sp, " It runs at %.3gx the baseline (%s), 95%% CI "
+                 "[%.3g, %.3g].",
+                 json_number_value(json_object_get(pc, "speedup")),
+                 str(sel, "baseline"), json_number_value(json_array_get(ci, 0)),
+                 json_number_value(json_array_get(ci, 1)));
+    snprintf(r->winner, sizeof r->winner, "Winner: %s (objective: %s). Why: "
+             "%s.%s", json_string_value(w), str(sel, "objective"), why, sp);
+}
+
+static void figures(char *buf, size_t len, json_t *rec)
+{
+    const char *name;
+    json_t *v;
+    size_t used = 0;
+    buf[0] = '\0';
+    json_object_foreach(json_object_get(rec, "metrics"), name, v) {
+        if (!strchr(name, '.') || used + 2 >= len)
+            continue;
+        char n[64];
+        dlb_rep_num(n, sizeof n, json_number_value(json_object_get(v, "value")));
+        int k = snprintf(buf + used, len - used, "%s%s=%s%s", used ? ", " : "",
+                         name, n, str(v, "unit")[0] == '%' ? "%" : "");
+        used = k > 0 && used + (size_t)k < len ? used + (size_t)k : len - 1;
+    }
+}
+
+static void row(struct dlb_rep_row *row, json_t *rec, json_t *sel)
+{
+    const char *id = str(rec, "id");
+    json_t *pc = json_object_get(json_object_get(sel, "per_config"), id);
+    json_t *tp = json_object_get(rec, "throughput");
+    char (*c)[256] = row->cell;
+    snprintf(c[0], 256, "%lld", (long long)json_integer_value(json_object_get(rec, "index")));
+    snprintf(c[1], 256, "%s", id);
+    const char *w = json_string_value(json_object_get(sel, "winner"));
+    row->winner = w && !strcmp(id, w);
+    row->tied = in_list(json_object_get(sel, "ties"), id);
+    row->pareto = in_list(json_object_get(sel, "pareto"), id);
+    json_t *v;
+    size_t i;
+    json_array_foreach(json_object_get(sel, "violations"), i, v)
+        row->violates |= !strcmp(str(v, "id"), id);
+    const char *status = str(rec, "status");
+    json_t *elim = json_object_get(pc, "eliminated_in_round");
+    if (strcmp(status, "ok"))
+        snprintf(c[2], 256, "%s: %s", status, str(rec, "reason"));
+    else if (json_is_integer(elim))
+        snprintf(c[2], 256, "eliminated in round %lld", (long long)json_integer_value(elim));
+    else
+        snprintf(c[2], 256, "%s%s%s%s", row->winner ? "winner" : "ok",
+                 row->tied ? ", tied" : "", row->violates ? ", breaks a constraint" : "",
+                 row->pareto ? ", Pareto" : "");
+    if (json_is_number(json_object_get(tp, "median"))) {
+        char m[64], lo[64], hi[64];
+        dlb_rep_num(m, sizeof m, json_number_value(json_object_get(tp, "median")));
+        dlb_rep_num(lo, sizeof lo, json_number_value(json_object_get(tp, "ci_lo")));
+        dlb_rep_num(hi, sizeof hi, json_number_value(json_object_get(tp, "ci_hi")));
+        snprintf(c[3], 256, "%s [%s, %s]", m, lo, hi);
+    }
+    json_t *ci = json_object_get(pc, "speedup_ci");
+    if (json_is_number(json_object_get(pc, "speedup")))
+        snprintf(c[4], 256, "%.3g [%.3g, %.3g]",
+                 json_number_value(json_object_get(pc, "speedup")),
+                 json_number_value(json_array_get(ci, 0)),
+                 json_number_value(json_array_get(ci, 1)));
+    json_t *acc = json_object_get(json_object_get(json_object_get(rec, "metrics"),
+                                                  "accuracy"), "value");
+    if (json_is_number(acc))
+        snprintf(c[5], 256, "%.2f", json_number_value(acc));
+    if (json_is_number(json_object_get(pc, "accuracy_drop")))
+        snprintf(c[6], 256, "%.2f", json_number_value(json_object_get(pc, "accuracy_drop")));
+    if (json_is_number(json_object_get(pc, "peak_memory")))
+        dlb_rep_bytes(c[7], 256, json_number_value(json_object_get(pc, "peak_memory")));
+    figures(c[8], 256, rec);
+}
+
+static void notes(struct dlb_rep *r, json_t *sel)
+{
+    json_t *viol = json_object_get(sel, "violations"), *attr = json_object_get(sel, "attribution");
+    json_t *ties = json_object_get(sel, "ties");
+    r->notes = calloc(json_array_size(viol) + json_array_size(attr) + 2, sizeof *r->notes);
+    if (!r->notes)
+        return;
+    if (json_array_size(ties)) {
+        size_t used = (size_t)snprintf(r->notes[0], 400, "tied with the best "
+                                       "(not significantly different):");
+        size_t i;
+        json_t *v;
+        json_array_foreach(ties, i, v)
+            if (used < 390)
+                used += (size_t)snprintf(r->notes[0] + used, 400 - used, " %s%s",
+                                         json_string_value(v),
+                                         i + 1 < json_array_size(ties) ? ";" : "");
+        r->n_notes++;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(viol, i, v) {
+        const char *what = str(v, "constraint");
+        double val = json_number_value(json_object_get(v, "value"));
+        double lim = json_number_value(json_object_get(v, "limit"));
+        char a[64], b[64];
+        if (!strcmp(what, "memory_budget")) {
+            dlb_rep_bytes(a, sizeof a, val);
+            dlb_rep_bytes(b, sizeof b, lim);
+        } else {
+            snprintf(a, sizeof a, "%.2f", val);
+            snprintf(b, sizeof b, "%.2f", lim);
+        }
+        if (!strcmp(what, "target_accuracy"))
+            snprintf(r->notes[r->n_notes++], 400, "violation: %s: accuracy "
+                     "%s%% below target_accuracy %s%%", str(v, "id"), a, b);
+        else
+            snprintf(r->notes[r->n_notes++], 400, "violation: %s: %s %s > %s",
+                     str(v, "id"), what, a, b);
+    }
+    json_array_foreach(attr, i, v) {
+        json_t *sa = json_object_get(v, "speedup_alone"), *sw = json_object_get(v, "speedup_winner");
+        char alone[64] = "not measured", win[64] = "no winner";
+        if (json_is_number(sa))
+            snprintf(alone, sizeof alone, "%.3gx (%s)", json_number_value(sa), str(v, "alone"));
+        if (json_is_number(sw))
+            snprintf(win, sizeof win, "%.3gx", json_number_value(sw));
+        snprintf(r->notes[r->n_notes++], 400, "attribution: %s alone %s; the "
+                 "winning combination %s, %s", str(v, "plugin"), alone, win,
+                 json_is_true(json_object_get(v, "in_winner")) ? "with it" : "without it");
+    }
+}
+
+int dlb_rep_build(struct dlb_rep *r, json_t *context, json_t *records,
+                  json_t *selection)
+{
+    memset(r, 0, sizeof *r);
+    environment(r, context);
+    winner(r, selection);
+    r->rows = calloc(json_array_size(records) + 1, sizeof *r->rows);
+    json_t *pareto = json_object_get(selection, "pareto");
+    r->pareto = calloc(json_array_size(pareto) + 1, sizeof *r->pareto);
+    if (!r->rows || !r->pareto)
+        return -1;
+    size_t i;
+    json_t *v;
+    json_array_foreach(records, i, v)
+        row(&r->rows[r->n_rows++], v, selection);
+    json_array_foreach(pareto, i, v)
+        snprintf(r->pareto[r->n_pareto++], 256, "%s", json_string_value(v));
+    notes(r, selection);
+    return r->notes ? 0 : -1;
+}
+
+void dlb_rep_free(struct dlb_rep *r)
+{
+    free(r->rows);
+    free(r->notes);
+    free(r->pareto);
+}

@@ -1,0 +1,45 @@
+/* Private to the report files: the report's content as plain text cells,
+ * which report_md.c and report_html.c each escape and lay out. */
+#ifndef DLB_CORE_REPORT_IMPL_H
+#define DLB_CORE_REPORT_IMPL_H
+
+#include <stdio.h>
+#include <jansson.h>
+#include "error.h"
+
+#define DLB_REP_COLS 9
+
+struct dlb_rep_row {
+    char cell[DLB_REP_COLS][256];
+    int winner, tied, violates, pareto; /* how the row is marked */
+};
+
+struct dlb_rep {
+    char title[300];
+    char env[8][300];          /* "label: value" lines */
+    int n_env;
+    char winner[1400];         /* the winner and why, one paragraph */
+    struct dlb_rep_row *rows;
+    size_t n_rows;
+    char (*notes)[400];        /* violations, attribution, ties: bullet lines */
+    size_t n_notes;
+    char (*pareto)[256];
+    size_t n_pareto;
+};
+
+extern const char *const dlb_rep_heads[DLB_REP_COLS];
+
+/* Build the content from the run's documents; 0 on success. */
+int dlb_rep_build(struct dlb_rep *r, json_t *context, json_t *records,
+                  json_t *selection);
+void dlb_rep_free(struct dlb_rep *r);
+
+/* "12.3 MiB", "1.52" ...: figures as the report shows them. */
+void dlb_rep_num(char *buf, size_t len, double v);
+void dlb_rep_bytes(char *buf, size_t len, double v);
+
+dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r, json_t *plots);
+dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r, json_t *plots,
+                           const char *dir);
+
+#endif

@@ -1,0 +1,57 @@
+/* Search strategies: which configurations of the plan run, and with how
+ * much budget. `grid` runs every one; `random:N` a seeded subset of N (the
+ * baseline always among them); `halving` runs in rounds (successive
+ * halving): every configuration on a short budget, then the better half on
+ * twice the budget, and so on until one remains. */
+#ifndef DLB_CORE_SEARCH_H
+#define DLB_CORE_SEARCH_H
+
+#include <stddef.h>
+#include <jansson.h>
+#include "error.h"
+#include "plan.h"
+#include "select.h"
+
+enum dlb_search_kind { DLB_SEARCH_GRID, DLB_SEARCH_RANDOM, DLB_SEARCH_HALVING };
+
+struct dlb_search {
+    enum dlb_search_kind kind;
+    size_t n; /* random:N */
+};
+
+/* Parse a `search` value. On failure `why` says what was expected. */
+dlb_status dlb_search_parse(const char *text, struct dlb_search *out,
+                            char *why, size_t why_len);
+
+/* One round: the plan positions to run, in plan order, and the share of the
+ * suite's time_cap and train_steps each gets. */
+struct dlb_search_round {
+    int round;    /* recorded in each record as "round"; -1: not recorded */
+    int last;     /* no round follows this one */
+    double scale; /* 1 except in halving's rounds */
+    size_t *pos;  /* malloc'ed */
+    size_t n;
+};
+
+/* Round `round` (0, 1, ...) of the search. Halving decides round k from
+ * the records of round k-1 in `records` (every record so far, any order),
+ * so the same records always give the same rounds: --resume relies on it.
+ * *done is set when there is no round `round`. */
+dlb_status dlb_search_round(const struct dlb_plan *plan,
+                            const struct dlb_search *s,
+                            const struct dlb_select_settings *set,
+                            json_t *records, int round,
+                            struct dlb_search_round *out, int *done,
+                            struct dlb_error *err);
+
+/* The records for the result files, in plan order: per configuration the
+ * record of the latest round it ran in. A new array. */
+json_t *dlb_search_final_records(const struct dlb_plan *plan, json_t *records);
+
+/* The record of configuration `index` for `round` (-1: any round), or NULL. */
+json_t *dlb_search_find(json_t *records, size_t index, int round);
+
+/* The search of a plan (its `search` key, already checked). */
+struct dlb_search dlb_search_of(const struct dlb_plan *plan);
+
+#endif

@@ -1,0 +1,63 @@
+/* Auto-selection: the best configuration that meets every constraint of
+ * the suite, the configurations statistically tied with it, the Pareto
+ * front over throughput, accuracy and peak memory, and (for suites that
+ * combine plugins) the attribution of the speedup to each plugin.
+ *
+ * The result is a JSON object, written into results.json as "selection"
+ * and read by the plots and the report:
+ *   { "objective": "throughput" | "latency" | "time_to_accuracy",
+ *     "baseline": ID | null,          the suite's baseline configuration
+ *     "winner": ID | null, "winner_index": N,
+ *     "ties": [ID ...],               not significantly different, simpler first
+ *     "why": "one sentence",
+ *     "violations": [ {"id", "constraint", "value", "limit"} ... ],
+ *     "pareto": [ID ...],
+ *     "per_config": { ID: {"speedup": x, "speedup_ci": [lo, hi],
+ *                          "accuracy_drop": pts, "changes": n} },
+ *     "attribution": [ {"plugin", "speedup_alone", ...} ] } */
+#ifndef DLB_CORE_SELECT_H
+#define DLB_CORE_SELECT_H
+
+#include <stddef.h>
+#include <jansson.h>
+#include "error.h"
+#include "plan.h"
+
+enum dlb_objective {
+    DLB_OBJ_THROUGHPUT,      /* samples/s, higher is better */
+    DLB_OBJ_LATENCY,         /* median step time, lower is better */
+    DLB_OBJ_TIME_TO_ACCURACY /* s to target_accuracy, lower is better */
+};
+
+/* The suite's selection keys (core/suite_keys.c), resolved. */
+struct dlb_select_settings {
+    enum dlb_objective objective;
+    size_t baseline;          /* position in plan->configs */
+    double max_accuracy_drop; /* points (the accuracy_tolerance key) */
+    double memory_budget;     /* bytes, 0 = none */
+    double target_accuracy;   /* %, time_to_accuracy only */
+    double significance;
+};
+
+/* Read and check the selection keys of `plan` (core/select_suite.c). The
+ * baseline names axis values ("batch=64 amp.enable=off", any order, a
+ * subset when that is unique); "" is the plan's first configuration.
+ * Errors name the suite line (or the --set) at fault. */
+dlb_status dlb_select_settings(const struct dlb_plan *plan,
+                               struct dlb_select_settings *out,
+                               struct dlb_error *err);
+
+/* Select over `records` (the run's records in plan order). The suite's
+ * objective and constraint keys come from the plan's configurations. */
+dlb_status dlb_select(const struct dlb_plan *plan, json_t *records,
+                      json_t **selection, struct dlb_error *err);
+
+/* Write DIR/best.ini: the winner as a suite fragment that
+ * `dlbench run DIR/best.ini` runs again; nothing when there is no winner.
+ * `origin` (the suite file as the user named it, may be NULL) helps find
+ * the model file, which best.ini names by its path. */
+dlb_status dlb_select_write_best(const char *dir, const struct dlb_plan *plan,
+                                 json_t *selection, const char *origin,
+                                 struct dlb_error *err);
+
+#endif

@@ -1,0 +1,123 @@
+/* The suite's selection keys, read from the plan and checked when the plan
+ * is built, so that a misspelt baseline or search fails before anything
+ * runs, with the suite line at fault. */
+#define _POSIX_C_SOURCE 200809L
+#include "select.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "param.h"
+#include "search.h"
+
+/* Where the value in force of core key `name` came from: "FILE:LINE" of
+ * [quick] or [suite], else an override on the command line. */
+static void key_where(const struct dlb_plan *p, const char *name, char *buf,
+                      size_t len)
+{
+    const struct dlb_suite *s = p->suite;
+    int k = dlb_param_find(s->ns[0].defs, s->ns[0].n, name);
+    const char *now = dlb_config_core(p, &p->configs[0], name)->s;
+    int line = 0;
+    for (size_t i = 0; i < s->n_fixed; i++)
+        if (s->fixed[i].ref.ns == 0 && (int)s->fixed[i].ref.param == k)
+            line = s->fixed[i].line;
+    for (size_t i = 0; i < s->n_quick; i++)
+        if (s->quick[i].ref.ns == 0 && (int)s->quick[i].ref.param == k &&
+            !strcmp(s->quick[i].text, now))
+            line = s->quick[i].line;
+    if (line)
+        snprintf(buf, len, "%s:%d: %s", s->path, line, name);
+    else
+        snprintf(buf, len, "--set %s", name);
+}
+
+/* Does configuration c have `key=value` (value in canonical form)? */
+static dlb_status term_matches(const struct dlb_plan *p,
+                               const struct dlb_config *c, const char *term,
+                               int *match, struct dlb_error *err)
+{
+    const char *eq = strchr(term, '=');
+    if (!eq || eq == term)
+        return dlb_errorf(err, DLB_ERR_INPUT, "'%s' is not KEY=VALUE", term);
+    char key[256];
+    snprintf(key, sizeof key, "%.*s", (int)(eq - term), term);
+    struct dlb_keyref r;
+    if (dlb_suite_resolve_key(p->suite, key, &r, err) != DLB_OK)
+        return DLB_ERR_INPUT;
+    struct dlb_value v;
+    char why[512];
+    if (dlb_param_parse(&p->suite->ns[r.ns].defs[r.param], eq + 1, &v, why,
+                        sizeof why) != DLB_OK)
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: %s", key, why);
+    *match = !strcmp(v.s, c->values[r.ns][r.param].s);
+    dlb_value_clear(&v);
+    return DLB_OK;
+}
+
+static dlb_status find_baseline(const struct dlb_plan *p, const char *spec,
+                                size_t *pos, struct dlb_error *err)
+{
+    *pos = 0;
+    char *copy = strdup(spec), *save = NULL;
+    if (!copy)
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    size_t hits = 0;
+    dlb_status st = DLB_OK;
+    for (size_t i = 0; i < p->n && st == DLB_OK; i++) {
+        strcpy(copy, spec);
+        int all = 1;
+        for (char *t = strtok_r(copy, " \t", &save); t && all && st == DLB_OK;
+             t = strtok_r(NULL, " \t", &save))
+            st = term_matches(p, &p->configs[i], t, &all, err);
+        if (st == DLB_OK && all && hits++ == 0)
+            *pos = i;
+    }
+    free(copy);
+    if (st != DLB_OK)
+        return st;
+    if (hits == 1)
+        return DLB_OK;
+    if (hits > 1)
+        return dlb_errorf(err, DLB_ERR_INPUT, "matches %zu configurations; "
+                          "name more axis values", hits);
+    return dlb_errorf(err, DLB_ERR_INPUT, "matches no configuration of the "
+                      "plan; expected axis values as in a configuration id, "
+                      "e.g. \"%s\"", p->configs[0].id);
+}
+
+dlb_status dlb_select_settings(const struct dlb_plan *p,
+                               struct dlb_select_settings *out,
+                               struct dlb_error *err)
+{
+    const struct dlb_config *c = &p->configs[0];
+    char where[1200], why[512];
+    out->objective = (enum dlb_objective)dlb_config_core(p, c, "objective")->i;
+    out->max_accuracy_drop = dlb_config_core(p, c, "accuracy_tolerance")->f;
+    out->memory_budget = (double)dlb_config_core(p, c, "memory_budget")->i;
+    out->target_accuracy = dlb_config_core(p, c, "target_accuracy")->f;
+    out->significance = dlb_config_core(p, c, "significance")->f;
+    const char *spec = dlb_config_core(p, c, "baseline")->s;
+    struct dlb_error inner = {""};
+    if (spec[0] && find_baseline(p, spec, &out->baseline, &inner) != DLB_OK) {
+        key_where(p, "baseline", where, sizeof where);
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s = %s: %s", where, spec,
+                          inner.msg);
+    }
+    if (!spec[0])
+        out->baseline = 0;
+    struct dlb_search srch;
+    const char *search = dlb_config_core(p, c, "search")->s;
+    if (dlb_search_parse(search, &srch, why, sizeof why) != DLB_OK) {
+        key_where(p, "search", where, sizeof where);
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: %s", where, why);
+    }
+    if (out->objective == DLB_OBJ_TIME_TO_ACCURACY &&
+        !(out->target_accuracy > 0)) {
+        key_where(p, "objective", where, sizeof where);
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s = time_to_accuracy needs "
+                          "target_accuracy (%%) > 0 in [suite]", where);
+    }
+    return DLB_OK;
+}

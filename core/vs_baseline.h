@@ -1,0 +1,24 @@
+/* Each configuration against its baseline: the configuration with the same
+ * values on every core axis and every plugin axis (NAME.key) at its first
+ * value, as the plan's first configuration has it. For a suite that sweeps
+ * an optimization's settings over batch sizes and models, that is "the
+ * same batch and model without the optimization". */
+#ifndef DLB_CORE_VS_BASELINE_H
+#define DLB_CORE_VS_BASELINE_H
+
+#include <stdio.h>
+#include <jansson.h>
+
+/* Add to every record that has a baseline (other than itself) in
+ * `records`: "vs_baseline": {"baseline_id", "speedup" (throughput
+ * ratio of medians, with "speedup_ci_lo"/"_hi" from the throughput
+ * intervals), "accuracy_drop" (baseline accuracy minus the record's, in
+ * points; when both have one)}. `first_id` is the id of the plan's first
+ * configuration. Returns how many records got one. */
+size_t dlb_vs_baseline_annotate(json_t *records, const char *first_id);
+
+/* The figures as a short table after the main one; nothing when no record
+ * has them. */
+void dlb_vs_baseline_print(FILE *f, json_t *records);
+
+#endif

@@ -1,0 +1,71 @@
+#!/bin/sh
+# suites/amp.ini in its --quick form: the run succeeds, fp32 and bf16 (where
+# the backend can) produce throughput, accuracy, the scaler's figures and
+# the cast time; the bf16 row carries its speedup and accuracy drop
+# against fp32 in results.json and in the printed "vs baseline" table;
+# fp16 on a CPU without AVX512_FP16 is skipped with the backend's reason,
+# never run in fp32. Also: bad settings are refused at suite load with the
+# file and line, and plugin-help lists every parameter.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+"$DLBENCH" --suite "$top_srcdir/suites/amp.ini" --quick --out run >out.txt 2>err.txt
+rc=$?
+ok "quick amp run succeeds (rc $rc)" [ "$rc" -eq 0 ]
+ok "results.json written" [ -s run/results.json ]
+ok "results.csv written" [ -s run/results.csv ]
+
+base='model=lenet batch=64 amp.precision=fp32 amp.loss_scale=none'
+bf16='model=lenet batch=64 amp.precision=bf16 amp.loss_scale=none'
+fp16='model=lenet batch=64 amp.precision=fp16 amp.loss_scale=dynamic'
+ok "fp32 row ok" [ "$(status_of run/results.json "$base")" = ok ]
+rec() { json run/results.json "[r for r in d['records'] if r['id']=='$1'][0]$2"; }
+ok "fp32 has accuracy" python3 -c "import sys; assert float(sys.argv[1]) > 10" \
+    "$(rec "$base" "['metrics']['accuracy']['value']")"
+ok "scaler figures recorded" [ "$(rec "$base" "['metrics']['amp.skipped_steps']['value']")" = 0.0 ]
+ok "final scale recorded" [ "$(rec "$base" "['metrics']['amp.final_scale']['value']")" = 1.0 ]
+
+if grep -q avx512_bf16 /proc/cpuinfo 2>/dev/null; then
+    ok "bf16 row ok" [ "$(status_of run/results.json "$bf16")" = ok ]
+    ok "bf16 cast time recorded" python3 -c "import sys; assert float(sys.argv[1]) > 0" \
+        "$(rec "$bf16" "['metrics']['cast_time_s']['value']")"
+    ok "bf16 speedup recorded" python3 -c "import sys; assert float(sys.argv[1]) > 0" \
+        "$(rec "$bf16" "['vs_baseline']['speedup']")"
+    ok "bf16 accuracy drop recorded" python3 -c "import sys; float(sys.argv[1])" \
+        "$(rec "$bf16" "['vs_baseline']['accuracy_drop']")"
+    ok "baseline named" [ "$(rec "$bf16" "['vs_baseline']['baseline_id']")" = "$base" ]
+    ok "vs baseline table printed" grep -q "^vs baseline" out.txt
+    ok "bf16 row in it" grep -q "^$bf16 " out.txt
+fi
+if ! grep -q avx512_fp16 /proc/cpuinfo 2>/dev/null; then
+    ok "fp16 skipped" [ "$(status_of run/results.json "$fp16")" = skipped ]
+    ok "fp16 skip names the reason" python3 -c "import sys; assert 'AVX512_FP16' in sys.argv[1], sys.argv[1]" \
+        "$(rec "$fp16" "['reason']")"
+fi
+
+# Bad settings: refused at load, naming the file and line.
+cat > bad-precision.ini <<'INI'
+[suite]
+mode = train
+[amp]
+precision = fp8
+INI
+"$DLBENCH" --suite bad-precision.ini --out bad1 >/dev/null 2>bad1.txt
+ok "unknown precision refused" [ $? -ne 0 ]
+ok "... with file and line" grep -q "bad-precision.ini:4" bad1.txt
+cat > bad-scale.ini <<'INI'
+[suite]
+mode = train
+[amp]
+loss_scale = static
+init_scale = 0
+INI
+"$DLBENCH" --suite bad-scale.ini --out bad2 >/dev/null 2>bad2.txt
+ok "scale 0 refused" [ $? -ne 0 ]
+ok "... with file and line" grep -q "bad-scale.ini:5" bad2.txt
+
+"$DLBENCH" plugin-help amp >help.txt 2>&1
+for p in precision loss_scale init_scale growth_factor backoff_factor \
+         growth_interval master_weights; do
+    ok "plugin-help lists $p" grep -q "$p" help.txt
+done
+finish

@@ -1,0 +1,197 @@
+/* compare: the ratio and its interval, the verdicts a CI gate relies on,
+ * normalization across machines, and clear errors on bad files. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "check.h"
+#include "compare.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* n step times around `s` seconds, spread +-3%, deterministic. */
+static void fill(double *v, size_t n, double s)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = s * (0.97 + 0.06 * (double)((i * 7) % n) / (double)n);
+}
+
+static json_t *rec(const char *id, double s, const char *status)
+{
+    json_t *r = json_pack("{s:i, s:s, s:s}", "index", 0, "id", id, "status", status);
+    if (strcmp(status, "ok"))
+        return r;
+    json_t *a = json_array();
+    double v[40];
+    fill(v, 40, s);
+    for (int i = 0; i < 40; i++)
+        json_array_append_new(a, json_real(v[i]));
+    json_object_set_new(r, "samples", a);
+    return r;
+}
+
+static json_t *doc(const char *host, json_t *records)
+{
+    return json_pack("{s:s, s:i, s:{s:s, s:s}, s:o}", "schema", "dlbench-results",
+                     "schema_version", 1, "context", "host", host, "cpu.model", "X",
+                     "records", records);
+}
+
+static json_t *run(const char *host, double a, double b, double scale)
+{
+    json_t *r = json_array();
+    json_array_append_new(r, rec("batch=64", a * scale, "ok"));
+    json_array_append_new(r, rec("batch=256", b * scale, "ok"));
+    return doc(host, r);
+}
+
+static const struct dlb_compare_opts defaults = {DLB_COMPARE_THRESHOLD,
+                                                 DLB_COMPARE_ALPHA, 0};
+
+static json_int_t count(json_t *cmp, const char *verdict)
+{
+    return json_integer_value(json_object_get(json_object_get(cmp, "counts"), verdict));
+}
+
+static const char *verdict_of(json_t *cmp, const char *id)
+{
+    size_t i;
+    json_t *row;
+    json_array_foreach(json_object_get(cmp, "configs"), i, row)
+        if (!strcmp(json_string_value(json_object_get(row, "id")), id))
+            return json_string_value(json_object_get(row, "verdict"));
+    return "";
+}
+
+static void test_ratio(void)
+{
+    double a[50], b[50];
+    struct dlb_ratio r;
+    fill(a, 50, 0.010);
+    fill(b, 50, 0.010);
+    CHECK(dlb_ratio_estimate(a, 50, b, 50, &r) == DLB_OK);
+    CHECK_NEAR(r.ratio, 1.0, 1e-12);
+    CHECK(r.lo <= 1.0 && r.hi >= 1.0);
+    CHECK(r.p > 0.5);
+    fill(b, 50, 0.011);
+    CHECK(dlb_ratio_estimate(a, 50, b, 50, &r) == DLB_OK);
+    CHECK_NEAR(r.ratio, 1.1, 0.01);
+    CHECK(r.lo > 1.0 && r.lo <= r.ratio && r.hi >= r.ratio && r.hi < 1.2);
+    CHECK(r.p < 1e-6);
+}
+
+static void test_verdicts(void)
+{
+    json_t *cmp = NULL, *base = run("a", 0.010, 0.030, 1);
+    struct dlb_error err = {""};
+
+    /* Identical runs: nothing moved, exit status 0. */
+    json_t *same = run("a", 0.010, 0.030, 1);
+    CHECK(dlb_compare(base, "b.json", same, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(count(cmp, "same") == 2 && count(cmp, "slower") == 0);
+    CHECK_NEAR(json_number_value(json_object_get(cmp, "geomean_ratio")), 1.0, 1e-12);
+    json_decref(cmp);
+
+    /* A 10% regression of one configuration. */
+    json_t *slow = run("a", 0.011, 0.030, 1);
+    CHECK(dlb_compare(base, "b.json", slow, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(!strcmp(verdict_of(cmp, "batch=64"), "slower"));
+    CHECK(!strcmp(verdict_of(cmp, "batch=256"), "same"));
+    CHECK(count(cmp, "slower") == 1);
+    CHECK_NEAR(json_number_value(json_object_get(cmp, "geomean_ratio")), sqrt(1.1), 0.01);
+    json_decref(cmp);
+
+    /* Under the threshold it is "same", however significant. */
+    struct dlb_compare_opts loose = defaults;
+    loose.threshold = 0.20;
+    CHECK(dlb_compare(base, "b.json", slow, "n.json", &loose, &cmp, &err) == DLB_OK);
+    CHECK(count(cmp, "slower") == 0);
+    json_decref(cmp);
+
+    /* An improvement. */
+    json_t *fast = run("a", 0.008, 0.030, 1);
+    CHECK(dlb_compare(base, "b.json", fast, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(!strcmp(verdict_of(cmp, "batch=64"), "faster"));
+    CHECK(count(cmp, "slower") == 0);
+    json_decref(cmp);
+
+    /* New and missing configurations; a crashed one is missing. */
+    json_t *r = json_array();
+    json_array_append_new(r, rec("batch=64", 0.010, "crashed"));
+    json_array_append_new(r, rec("batch=1024", 0.1, "ok"));
+    json_t *other = doc("a", r);
+    CHECK(dlb_compare(base, "b.json", other, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(!strcmp(verdict_of(cmp, "batch=64"), "missing"));
+    CHECK(!strcmp(verdict_of(cmp, "batch=256"), "missing"));
+    CHECK(!strcmp(verdict_of(cmp, "batch=1024"), "new"));
+    CHECK(json_is_null(json_object_get(cmp, "geomean_ratio")));
+    json_decref(cmp);
+
+    json_decref(base);
+    json_decref(same);
+    json_decref(slow);
+    json_decref(fast);
+    json_decref(other);
+}
+
+static void test_normalize(void)
+{
+    /* The new machine is 2x slower at everything: absolute times say
+     * "slower" (with a warning), ratios inside each run say "same". */
+    json_t *base = run("a", 0.010, 0.030, 1), *nw = run("b", 0.010, 0.030, 2);
+    json_t *cmp = NULL;
+    struct dlb_error err = {""};
+    CHECK(dlb_compare(base, "b.json", nw, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(count(cmp, "slower") == 2);
+    CHECK(json_array_size(json_object_get(cmp, "warnings")) >= 1);
+    json_decref(cmp);
+    struct dlb_compare_opts norm = defaults;
+    norm.normalize = 1;
+    CHECK(dlb_compare(base, "b.json", nw, "n.json", &norm, &cmp, &err) == DLB_OK);
+    CHECK(count(cmp, "slower") == 0);
+    CHECK(!strcmp(json_string_value(json_object_get(cmp, "normalized_by")), "batch=64"));
+    CHECK(json_array_size(json_object_get(cmp, "warnings")) == 0);
+    json_decref(cmp);
+    json_decref(nw);
+
+    /* A real regression relative to the baseline configuration survives
+     * normalization on a slower machine. */
+    nw = run("b", 0.010, 0.036, 2);
+    CHECK(dlb_compare(base, "b.json", nw, "n.json", &norm, &cmp, &err) == DLB_OK);
+    CHECK(!strcmp(verdict_of(cmp, "batch=256"), "slower"));
+    CHECK(!strcmp(verdict_of(cmp, "batch=64"), "same"));
+    json_decref(cmp);
+    json_decref(nw);
+    json_decref(base);
+}
+
+static void test_bad_files(void)
+{
+    char dir[] = "/tmp/dlb-compare-XXXXXX", path[128];
+    if (!mkdtemp(dir))
+        return;
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"schema\": \"dlbench-results\", \"schema_version\": 1, \"cont", f);
+    fclose(f);
+    json_t *d = NULL;
+    char *file = NULL;
+    struct dlb_error err = {""};
+    CHECK(dlb_compare_load(dir, &d, &file, &err) == DLB_ERR_INPUT);
+    CHECK(strstr(err.msg, path) != NULL);
+    CHECK(dlb_compare_load("/nonexistent/run", &d, &file, &err) == DLB_ERR_INPUT);
+    CHECK(strstr(err.msg, "/nonexistent/run") != NULL);
+    unlink(path);
+    CHECK(dlb_compare_load(dir, &d, &file, &err) == DLB_ERR_INPUT);
+    CHECK(strstr(err.msg, "no results.json") != NULL);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    test_ratio();
+    test_verdicts();
+    test_normalize();
+    test_bad_files();
+    return check_exit();
+}

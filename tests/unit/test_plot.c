@@ -1,0 +1,228 @@
+/* Plots: every kind is written from crafted records, the images are real
+ * PNG and SVG, hostile suite strings execute nothing in gnuplot, and
+ * without gnuplot the data and scripts are still there. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "check.h"
+#include "plot.h"
+#include "plot_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+static char hostile[2048];
+
+static int exists(const char *dir, const char *name)
+{
+    char p[1024];
+    struct stat st;
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return stat(p, &st) == 0 && st.st_size > 0;
+}
+
+static int starts_with_file(const char *path, const char *magic, size_t n)
+{
+    char buf[512] = "";
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    if (n)
+        return got >= n && !memcmp(buf, magic, n);
+    return strstr(buf, magic) != NULL; /* SVG: the root element near the top */
+}
+
+static int is_png(const char *dir, const char *name)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return starts_with_file(p, "\x89PNG\r\n\x1a\n", 8);
+}
+
+static int is_svg(const char *dir, const char *name)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return starts_with_file(p, "<svg", 0) && starts_with_file(p, "<?xml", 5);
+}
+
+/* A record: batch x precision, step times around `ms`, an accuracy. */
+static json_t *record(int index, const char *id, int batch, const char *prec,
+                      double ms, double acc)
+{
+    json_t *samples = json_array();
+    for (int i = 0; i < 30; i++)
+        json_array_append_new(samples, json_real(ms * 1e-3 * (1 + 0.01 * (i % 7))));
+    double tp = batch / (ms * 1e-3);
+    return json_pack("{s:i, s:s, s:{s:i, s:s}, s:s, s:{s:f, s:f, s:f}, s:o, "
+                     "s:{s:f, s:f}, s:{s:{s:f, s:s}}}",
+                     "index", index, "id", id, "config", "batch", batch,
+                     "amp.precision", prec, "status", "ok", "throughput",
+                     "median", tp, "ci_lo", tp * 0.98, "ci_hi", tp * 1.02,
+                     "samples", samples, "stats", "median", ms * 1e-3, "ci_lo",
+                     ms * 1e-3, "metrics", "accuracy", "value", acc, "unit", "%");
+}
+
+static json_t *records(void)
+{
+    json_t *r = json_array();
+    json_array_append_new(r, record(0, "batch=64 amp.precision=fp32", 64, "fp32", 2.0, 88.0));
+    json_array_append_new(r, record(1, "batch=256 amp.precision=fp32", 256, "fp32", 6.0, 87.5));
+    json_array_append_new(r, record(2, "batch=64 amp.precision=bf16", 64, "bf16", 1.2, 87.0));
+    json_array_append_new(r, record(3, "batch=256 amp.precision=bf16", 256, "bf16", 3.5, 86.0));
+    /* The hostile one: its id and precision value carry gnuplot's command
+     * syntax; the suite name in the context carries it too. */
+    json_array_append_new(r, record(4, hostile, 128, hostile, 3.0, 85.0));
+    json_array_append_new(r, json_pack("{s:i, s:s, s:s, s:s}", "index", 5, "id",
+                          "batch=1024 amp.precision=fp16", "status", "skipped",
+                          "reason", "no fp16"));
+    return r;
+}
+
+static json_t *selection(void)
+{
+    return json_pack("{s:s, s:s, s:[s], s:[s, s], s:{s:{s:f, s:[f, f]}}}",
+                     "baseline", "batch=64 amp.precision=fp32",
+                     "winner", "batch=256 amp.precision=bf16",
+                     "ties", "batch=64 amp.precision=bf16",
+                     "pareto", "batch=256 amp.precision=bf16", "batch=64 amp.precision=fp32",
+                     "per_config", "batch=256 amp.precision=bf16", "speedup", 2.3,
+                     "speedup_ci", 2.2, 2.4);
+}
+
+static void test_quote(void)
+{
+    char buf[64];
+    dlb_gp_quote("a'b`c`\n!x", buf, sizeof buf);
+    CHECK(!strcmp(buf, "'a''b`c` !x'"));
+    dlb_gp_quote("''''''''''''''''''''''''''''''''''''''''''''", buf, 16);
+    CHECK(strlen(buf) < 16 && buf[0] == '\'' && buf[strlen(buf) - 1] == '\'');
+    /* An even number of quotes inside: the literal is never left open. */
+    size_t q = 0;
+    for (char *c = buf; *c; c++)
+        q += *c == '\'';
+    CHECK(q % 2 == 0);
+}
+
+static int no_marker(const char *name)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", tmpdir, name);
+    return access(p, F_OK) != 0;
+}
+
+static void test_plots(void)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/run", tmpdir);
+    CHECK(mkdir(dir, 0755) == 0);
+    json_t *recs = records(), *sel = selection(), *plots = NULL;
+    json_t *ctx = json_pack("{s:s}", "suite.name", hostile);
+    struct dlb_error err = {""};
+    int drawn = -1;
+    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    CHECK(drawn == 1);
+    if (!drawn)
+        fprintf(stderr, "not drawn: %s\n", err.msg);
+    char pdir[600];
+    snprintf(pdir, sizeof pdir, "%s/plots", dir);
+    static const char *const kinds[] = {"throughput", "speedup", "pareto",
+                                        "scaling-batch", "steps"};
+    CHECK(json_array_size(plots) == 5);
+    for (size_t k = 0; k < 5; k++) {
+        char n[128];
+        json_t *pl = json_array_get(plots, k);
+        CHECK(!strcmp(json_string_value(json_object_get(pl, "name")), kinds[k]));
+        snprintf(n, sizeof n, "plots/%s.png", kinds[k]);
+        CHECK(!strcmp(json_string_value(json_object_get(pl, "png")), n));
+        snprintf(n, sizeof n, "%s.png", kinds[k]);
+        CHECK(is_png(pdir, n));
+        snprintf(n, sizeof n, "%s.svg", kinds[k]);
+        CHECK(is_svg(pdir, n));
+        snprintf(n, sizeof n, "%s.dat", kinds[k]);
+        CHECK(exists(pdir, n));
+        snprintf(n, sizeof n, "%s.gp", kinds[k]);
+        CHECK(exists(pdir, n));
+    }
+    /* Nothing in the hostile strings ran. */
+    CHECK(no_marker("sys"));
+    CHECK(no_marker("bq"));
+    CHECK(no_marker("bang"));
+    CHECK(no_marker("nl"));
+    CHECK(no_marker("q"));
+    json_decref(plots);
+
+    /* Without gnuplot: the data and scripts, no images, and how to get it. */
+    snprintf(dir, sizeof dir, "%s/nognuplot", tmpdir);
+    CHECK(mkdir(dir, 0755) == 0);
+    setenv("DLBENCH_GNUPLOT", "/nonexistent/gnuplot", 1);
+    err.msg[0] = '\0';
+    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    unsetenv("DLBENCH_GNUPLOT");
+    CHECK(drawn == 0);
+    CHECK(strstr(err.msg, "apt-get install gnuplot-nox") != NULL);
+    snprintf(pdir, sizeof pdir, "%s/plots", dir);
+    CHECK(exists(pdir, "throughput.dat") && exists(pdir, "throughput.gp"));
+    CHECK(!exists(pdir, "throughput.png"));
+    CHECK(json_array_size(plots) == 5);
+    json_decref(plots);
+    json_decref(recs);
+    json_decref(sel);
+    json_decref(ctx);
+}
+
+static void test_trend(void)
+{
+    json_t *runs = json_array();
+    const char *t[3] = {"2026-11-01T02:00:00Z", "2026-11-02T02:00:00Z", "2026-11-03T02:00:00Z"};
+    for (int i = 0; i < 3; i++) {
+        json_t *recs = json_array();
+        json_array_append_new(recs, record(0, "batch=64", 64, "fp32", 2.0 + 0.1 * i, 88));
+        json_array_append_new(recs, record(1, hostile, 256, "fp32", 6.0 - 0.2 * i, 88));
+        json_array_append_new(runs, json_pack("{s:{s:s}, s:o}", "context",
+                              "start_utc", t[i], "records", recs));
+    }
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/history", tmpdir);
+    struct dlb_plotter p;
+    struct dlb_error err = {""};
+    CHECK(dlb_plotter_init(&p, dir, "", &err) == DLB_OK);
+    p.suite = hostile;
+    CHECK(dlb_plot_trend(&p, runs, &err) == DLB_OK);
+    CHECK(p.drawn == 1);
+    CHECK(is_png(dir, "trend.png") && is_svg(dir, "trend.svg"));
+    CHECK(no_marker("sys") && no_marker("bq") && no_marker("bang"));
+    dlb_plotter_free(&p);
+    json_decref(runs);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "%s/dlb-plot-XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(tmpdir))
+        return 99;
+    snprintf(hostile, sizeof hostile,
+             "x=`touch %s/bq` y=system(\"touch %s/sys\") \n!touch %s/nl\n"
+             "z='; system(\"touch %s/q\"); ' @GPVAL_TERM \"; !touch %s/bang",
+             tmpdir, tmpdir, tmpdir, tmpdir, tmpdir);
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "gnuplot not installed: skipped\n");
+        return 77;
+    }
+    test_quote();
+    test_plots();
+    test_trend();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    /* DLB_TEST_KEEP=1 keeps the plots, to look at them. */
+    if (!check_failures && !getenv("DLB_TEST_KEEP") && system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    else if (check_failures || getenv("DLB_TEST_KEEP"))
+        fprintf(stderr, "files kept in %s\n", tmpdir);
+    return check_exit();
+}

@@ -1,0 +1,153 @@
+/* Search strategies on crafted objective values: halving's rounds, their
+ * budgets and survivors; random:N's seeded subset; the `search` syntax. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "search.h"
+#include "select_fixture.h"
+
+static const char suite[] =
+    "[suite]\nseed = 7\n[sweep]\nbatch = 1, 2, 3, 4, 5, 6, 7, 8\n";
+
+/* Throughput of position k in round r: the middle ones are best, and in
+ * round 1 the order of the top four changes, as a longer run may show. */
+static double tput(size_t k, int r)
+{
+    static const double r0[8] = {10, 20, 80, 70, 60, 50, 30, 40};
+    static const double r1[8] = {10, 20, 65, 70, 90, 50, 30, 40};
+    return r ? r1[k] : r0[k];
+}
+
+static int positions_are(const struct dlb_search_round *rd, const char *want)
+{
+    char got[128] = "";
+    for (size_t k = 0; k < rd->n; k++)
+        snprintf(got + strlen(got), sizeof got - strlen(got), "%s%zu", k ? "," : "",
+                 rd->pos[k]);
+    if (strcmp(got, want)) {
+        fprintf(stderr, "  round %d: positions %s, want %s\n", rd->round, got, want);
+        return 0;
+    }
+    return 1;
+}
+
+static void test_halving(void)
+{
+    struct fixture f;
+    if (!fixture_open(&f, suite))
+        return;
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0};
+    struct dlb_select_settings set;
+    struct dlb_error err = {""};
+    CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
+    json_t *recs = json_array();
+    struct dlb_search_round rd;
+    int done = 0;
+    for (int r = 0; r < 3; r++) {
+        CHECK(dlb_search_round(&f.p, &s, &set, recs, r, &rd, &done, &err) == DLB_OK);
+        CHECK(!done && rd.round == r && rd.last == (r == 2));
+        /* 8 configurations: 3 rounds at 1/8, 1/4, 1/2 of the budget */
+        CHECK_NEAR(rd.scale, 1.0 / (8 >> r), 1e-12);
+        if (r == 0)
+            CHECK(positions_are(&rd, "0,1,2,3,4,5,6,7"));
+        if (r == 1) /* the best four of round 0: 80 70 60 50 */
+            CHECK(positions_are(&rd, "2,3,4,5"));
+        if (r == 2) /* the best two of round 1's own figures: 90 70 */
+            CHECK(positions_are(&rd, "3,4"));
+        for (size_t k = 0; k < rd.n; k++) {
+            json_t *rec = crafted(&f, rd.pos[k], tput(rd.pos[k], r), 0.01, -1, -1);
+            json_object_set_new(rec, "round", json_integer(r));
+            json_array_append_new(recs, rec);
+        }
+        free(rd.pos);
+    }
+    CHECK(dlb_search_round(&f.p, &s, &set, recs, 3, &rd, &done, &err) == DLB_OK && done);
+    /* The records for results.json: each configuration's latest. */
+    json_t *fin = dlb_search_final_records(&f.p, recs);
+    CHECK(json_array_size(fin) == 8);
+    CHECK(json_integer_value(json_object_get(json_array_get(fin, 4), "round")) == 2);
+    CHECK(json_integer_value(json_object_get(json_array_get(fin, 0), "round")) == 0);
+    /* Selection competes only in the last round: position 4 wins. */
+    json_t *sel = NULL;
+    CHECK(dlb_select(&f.p, fin, &sel, &err) == DLB_OK);
+    CHECK(!strcmp(json_string_value(json_object_get(sel, "winner")), "batch=5"));
+    json_decref(sel);
+    json_decref(fin);
+    json_decref(recs);
+    fixture_close(&f);
+}
+
+/* Two configurations: a single round, at half the budget. */
+static void test_halving_two(void)
+{
+    struct fixture f;
+    if (!fixture_open(&f, "[suite]\n[sweep]\nbatch = 1, 2\n"))
+        return;
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0};
+    struct dlb_select_settings set;
+    struct dlb_error err = {""};
+    CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
+    struct dlb_search_round rd;
+    int done;
+    CHECK(dlb_search_round(&f.p, &s, &set, NULL, 0, &rd, &done, &err) == DLB_OK);
+    CHECK(rd.n == 2 && rd.last && rd.scale == 0.5);
+    free(rd.pos);
+    fixture_close(&f);
+}
+
+static void test_random(void)
+{
+    struct fixture f;
+    if (!fixture_open(&f, suite))
+        return;
+    struct dlb_search s;
+    char why[256];
+    CHECK(dlb_search_parse("random:3", &s, why, sizeof why) == DLB_OK);
+    CHECK(s.kind == DLB_SEARCH_RANDOM && s.n == 3);
+    struct dlb_select_settings set;
+    struct dlb_error err = {""};
+    CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
+    struct dlb_search_round a, b;
+    int done;
+    CHECK(dlb_search_round(&f.p, &s, &set, NULL, 0, &a, &done, &err) == DLB_OK);
+    CHECK(dlb_search_round(&f.p, &s, &set, NULL, 0, &b, &done, &err) == DLB_OK);
+    CHECK(a.n == 3 && a.round == -1 && a.last && a.scale == 1);
+    CHECK(a.pos[0] == 0); /* the baseline is always in, plan order */
+    CHECK(a.pos[0] < a.pos[1] && a.pos[1] < a.pos[2]);
+    CHECK(a.n == b.n && !memcmp(a.pos, b.pos, a.n * sizeof *a.pos));
+    free(a.pos);
+    free(b.pos);
+    CHECK(dlb_search_round(&f.p, &s, &set, NULL, 1, &a, &done, &err) == DLB_OK && done);
+    /* more than the plan holds: all of it */
+    CHECK(dlb_search_parse("random:50", &s, why, sizeof why) == DLB_OK);
+    CHECK(dlb_search_round(&f.p, &s, &set, NULL, 0, &a, &done, &err) == DLB_OK);
+    CHECK(a.n == 8);
+    free(a.pos);
+    fixture_close(&f);
+}
+
+static void test_parse(void)
+{
+    struct dlb_search s;
+    char why[256];
+    CHECK(dlb_search_parse("grid", &s, why, sizeof why) == DLB_OK &&
+          s.kind == DLB_SEARCH_GRID);
+    CHECK(dlb_search_parse("halving", &s, why, sizeof why) == DLB_OK &&
+          s.kind == DLB_SEARCH_HALVING);
+    CHECK(dlb_search_parse("random:", &s, why, sizeof why) != DLB_OK);
+    CHECK(dlb_search_parse("random:0", &s, why, sizeof why) != DLB_OK);
+    CHECK(dlb_search_parse("random:3x", &s, why, sizeof why) != DLB_OK);
+    CHECK(dlb_search_parse("Grid", &s, why, sizeof why) != DLB_OK);
+    CHECK(strstr(why, "random:N") != NULL);
+}
+
+int main(void)
+{
+    test_halving();
+    test_halving_two();
+    test_random();
+    test_parse();
+    return check_exit();
+}

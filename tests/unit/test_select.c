@@ -1,0 +1,259 @@
+/* Auto-selection on crafted records: constraints, ties (U test and
+ * median intervals), the simpler tie preferred, violations never chosen,
+ * the Pareto front, attribution and best.ini. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "select.h"
+#include "select_fixture.h"
+#include "select_impl.h"
+
+static json_t *run_select(const struct fixture *f, json_t *recs)
+{
+    json_t *sel = NULL;
+    struct dlb_error err = {""};
+    if (dlb_select(&f->p, recs, &sel, &err) != DLB_OK)
+        fprintf(stderr, "  %s\n", err.msg);
+    return sel;
+}
+
+static const char *winner(json_t *sel)
+{
+    const char *w = json_string_value(json_object_get(sel, "winner"));
+    return w ? w : "(none)";
+}
+
+static int has_violation(json_t *sel, const char *id, const char *what)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(sel, "violations"), i, v)
+        if (!strcmp(json_string_value(json_object_get(v, "id")), id) &&
+            !strcmp(json_string_value(json_object_get(v, "constraint")), what))
+            return 1;
+    return 0;
+}
+
+static int listed(json_t *list, const char *id)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v)
+        if (!strcmp(json_string_value(v), id))
+            return 1;
+    return 0;
+}
+
+/* The fastest configurations break a constraint each: the best of the
+ * rest wins, and the violators are listed, never chosen. */
+static void test_constraints(void)
+{
+    struct fixture f;
+    if (!fixture_open(&f, "[suite]\naccuracy_tolerance = 0.5\n"
+                          "memory_budget = 100M\n[sweep]\nbatch = 16, 32, 64, 128\n"))
+        return;
+    json_t *recs = json_array();
+    json_array_append_new(recs, crafted(&f, 0, 100, 0.01, 90.0, 50e6));
+    json_array_append_new(recs, crafted(&f, 1, 150, 0.01, 89.8, 60e6));
+    json_array_append_new(recs, crafted(&f, 2, 300, 0.01, 88.0, 70e6));
+    json_array_append_new(recs, crafted(&f, 3, 200, 0.01, 87.9, 200e6));
+    json_t *sel = run_select(&f, recs);
+    CHECK(!strcmp(winner(sel), "batch=32"));
+    CHECK(has_violation(sel, "batch=64", "accuracy_drop"));
+    CHECK(has_violation(sel, "batch=128", "memory_budget"));
+    CHECK(!has_violation(sel, "batch=32", "accuracy_drop"));
+    CHECK(!strcmp(json_string_value(json_object_get(sel, "baseline")), "batch=16"));
+    json_t *pc = json_object_get(json_object_get(sel, "per_config"), "batch=32");
+    CHECK_NEAR(json_number_value(json_object_get(pc, "speedup")), 1.5, 1e-9);
+    CHECK_NEAR(json_number_value(json_object_get(pc, "accuracy_drop")), 0.2, 1e-9);
+    CHECK(json_integer_value(json_object_get(pc, "changes")) == 1);
+    /* Pareto over throughput (max), accuracy (max), memory (min): 64 is
+     * the fastest, 16 the smallest and most accurate, 32 between; 64
+     * beats 128 in all three. */
+    json_t *front = json_object_get(sel, "pareto");
+    CHECK(listed(front, "batch=16") && listed(front, "batch=32") &&
+          listed(front, "batch=64") && !listed(front, "batch=128"));
+
+    /* best.ini holds the winner's values and runs without a sweep. */
+    char dir[] = "/tmp/dlb-best-XXXXXX";
+    struct dlb_error err = {""};
+    CHECK(mkdtemp(dir) != NULL);
+    CHECK(dlb_select_write_best(dir, &f.p, sel, NULL, &err) == DLB_OK);
+    char path[64], text[4096] = "";
+    snprintf(path, sizeof path, "%s/best.ini", dir);
+    FILE *in = fopen(path, "r");
+    size_t n = in ? fread(text, 1, sizeof text - 1, in) : 0;
+    text[n] = '\0';
+    if (in)
+        fclose(in);
+    CHECK(strstr(text, "\nbatch = 32\n") != NULL);
+    CHECK(strstr(text, "[sweep]") == NULL);
+    CHECK(strstr(text, "baseline") == NULL || strstr(text, "baseline =") == NULL);
+    struct dlb_suite again;
+    CHECK(dlb_suite_load(path, fake_lookup, NULL, &again, &err) == DLB_OK);
+    if (!err.msg[0])
+        dlb_suite_free(&again);
+    else
+        fprintf(stderr, "  %s\n", err.msg);
+    unlink(path);
+    rmdir(dir);
+
+    /* An impossible budget: every configuration is marked, none chosen. */
+    json_decref(sel);
+    fixture_close(&f);
+    if (!fixture_open(&f, "[suite]\nmemory_budget = 1K\n[sweep]\nbatch = 16, 32\n"))
+        return;
+    json_decref(recs);
+    recs = json_array();
+    json_array_append_new(recs, crafted(&f, 0, 100, 0.01, -1, 50e6));
+    json_array_append_new(recs, crafted(&f, 1, 150, 0.01, -1, 60e6));
+    sel = run_select(&f, recs);
+    CHECK(json_is_null(json_object_get(sel, "winner")));
+    CHECK(json_array_size(json_object_get(sel, "violations")) == 2);
+    CHECK(strstr(json_string_value(json_object_get(sel, "why")), "no configuration") != NULL);
+    CHECK(dlb_select_write_best("/nonexistent", &f.p, sel, NULL, &err) == DLB_OK);
+    json_decref(sel);
+    json_decref(recs);
+    fixture_close(&f);
+}
+
+/* The fastest (amp on, batch 32) is not significantly faster than amp off
+ * at batch 32, which changes one setting of the baseline instead of two:
+ * the simpler one wins. Attribution: amp alone is (on, 16). */
+static void test_ties_and_attribution(void)
+{
+    struct fixture f;
+    if (!fixture_open(&f, "[suite]\nbaseline = batch=16 amp.enable=off\n"
+                          "[sweep]\namp.enable = off, on\nbatch = 16, 32\n"))
+        return;
+    /* plan order: (off,16) (off,32) (on,16) (on,32) */
+    json_t *recs = json_array();
+    json_array_append_new(recs, crafted(&f, 0, 100, 0.01, -1, -1));
+    json_array_append_new(recs, crafted(&f, 1, 150, 0.02, -1, -1));
+    json_array_append_new(recs, crafted(&f, 2, 120, 0.01, -1, -1));
+    json_array_append_new(recs, crafted(&f, 3, 150.6, 0.02, -1, -1));
+    json_t *sel = run_select(&f, recs);
+    CHECK(!strcmp(json_string_value(json_object_get(sel, "fastest")),
+                  "amp.enable=on batch=32"));
+    CHECK(!strcmp(winner(sel), "amp.enable=off batch=32"));
+    CHECK(listed(json_object_get(sel, "ties"), "amp.enable=off batch=32"));
+    CHECK(strstr(json_string_value(json_object_get(sel, "why")), "tied") != NULL);
+    json_t *a = json_array_get(json_object_get(sel, "attribution"), 0);
+    CHECK(json_array_size(json_object_get(sel, "attribution")) == 1);
+    CHECK(!strcmp(json_string_value(json_object_get(a, "plugin")), "amp"));
+    CHECK(!strcmp(json_string_value(json_object_get(a, "alone")),
+                  "amp.enable=on batch=16"));
+    CHECK_NEAR(json_number_value(json_object_get(a, "speedup_alone")), 1.2, 1e-9);
+    CHECK_NEAR(json_number_value(json_object_get(a, "speedup_winner")), 1.5, 1e-9);
+    CHECK(json_is_false(json_object_get(a, "in_winner")));
+    json_decref(sel);
+
+    /* Clearly apart (1% spread, 150 vs 200): no tie, the fastest wins
+     * though it changes more. */
+    json_array_set_new(recs, 3, crafted(&f, 3, 200, 0.01, -1, -1));
+    sel = run_select(&f, recs);
+    CHECK(!strcmp(winner(sel), "amp.enable=on batch=32"));
+    CHECK(json_array_size(json_object_get(sel, "ties")) == 0);
+    json_decref(sel);
+
+    /* A failed record is shown but never chosen. */
+    json_object_set_new(json_array_get(recs, 3), "status", json_string("failed"));
+    sel = run_select(&f, recs);
+    CHECK(!strcmp(winner(sel), "amp.enable=off batch=32"));
+    json_decref(sel);
+    json_decref(recs);
+    fixture_close(&f);
+}
+
+/* The tie rule against figures worked by hand: {1..5} against {6..10}.
+ * U = 0, mean 12.5, variance 5*5*11/12 = 22.917 (no ties), continuity
+ * corrected z = (12.5 - 0.5) / 4.787 = 2.5067, p = erfc(z / sqrt 2) =
+ * 0.01219. With n = 5 the median interval is [min, max]: [1, 5] and
+ * [6, 10] do not overlap. So they differ at 0.05 but not at 0.01. */
+static void test_tie_rule_by_hand(void)
+{
+    double a[5] = {1, 2, 3, 4, 5}, b[5] = {6, 7, 8, 9, 10};
+    struct dlb_sel_item x = {0}, y = {0};
+    x.samples = a, x.n = 5, x.obj_lo = 1, x.obj_hi = 5;
+    y.samples = b, y.n = 5, y.obj_lo = 6, y.obj_hi = 10;
+    struct dlb_select_settings set = {0};
+    double p;
+    set.significance = 0.05;
+    CHECK(dlb_sel_differ(&set, &x, &y, &p));
+    CHECK_NEAR(p, 0.012185, 1e-4);
+    set.significance = 0.01;
+    CHECK(!dlb_sel_differ(&set, &x, &y, &p));
+    /* Significant by U but overlapping intervals: tied. */
+    set.significance = 0.05;
+    y.obj_lo = 4.5;
+    CHECK(!dlb_sel_differ(&set, &x, &y, &p));
+}
+
+/* Lower is better for latency: the speedup is the baseline's median over
+ * the configuration's. */
+static void test_latency(void)
+{
+    struct fixture f;
+    if (!fixture_open(&f, "[suite]\nobjective = latency\n[sweep]\nbatch = 1, 2\n"))
+        return;
+    json_t *recs = json_array();
+    json_array_append_new(recs, crafted(&f, 0, 100, 0.01, -1, -1)); /* 10 ms */
+    json_array_append_new(recs, crafted(&f, 1, 50, 0.01, -1, -1));  /* 20 ms */
+    json_t *sel = run_select(&f, recs);
+    CHECK(!strcmp(winner(sel), "batch=1"));
+    json_t *pc = json_object_get(json_object_get(sel, "per_config"), "batch=2");
+    CHECK_NEAR(json_number_value(json_object_get(pc, "speedup")), 0.5, 1e-9);
+    json_decref(sel);
+    json_decref(recs);
+    fixture_close(&f);
+}
+
+/* Selection keys are checked when the plan is built, naming the line. */
+static void test_bad_keys(void)
+{
+    static const char *const bad[][2] = {
+        {"[suite]\nbaseline = batch=48\n[sweep]\nbatch = 16, 32\n", ":2: baseline"},
+        {"[suite]\nsearch = random:0\n[sweep]\nbatch = 16, 32\n", ":2: search"},
+        {"[suite]\nsearch = halve\n[sweep]\nbatch = 16, 32\n", "expected grid"},
+        {"[suite]\nobjective = time_to_accuracy\n[sweep]\nbatch = 16\n",
+         "target_accuracy"},
+        {"[suite]\n[sweep]\nbatch = 16, 32\nobjective = latency, throughput\n",
+         "objective"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char path[] = "/tmp/dlb-badsel-XXXXXX";
+        int fd = mkstemp(path);
+        CHECK(fd >= 0 && write(fd, bad[k][0], strlen(bad[k][0])) > 0);
+        close(fd);
+        struct dlb_suite s;
+        struct dlb_plan p;
+        struct dlb_error err = {""};
+        dlb_status st = dlb_suite_load(path, fake_lookup, NULL, &s, &err);
+        if (st == DLB_OK) {
+            st = dlb_plan_build(&s, NULL, &p, &err);
+            if (st == DLB_OK)
+                dlb_plan_free(&p);
+            dlb_suite_free(&s);
+        }
+        CHECK(st != DLB_OK);
+        if (!strstr(err.msg, bad[k][1])) {
+            check_failures++;
+            fprintf(stderr, "  case %zu: \"%s\" lacks \"%s\"\n", k, err.msg, bad[k][1]);
+        }
+        unlink(path);
+    }
+}
+
+int main(void)
+{
+    test_constraints();
+    test_ties_and_attribution();
+    test_tie_rule_by_hand();
+    test_latency();
+    test_bad_keys();
+    return check_exit();
+}
