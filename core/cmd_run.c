@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "measure.h"
+#include "model/model_file.h"
+#include "model/model_find.h"
 #include "peak.h"
 #include "postrun.h"
 #include "progress.h"
@@ -146,6 +148,37 @@ static dlb_status check_workload(struct run_state *r, struct dlb_error *err)
                           "%s: workload '%s' is neither built in (cnn) nor provided by a "
                           "plugin active in the suite; add a [%s] section",
                           r->ses.suite_path, name, name);
+    return DLB_OK;
+}
+
+/* Every network file the plan names must exist and parse: a mistake in
+ * one is bad input, found before the run directory exists, rather than a
+ * failure repeated in every configuration. Parsing is plain C: the parent
+ * still initialises no library. */
+static dlb_status check_models(struct run_state *r, const char *origin,
+                               struct dlb_error *err)
+{
+    const struct dlb_plan *p = &r->ses.plan;
+    if (!dlb_builtin_workload(dlb_config_core(p, &p->configs[0], "workload")->s))
+        return DLB_OK;
+    for (size_t i = 0; i < p->n; i++) {
+        const char *model = dlb_config_core(p, &p->configs[i], "model")->s;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !strcmp(model, dlb_config_core(p, &p->configs[j], "model")->s);
+        if (seen)
+            continue;
+        const char *suites[2] = {origin, r->ses.suite_path};
+        char *path = dlb_model_file_find(model, suites, 2, dlb_installed_suite_dir(), err);
+        if (!path)
+            return DLB_ERR_INPUT;
+        struct dlb_model_spec *spec = NULL;
+        dlb_status st = dlb_model_file_load(path, &spec, err);
+        free(path);
+        if (st != DLB_OK)
+            return st;
+        dlb_model_spec_free(spec);
+    }
     return DLB_OK;
 }
 
@@ -402,7 +435,9 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
         r->suite_copy = path_join(r->dir, "suite.ini");
         if ((st = load_invocation(o, r->dir, &r->origin, err)) != DLB_OK)
             return st;
-        if ((st = dlb_session_open(&r->ses, o, r->suite_copy, err)) != DLB_OK)
+        if ((st = dlb_session_open(&r->ses, o, r->suite_copy, err)) != DLB_OK ||
+            (st = check_workload(r, err)) != DLB_OK ||
+            (st = check_models(r, r->origin, err)) != DLB_OK)
             return st;
         if ((st = read_journal(r, err)) != DLB_OK)
             return st;
@@ -410,13 +445,16 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
     }
     if ((st = dlb_session_open(&r->ses, o, o->suite, err)) != DLB_OK)
         return st;
+    r->origin = realpath(r->ses.suite_path, NULL);
+    if ((st = check_workload(r, err)) != DLB_OK ||
+        (st = check_models(r, r->origin, err)) != DLB_OK)
+        return st;
     r->dir = o->out_dir ? strdup(o->out_dir) : dlb_rundir_default("results", r->ses.suite.name);
     if (!r->dir)
         return DLB_ERR_NOMEM;
     if ((st = dlb_rundir_create(r->dir, err)) != DLB_OK)
         return st;
     r->suite_copy = path_join(r->dir, "suite.ini");
-    r->origin = realpath(r->ses.suite_path, NULL);
     if ((st = copy_file(r->ses.suite_path, r->suite_copy, err)) != DLB_OK)
         return st;
     char *inv_path = path_join(r->dir, "invocation.json");
@@ -469,8 +507,6 @@ int dlb_cmd_run(struct dlb_options *o)
     double start = dlb_now();
     int rc = 2, failures = 0;
     dlb_status st = prepare_dir(&r, &err);
-    if (st == DLB_OK)
-        st = check_workload(&r, &err);
     if (st == DLB_OK)
         st = dlb_journal_open(r.dir, &r.journal, &err);
     if (st != DLB_OK) {

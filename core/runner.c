@@ -126,6 +126,13 @@ static void classify(json_t **record, int wstatus, int timed_out, double timeout
     } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == DLB_CHILD_EXIT_OOM) {
         status = "oom";
         snprintf(reason, sizeof reason, "out of memory");
+    } else if (*record && !(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)) {
+        /* It reported, then exited badly: a sanitizer's leak or error
+         * report at exit, or a crash in teardown. The figures may be fine,
+         * but the run is not. */
+        status = "failed";
+        snprintf(reason, sizeof reason, "exited with status %d after reporting",
+                 WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
     } else if (*record) {
         /* The child reported. A failure's own words are in its log: add
          * the last line unless the reason has it already. */

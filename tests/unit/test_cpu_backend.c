@@ -641,6 +641,13 @@ static void test_chain_lenet(enum dlb_dtype t, uint32_t n)
     CALL(conv2d_fwd, &c2, B(y2), B(w2), B(b2), B(y3));
     CALL(dropout_fwd, &d2, B(y3), B(y3));
     CALL(pool_fwd, &p2, B(y3), B(y4), B(ws2));
+    {
+        /* without a workspace, as inference runs it (oneDNN's kernel) */
+        struct pair y4i = out_pair(t, a4);
+        CALL(pool_fwd, &p2, B(y3), B(y4i), NULL);
+        expect_near("chain lenet pool2 without workspace", y4i);
+        release(&y4i);
+    }
     CALL(relu_fwd, a4, B(y4), B(y4));
     CALL(linear_fwd, &f1, B(y4), B(w3), B(b3), B(y5)); /* after a flatten */
     CALL(relu_fwd, (size_t)n * 50, B(y5), B(y5));

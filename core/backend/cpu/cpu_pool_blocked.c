@@ -236,6 +236,75 @@ static int stage_alloc(struct stage *t, int conv, size_t in, size_t out)
     return t->in && t->out;
 }
 
+/* Pooling without a workspace (inference) on oneDNN's pooling primitive:
+ * its nhwc kernel ran LeNet's 10-channel pool1 at batch 1024 in about a
+ * quarter of the own loop's time and scales over threads; training keeps
+ * the own loops, whose workspace is the interface's (oneDNN's is not). */
+struct pool_arg {
+    const struct dlb_pool_desc *d;
+    const dnnl_memory_desc_t *x, *y;
+};
+
+static dlb_status pool_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
+                             const void *arg)
+{
+    const struct pool_arg *a = arg;
+    const struct dlb_pool_desc *d = a->d;
+    struct dlb_cpu *cpu = dlb_backend_ctx(be);
+    const char *op = "pool_fwd";
+    dnnl_dims_t strides = { d->stride_h, d->stride_w };
+    dnnl_dims_t kernel = { d->kh, d->kw };
+    dnnl_dims_t dil = { 0, 0 };
+    dnnl_dims_t pad = { d->pad_h, d->pad_w };
+    dnnl_pooling_v2_desc_t pd;
+    dnnl_dims_t pad_r;
+    dlb_status s = DLB_OK;
+    /* oneDNN's right padding makes the output size exact. */
+    pad_r[0] = (dnnl_dim_t)(d->out_h - 1) * d->stride_h + d->kh - d->in_h -
+               d->pad_h;
+    pad_r[1] = (dnnl_dim_t)(d->out_w - 1) * d->stride_w + d->kw - d->in_w -
+               d->pad_w;
+    DLB_DNNL(be, op, dnnl_pooling_v2_forward_desc_init(
+        &pd, dnnl_forward_inference,
+        d->kind == DLB_POOL_MAX ? dnnl_pooling_max
+                                : dnnl_pooling_avg_include_padding,
+        a->x, a->y, strides, kernel, dil, pad, pad_r));
+    DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &pd, NULL));
+    DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[0], a->x));
+    DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[1], a->y));
+out:
+    return s;
+}
+
+static dlb_status pool_infer(struct dlb_backend *be,
+                             const struct dlb_pool_desc *d, int code,
+                             const struct dlb_buffer *x, struct dlb_buffer *y,
+                             const dnnl_memory_desc_t *ymd)
+{
+    struct dlb_cpu_key k;
+    struct pool_arg a = { d, dlb_cpu_layout(x), ymd };
+    struct dlb_cpu_prim *p;
+    dlb_status s;
+    uint32_t v[] = { d->kind, d->n, d->c, d->in_h, d->in_w, d->kh, d->kw,
+                     d->stride_h, d->stride_w, d->pad_h, d->pad_w,
+                     (uint32_t)code, x->dtype, y->dtype };
+    memset(&k, 0, sizeof k);
+    k.op = DLB_CPU_POOL_FWD_INFER;
+    memcpy(k.w, v, sizeof v);
+    if ((s = dlb_cpu_cache_get(be, &k, pool_build, &a, &p)) ||
+        (s = dlb_cpu_set_layout(be, y, ymd)))
+        return s;
+    DLB_DNNL(be, "pool_fwd", dlb_cpu_bind(p->mem[0], x->data));
+    DLB_DNNL(be, "pool_fwd", dlb_cpu_bind(p->mem[1], y->data));
+    dnnl_exec_arg_t args[2] = { { DNNL_ARG_SRC, p->mem[0] },
+                                { DNNL_ARG_DST, p->mem[1] } };
+    DLB_DNNL(be, "pool_fwd", dlb_cpu_exec(dlb_backend_ctx(be), p->prim[0], 2,
+                                          args));
+    dlb_cpu_written(y);
+out:
+    return s;
+}
+
 int dlb_cpu_pool_blocked_fwd(struct dlb_backend *be,
                              const struct dlb_pool_desc *d,
                              const struct dlb_buffer *x, struct dlb_buffer *y,
@@ -250,6 +319,10 @@ int dlb_cpu_pool_blocked_fwd(struct dlb_backend *be,
         (max && ws &&
          md_of(code, d->n, d->c, d->out_h, d->out_w, DLB_S32, &wmd)))
         return 0;
+    if ((!max || !ws) && dlb_cpu_layout(x) && x->dtype == y->dtype) {
+        *st = pool_infer(be, d, code, x, y, &ymd);
+        return 1;
+    }
     if ((*st = dlb_cpu_set_layout(be, y, &ymd)) ||
         (max && ws && (*st = dlb_cpu_set_layout(be, ws, &wmd))))
         return 1;
