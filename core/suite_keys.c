@@ -31,6 +31,9 @@ const struct dlb_param_def dlb_suite_keys[] = {
      "auto: Fashion-MNIST when installed, else synthetic data"},
     {"dataset_path", DLB_PARAM_STRING, "/usr/share/datasets/fashion-mnist", 0,
      0, 0, NULL, NULL, "directory of the Fashion-MNIST IDX files"},
+    {"augment", DLB_PARAM_BOOL, "off", 0, 0, 0, NULL, NULL,
+     "random horizontal flip and random crop with 2 pixels of padding on "
+     "training batches (off: normalisation only, as common LeNet recipes)"},
     {"backend", DLB_PARAM_ENUM, "cpu", 0, 0, 0, backends, NULL,
      "ref: plain C oracle, cpu: oneDNN, cuda: cuDNN/cuBLAS"},
     {"batch", DLB_PARAM_INT, "64", MIN_ | MAX_, 1, 1048576, NULL, "images",

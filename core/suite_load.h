@@ -15,9 +15,7 @@ struct dlb_suite_entry {
 struct dlb_suite_loader {
     const char *path;
     const char *buf;
-    size_t len, pos;
-    int line; /* line of the text last handed to inih */
-    int at_line_start;
+    size_t len;
     struct dlb_suite_entry *ents; /* in file order */
     size_t n_ents, cap;
     dlb_status st;

@@ -161,7 +161,8 @@ static dlb_status setup_train(struct cnn *c, struct dlb_workload_info *info,
     dlb_status s = open_data(c, 1, err);
     if (s != DLB_OK)
         return s;
-    c->bspec = (struct dlb_batch_spec){c->batch, 1, 1, 1, c->seed};
+    c->bspec = (struct dlb_batch_spec){c->batch, 1, (int)key(c, "augment")->i, 1,
+                                       c->seed};
     c->plugin = (struct dlb_batch_plugin){x->batch_source, x->batch_source_state,
                                           x->batch_source_host};
     c->trainer = (struct dlb_trainer){

@@ -5,7 +5,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "model_file.h"
 
-#include <ini.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -14,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ini_lines.h"
 #include "param.h" /* dlb_suggest */
 
 #define MF_MAX_LINE 1024
@@ -32,8 +32,7 @@ struct mf_section {
 struct mf {
     const char *file;
     const char *buf;
-    size_t len, pos;
-    int line, at_line_start;
+    size_t len;
     struct mf_section *secs;
     size_t n_secs;
     struct mf_key *keys;
@@ -61,131 +60,59 @@ static dlb_status fail(struct mf *m, int line, dlb_status s, const char *fmt,
 
 /* ---- pass 1: INI text to sections and keys ------------------------ */
 
-static void pin_inih_options(void)
+static dlb_status on_section(void *user, const char *name, size_t len, int line)
 {
-    /* Debian's inih exports its options as variables: pin them so every
-     * build reads model files the same way (the suite reader pins the
-     * same values). */
-    static char start_comments[] = ";#";
-    static char inline_comments[] = ";#";
-    ini_allow_multiline = false;
-    ini_allow_bom = true;
-    ini_start_comment_prefixes = start_comments;
-    ini_allow_inline_comments = true;
-    ini_inline_comment_prefixes = inline_comments;
-    ini_stop_on_first_error = true;
-    ini_allow_no_value = false;
-    ini_use_stack = false;
-    ini_allow_realloc = true;
-    ini_initial_alloc = 256;
-    ini_max_line = MF_MAX_LINE;
-}
-
-static void note_section(struct mf *m, size_t start)
-{
-    const char *p = m->buf + start, *end = m->buf + m->len, *q;
-    if (start == 0 && m->len >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
-        p += 3;
-    while (p < end && (*p == ' ' || *p == '\t'))
-        p++;
-    if (p == end || *p != '[')
-        return;
-    for (q = p + 1; q < end && *q != ']' && *q != '\n'; q++)
-        ;
-    if (q == end || *q != ']')
-        return; /* inih reports the malformed line */
+    struct mf *m = user;
     struct mf_section *s = realloc(m->secs, (m->n_secs + 1) * sizeof *s);
-    if (!s) {
-        fail(m, m->line, DLB_ERR_NOMEM, "out of memory");
-        return;
-    }
+    if (!s)
+        return fail(m, line, DLB_ERR_NOMEM, "out of memory");
     m->secs = s;
     s += m->n_secs++;
     memset(s, 0, sizeof *s);
-    snprintf(s->name, sizeof s->name, "%.*s", (int)(q - p - 1), p + 1);
-    s->line = m->line;
+    snprintf(s->name, sizeof s->name, "%.*s", (int)len, name);
+    s->line = line;
     s->first = m->n_keys;
-    if (q - p - 1 >= (long)sizeof s->name || q - p - 1 == 0)
-        fail(m, m->line, DLB_ERR_INPUT, "section name must have 1 to %zu "
-             "characters", sizeof s->name - 1);
+    if (len >= sizeof s->name || len == 0)
+        return fail(m, line, DLB_ERR_INPUT, "section name must have 1 to %zu "
+                    "characters", sizeof s->name - 1);
+    return DLB_OK;
 }
 
-/* fgets-style reader over the bytes: inih handles a line right after the
- * reader returned it, so m->line is the handler's line. */
-static char *read_line(char *str, int num, void *stream)
-{
-    struct mf *m = stream;
-    size_t start = m->pos, k = 0;
-    if (m->st != DLB_OK || m->pos >= m->len || num < 2)
-        return NULL;
-    while (k + 1 < (size_t)num && m->pos < m->len) {
-        char c = m->buf[m->pos++];
-        str[k++] = c;
-        if (c == '\n')
-            break;
-    }
-    str[k] = '\0';
-    if (m->at_line_start) {
-        m->line++;
-        note_section(m, start);
-    }
-    m->at_line_start = str[k - 1] == '\n';
-    return str;
-}
-
-static int on_key(void *user, const char *section, const char *name,
-                  const char *value)
+/* Repeated section names are told apart by the order of on_section calls,
+ * so `section` itself is not needed. */
+static dlb_status on_key(void *user, const char *section, const char *name,
+                         const char *value, int line)
 {
     struct mf *m = user;
-    (void)section; /* the reader's list tells repeated names apart */
-    if (m->st != DLB_OK)
-        return 0;
+    (void)section;
     if (m->n_secs == 0)
-        return !fail(m, m->line, DLB_ERR_INPUT, "key '%s' before any section; "
-                     "a model file starts with [net]", name);
+        return fail(m, line, DLB_ERR_INPUT, "key '%s' before any section; "
+                    "a model file starts with [net]", name);
     struct mf_key *k = realloc(m->keys, (m->n_keys + 1) * sizeof *k);
     if (!k)
-        return !fail(m, m->line, DLB_ERR_NOMEM, "out of memory");
+        return fail(m, line, DLB_ERR_NOMEM, "out of memory");
     m->keys = k;
     k += m->n_keys++;
     k->name = strdup(name);
     k->value = strdup(value);
-    k->line = m->line;
+    k->line = line;
     k->used = 0;
     m->secs[m->n_secs - 1].n++;
     if (!k->name || !k->value)
-        return !fail(m, m->line, DLB_ERR_NOMEM, "out of memory");
-    return 1;
+        return fail(m, line, DLB_ERR_NOMEM, "out of memory");
+    return DLB_OK;
 }
 
 static dlb_status read_ini(struct mf *m)
 {
-    int line = 1;
-    size_t line_len = 0;
-    /* inih would split an over-long line in two and cannot see past a NUL:
-     * refuse both with the line. */
-    for (size_t k = 0; k < m->len; k++) {
-        if (m->buf[k] == '\0')
-            return fail(m, line, DLB_ERR_INPUT, "NUL byte; a model file is text");
-        if (m->buf[k] == '\n') {
-            line++;
-            line_len = 0;
-        } else if (++line_len > MF_MAX_LINE - 3) {
-            return fail(m, line, DLB_ERR_INPUT, "line longer than %d characters",
-                        MF_MAX_LINE - 3);
-        }
-    }
-    pin_inih_options();
-    m->at_line_start = 1;
-    int rc = ini_parse_stream(read_line, m, on_key, m);
-    if (m->st != DLB_OK)
-        return m->st;
-    if (rc == -2)
-        return fail(m, m->line, DLB_ERR_NOMEM, "out of memory");
-    if (rc > 0)
-        return fail(m, rc, DLB_ERR_INPUT, "cannot read this line; expected "
-                    "[section], key = value or a ; comment");
-    return DLB_OK;
+    static const struct dlb_ini_sink sink = {on_section, on_key};
+    char why[512];
+    int line = 0;
+    dlb_status st = dlb_ini_parse(m->buf, m->len, MF_MAX_LINE, "a model file",
+                                  &sink, m, &line, why, sizeof why);
+    if (st != DLB_OK && m->st == DLB_OK)
+        return fail(m, line, st, "%s", why);
+    return m->st;
 }
 
 /* ---- pass 2: keys to typed layer parameters ----------------------- */

@@ -136,7 +136,10 @@ dlb_status dlb_model_set_precision(struct dlb_model *m,
         ml->ctype = t;
         m->lowp |= t != m->dtype;
         if (t == m->dtype || !has_weights(ml->spec))
-            continue;
+            { if (getenv("DLB_MPV") && ml->spec->kind != DLB_LAYER_LOGSOFTMAX) ml->ctype = m->dtype; continue; }
+        if (getenv("DLB_MPV") && ml->spec->kind == DLB_LAYER_CONV &&
+            !(getenv("DLB_MPV")[0] == '2' && ml->spec->in_c == 1)) ml->ctype = m->dtype;
+        if (getenv("DLB_MPV") && getenv("DLB_MPV")[0] == '2' && ml->spec->in_c == 1) { ml->ctype = m->dtype; continue; }
         dlb_status s = ops->buffer_alloc(m->be, t, m->params[ml->weight].t.count,
                                          &ml->w_lp);
         if (s != DLB_OK) {

@@ -145,7 +145,7 @@ static const struct bad_case bad_cases[] = {
     { "bad-dup.ini", 9, "section [relu] repeats line 6" },
     { "bad-classes.ini", 13, "gives 5 class scores but [net] has classes = 10" },
     { "bad-value.ini", 8, "filters = '-3'; expected an integer from 1 to 65536" },
-    { "bad-syntax.ini", 7, "cannot read this line" },
+    { "bad-syntax.ini", 7, "malformed line" },
     { "bad-missing.ini", 6, "layer 'conv1': conv needs 'size = ...'" },
     { "bad-notype.ini", 6, "layer 'relu1': no 'type = ...'" },
     { "bad-last.ini", 9, "needs a logsoftmax as the last layer" },

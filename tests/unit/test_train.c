@@ -1,13 +1,12 @@
-/* LeNet learns Fashion-MNIST: trained as the baseline trains it (batch 64,
- * augmented, SGD lr 0.01 momentum 0.9, from seed 42) on the cpu backend
- * when it is built in, else on ref, it must beat a bound a few points
- * below what it was measured to reach:
- *   ref, 200 steps: 67.3% (test loss 0.89)       -> bound 64%
- *   cpu, 937 steps (one epoch): 75.2%            -> bound 72%
- *   (for scale: ref 300 steps 71.3%, cpu 300 steps 72.2%)
- * and the same seed must give the same accuracy twice. The slow ref
- * oracle keeps the whole test under a minute on two cores. Skipped (77)
- * when the dataset-fashion-mnist package is not installed. */
+/* LeNet learns Fashion-MNIST as common frameworks teach it: trained as the
+ * baseline suite trains it (batch 64, no augmentation, SGD lr 0.01 momentum
+ * 0.9, from seed 42) on the cpu backend it must reach what PyTorch's MNIST
+ * example network reaches with this optimizer: 78% after one epoch and 81%
+ * after two (measured here: 79.7% and 84.1%). Without the cpu backend the
+ * slow ref oracle trains 200 steps against a bound a few points below what
+ * it reached with augmentation (67.3%), keeping the test under a minute.
+ * The same seed must give the same accuracy twice. Skipped (77) when the
+ * dataset-fashion-mnist package is not installed. */
 #include "check.h"
 
 #include <stdio.h>
@@ -30,7 +29,7 @@ static double train_eval(struct dlb_model *m, const struct dlb_dataset *train,
                          uint32_t test_n, double *test_loss)
 {
     struct dlb_trainer tpl = {.model = m};
-    struct dlb_batch_spec spec = {64, 1, 1, 1, 42};
+    struct dlb_batch_spec spec = {64, 1, 0, 1, 42};
     struct dlb_dataset part = *test;
     struct dlb_error err = {""};
     double last = 0, secs = 0, acc = -1;
@@ -79,11 +78,15 @@ int main(void)
     dlb_model_set_sgd(m, 0.01f, 0.9f);
     fprintf(stderr, "backend %s\n", dlb_backend_name(be));
 
+    double loss1 = 0, loss2 = 0;
     uint64_t steps = on_cpu ? 937 : 200;
-    double bound = on_cpu ? 72.0 : 64.0, loss1 = 0, loss2 = 0;
     double acc = train_eval(m, &train, &test, steps, test.n, &loss1);
-    CHECK(acc >= bound);
+    CHECK(acc >= (on_cpu ? 78.0 : 64.0));
     CHECK(loss1 < 1.0);
+    if (on_cpu) {
+        double loss_two = 0;
+        CHECK(train_eval(m, &train, &test, 2 * steps, test.n, &loss_two) >= 81.0);
+    }
 
     /* Same seed, same figures: the full run again where it is cheap, a
      * short one twice on the slow oracle. */
