@@ -34,6 +34,27 @@ dlb_status dlb_backend_fail(struct dlb_backend *be, dlb_status s,
                             const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Descriptor checks shared by every backend (desc_check.c): a mismatch is
+ * DLB_ERR_INTERNAL naming the backend and `op`. */
+dlb_status dlb_conv2d_desc_check(struct dlb_backend *be, const char *op,
+                                 const struct dlb_conv2d_desc *d);
+dlb_status dlb_pool_desc_check(struct dlb_backend *be, const char *op,
+                               const struct dlb_pool_desc *d);
+
+/* Element counts of a convolution's input, weights and output. */
+static inline size_t dlb_conv2d_x_count(const struct dlb_conv2d_desc *d)
+{
+    return (size_t)d->n * d->in_c * d->in_h * d->in_w;
+}
+static inline size_t dlb_conv2d_w_count(const struct dlb_conv2d_desc *d)
+{
+    return (size_t)d->out_c * d->in_c * d->kh * d->kw;
+}
+static inline size_t dlb_conv2d_y_count(const struct dlb_conv2d_desc *d)
+{
+    return (size_t)d->n * d->out_c * d->out_h * d->out_w;
+}
+
 /* Built-in constructors; each registers itself in backend.c (cpu only
  * when the build found oneDNN). */
 dlb_status dlb_backend_ref_create(const struct dlb_backend_config *cfg,

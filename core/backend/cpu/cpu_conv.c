@@ -12,37 +12,6 @@
 
 #include <string.h>
 
-static dlb_status check_desc(struct dlb_backend *be, const char *op,
-                             const struct dlb_conv2d_desc *d)
-{
-    if (d->n == 0 || d->in_c == 0 || d->out_c == 0 || d->out_h == 0 ||
-        d->out_w == 0 ||
-        d->out_h != dlb_conv_out_size(d->in_h, d->kh, d->stride_h, d->pad_h) ||
-        d->out_w != dlb_conv_out_size(d->in_w, d->kw, d->stride_w, d->pad_w))
-        return dlb_backend_fail(be, DLB_ERR_INTERNAL,
-                                "cpu %s: output %ux%u does not follow from input "
-                                "%ux%u, kernel %ux%u, stride %ux%u, pad %ux%u",
-                                op, d->out_h, d->out_w, d->in_h, d->in_w, d->kh,
-                                d->kw, d->stride_h, d->stride_w, d->pad_h,
-                                d->pad_w);
-    return DLB_OK;
-}
-
-static size_t x_count(const struct dlb_conv2d_desc *d)
-{
-    return (size_t)d->n * d->in_c * d->in_h * d->in_w;
-}
-
-static size_t w_count(const struct dlb_conv2d_desc *d)
-{
-    return (size_t)d->out_c * d->in_c * d->kh * d->kw;
-}
-
-static size_t y_count(const struct dlb_conv2d_desc *d)
-{
-    return (size_t)d->n * d->out_c * d->out_h * d->out_w;
-}
-
 /* The key: kind, the descriptor, and the element types of x, w, b, y
  * (for the backward passes: dx, w, db, dy); 0xff for an absent one. */
 static struct dlb_cpu_key conv_key(enum dlb_cpu_op op,
@@ -240,11 +209,11 @@ dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
     const struct dlb_buffer *t[4] = { x, w, b, y };
     struct dlb_cpu_prim *p;
     dlb_status s;
-    if ((s = check_desc(be, op, d)) ||
-        (s = dlb_cpu_check_float(be, op, "x", x, x_count(d))) ||
-        (s = dlb_cpu_check_float(be, op, "w", w, w_count(d))) ||
+    if ((s = dlb_conv2d_desc_check(be, op, d)) ||
+        (s = dlb_cpu_check_float(be, op, "x", x, dlb_conv2d_x_count(d))) ||
+        (s = dlb_cpu_check_float(be, op, "w", w, dlb_conv2d_w_count(d))) ||
         (b && (s = dlb_cpu_check_float(be, op, "b", b, d->out_c))) ||
-        (s = dlb_cpu_check_float(be, op, "y", y, y_count(d))) ||
+        (s = dlb_cpu_check_float(be, op, "y", y, dlb_conv2d_y_count(d))) ||
         (s = get(be, op, DLB_CPU_CONV_FWD, d, t, &p)))
         return s;
     dnnl_exec_arg_t bias = { DNNL_ARG_BIAS, p->mem[12] };
@@ -265,10 +234,10 @@ dlb_status dlb_cpu_conv2d_bwd_data(struct dlb_backend *be,
     const struct dlb_buffer *t[4] = { dx, w, NULL, dy };
     struct dlb_cpu_prim *p;
     dlb_status s;
-    if ((s = check_desc(be, op, d)) ||
-        (s = dlb_cpu_check_float(be, op, "w", w, w_count(d))) ||
-        (s = dlb_cpu_check_float(be, op, "dy", dy, y_count(d))) ||
-        (s = dlb_cpu_check_float(be, op, "dx", dx, x_count(d))) ||
+    if ((s = dlb_conv2d_desc_check(be, op, d)) ||
+        (s = dlb_cpu_check_float(be, op, "w", w, dlb_conv2d_w_count(d))) ||
+        (s = dlb_cpu_check_float(be, op, "dy", dy, dlb_conv2d_y_count(d))) ||
+        (s = dlb_cpu_check_float(be, op, "dx", dx, dlb_conv2d_x_count(d))) ||
         (s = get(be, op, DLB_CPU_CONV_BWD_DATA, d, t, &p)))
         return s;
     const struct dlb_buffer *io[3] = { dy, w, dx };
@@ -286,10 +255,10 @@ dlb_status dlb_cpu_conv2d_bwd_weights(struct dlb_backend *be,
     const struct dlb_buffer *t[4] = { x, dw, db, dy };
     struct dlb_cpu_prim *p;
     dlb_status s;
-    if ((s = check_desc(be, op, d)) ||
-        (s = dlb_cpu_check_float(be, op, "x", x, x_count(d))) ||
-        (s = dlb_cpu_check_float(be, op, "dy", dy, y_count(d))) ||
-        (s = dlb_cpu_check_float(be, op, "dw", dw, w_count(d))) ||
+    if ((s = dlb_conv2d_desc_check(be, op, d)) ||
+        (s = dlb_cpu_check_float(be, op, "x", x, dlb_conv2d_x_count(d))) ||
+        (s = dlb_cpu_check_float(be, op, "dy", dy, dlb_conv2d_y_count(d))) ||
+        (s = dlb_cpu_check_float(be, op, "dw", dw, dlb_conv2d_w_count(d))) ||
         (db && (s = dlb_cpu_check_float(be, op, "db", db, d->out_c))) ||
         (s = get(be, op, DLB_CPU_CONV_BWD_WEIGHTS, d, t, &p)))
         return s;

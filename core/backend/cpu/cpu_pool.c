@@ -9,22 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static dlb_status check_desc(struct dlb_backend *be, const char *op,
-                             const struct dlb_pool_desc *d)
-{
-    if (d->out_h == 0 || d->out_w == 0 ||
-        d->out_h != dlb_conv_out_size(d->in_h, d->kh, d->stride_h, d->pad_h) ||
-        d->out_w != dlb_conv_out_size(d->in_w, d->kw, d->stride_w, d->pad_w) ||
-        d->pad_h >= d->kh || d->pad_w >= d->kw)
-        return dlb_backend_fail(be, DLB_ERR_INTERNAL,
-                                "cpu %s: output %ux%u does not follow from input "
-                                "%ux%u, window %ux%u, stride %ux%u, pad %ux%u "
-                                "(pad must be below the window)", op, d->out_h,
-                                d->out_w, d->in_h, d->in_w, d->kh, d->kw,
-                                d->stride_h, d->stride_w, d->pad_h, d->pad_w);
-    return DLB_OK;
-}
-
 /* The in-bounds window rows [r0, r1) of output row i (likewise columns). */
 static void window(uint32_t i, uint32_t stride, uint32_t pad, uint32_t k,
                    uint32_t in, long *start, uint32_t *r0, uint32_t *r1)
@@ -174,7 +158,7 @@ dlb_status dlb_cpu_pool_fwd(struct dlb_backend *be,
     size_t out_plane = (size_t)d->out_h * d->out_w;
     int conv = 0, nomem = 0, max = d->kind == DLB_POOL_MAX;
     dlb_status s;
-    if ((s = check_desc(be, op, d)) ||
+    if ((s = dlb_pool_desc_check(be, op, d)) ||
         (s = dlb_cpu_check_float(be, op, "x", x, planes * in_plane)) ||
         (s = dlb_cpu_check_float(be, op, "y", y, planes * out_plane)) ||
         (max && ws && (s = dlb_cpu_check_s32(be, op, "ws", ws,
@@ -231,7 +215,7 @@ dlb_status dlb_cpu_pool_bwd(struct dlb_backend *be,
     size_t out_plane = (size_t)d->out_h * d->out_w;
     int conv, nomem = 0, bad = 0, max = d->kind == DLB_POOL_MAX;
     dlb_status s;
-    if ((s = check_desc(be, op, d)) ||
+    if ((s = dlb_pool_desc_check(be, op, d)) ||
         (s = dlb_cpu_check_float(be, op, "dy", dy, planes * out_plane)) ||
         (s = dlb_cpu_check_float(be, op, "dx", dx, planes * in_plane)) ||
         (max && (s = dlb_cpu_check_s32(be, op, "ws", ws, planes * out_plane))))

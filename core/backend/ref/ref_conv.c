@@ -4,36 +4,6 @@
  * consistent by construction. */
 #include "ref.h"
 
-static dlb_status check_desc(struct dlb_backend *be, const char *op,
-                             const struct dlb_conv2d_desc *d)
-{
-    if (d->out_h == 0 || d->out_w == 0 ||
-        d->out_h != dlb_conv_out_size(d->in_h, d->kh, d->stride_h, d->pad_h) ||
-        d->out_w != dlb_conv_out_size(d->in_w, d->kw, d->stride_w, d->pad_w))
-        return dlb_backend_fail(be, DLB_ERR_INTERNAL,
-                                "ref %s: output %ux%u does not follow from input "
-                                "%ux%u, kernel %ux%u, stride %ux%u, pad %ux%u",
-                                op, d->out_h, d->out_w, d->in_h, d->in_w, d->kh,
-                                d->kw, d->stride_h, d->stride_w, d->pad_h,
-                                d->pad_w);
-    return DLB_OK;
-}
-
-static size_t x_count(const struct dlb_conv2d_desc *d)
-{
-    return (size_t)d->n * d->in_c * d->in_h * d->in_w;
-}
-
-static size_t w_count(const struct dlb_conv2d_desc *d)
-{
-    return (size_t)d->out_c * d->in_c * d->kh * d->kw;
-}
-
-static size_t y_count(const struct dlb_conv2d_desc *d)
-{
-    return (size_t)d->n * d->out_c * d->out_h * d->out_w;
-}
-
 /* Visit every (output, input, weight) index triple that contributes; the
  * three passes differ only in what they accumulate. */
 enum conv_pass { FWD, BWD_DATA, BWD_WEIGHTS };
@@ -76,19 +46,19 @@ dlb_status dlb_ref_conv2d_fwd(struct dlb_backend *be,
 {
     double *t[4] = { 0 };
     dlb_status s;
-    if ((s = check_desc(be, "conv2d_fwd", d)) ||
-        (s = dlb_ref_get(be, "conv2d_fwd", "x", x, x_count(d), &t[0])) ||
-        (s = dlb_ref_get(be, "conv2d_fwd", "w", w, w_count(d), &t[1])) ||
+    if ((s = dlb_conv2d_desc_check(be, "conv2d_fwd", d)) ||
+        (s = dlb_ref_get(be, "conv2d_fwd", "x", x, dlb_conv2d_x_count(d), &t[0])) ||
+        (s = dlb_ref_get(be, "conv2d_fwd", "w", w, dlb_conv2d_w_count(d), &t[1])) ||
         (b && (s = dlb_ref_get(be, "conv2d_fwd", "b", b, d->out_c, &t[2]))) ||
-        (s = dlb_ref_new(be, "conv2d_fwd", "y", y, y_count(d), &t[3])))
+        (s = dlb_ref_new(be, "conv2d_fwd", "y", y, dlb_conv2d_y_count(d), &t[3])))
         goto out;
     conv_loops(d, FWD, t[0], t[1], t[3]);
     if (b) {
         size_t plane = (size_t)d->out_h * d->out_w;
-        for (size_t i = 0; i < y_count(d); i++)
+        for (size_t i = 0; i < dlb_conv2d_y_count(d); i++)
             t[3][i] += t[2][(i / plane) % d->out_c];
     }
-    dlb_ref_put(y, t[3], y_count(d));
+    dlb_ref_put(y, t[3], dlb_conv2d_y_count(d));
 out:
     dlb_ref_free_all(t, 4);
     return s;
@@ -102,13 +72,13 @@ dlb_status dlb_ref_conv2d_bwd_data(struct dlb_backend *be,
 {
     double *t[3] = { 0 };
     dlb_status s;
-    if ((s = check_desc(be, "conv2d_bwd_data", d)) ||
-        (s = dlb_ref_get(be, "conv2d_bwd_data", "w", w, w_count(d), &t[0])) ||
-        (s = dlb_ref_get(be, "conv2d_bwd_data", "dy", dy, y_count(d), &t[1])) ||
-        (s = dlb_ref_new(be, "conv2d_bwd_data", "dx", dx, x_count(d), &t[2])))
+    if ((s = dlb_conv2d_desc_check(be, "conv2d_bwd_data", d)) ||
+        (s = dlb_ref_get(be, "conv2d_bwd_data", "w", w, dlb_conv2d_w_count(d), &t[0])) ||
+        (s = dlb_ref_get(be, "conv2d_bwd_data", "dy", dy, dlb_conv2d_y_count(d), &t[1])) ||
+        (s = dlb_ref_new(be, "conv2d_bwd_data", "dx", dx, dlb_conv2d_x_count(d), &t[2])))
         goto out;
     conv_loops(d, BWD_DATA, t[1], t[0], t[2]);
-    dlb_ref_put(dx, t[2], x_count(d));
+    dlb_ref_put(dx, t[2], dlb_conv2d_x_count(d));
 out:
     dlb_ref_free_all(t, 3);
     return s;
@@ -123,18 +93,18 @@ dlb_status dlb_ref_conv2d_bwd_weights(struct dlb_backend *be,
 {
     double *t[4] = { 0 };
     dlb_status s;
-    if ((s = check_desc(be, "conv2d_bwd_weights", d)) ||
-        (s = dlb_ref_get(be, "conv2d_bwd_weights", "x", x, x_count(d), &t[0])) ||
-        (s = dlb_ref_get(be, "conv2d_bwd_weights", "dy", dy, y_count(d), &t[1])) ||
-        (s = dlb_ref_new(be, "conv2d_bwd_weights", "dw", dw, w_count(d), &t[2])) ||
+    if ((s = dlb_conv2d_desc_check(be, "conv2d_bwd_weights", d)) ||
+        (s = dlb_ref_get(be, "conv2d_bwd_weights", "x", x, dlb_conv2d_x_count(d), &t[0])) ||
+        (s = dlb_ref_get(be, "conv2d_bwd_weights", "dy", dy, dlb_conv2d_y_count(d), &t[1])) ||
+        (s = dlb_ref_new(be, "conv2d_bwd_weights", "dw", dw, dlb_conv2d_w_count(d), &t[2])) ||
         (db && (s = dlb_ref_new(be, "conv2d_bwd_weights", "db", db, d->out_c,
                                 &t[3]))))
         goto out;
     conv_loops(d, BWD_WEIGHTS, t[1], t[0], t[2]);
-    dlb_ref_put(dw, t[2], w_count(d));
+    dlb_ref_put(dw, t[2], dlb_conv2d_w_count(d));
     if (db) {
         size_t plane = (size_t)d->out_h * d->out_w;
-        for (size_t i = 0; i < y_count(d); i++)
+        for (size_t i = 0; i < dlb_conv2d_y_count(d); i++)
             t[3][(i / plane) % d->out_c] += t[1][i];
         dlb_ref_put(db, t[3], d->out_c);
     }

@@ -5,22 +5,6 @@
 
 #include <math.h>
 
-static dlb_status check_desc(struct dlb_backend *be, const char *op,
-                             const struct dlb_pool_desc *d)
-{
-    if (d->out_h == 0 || d->out_w == 0 ||
-        d->out_h != dlb_conv_out_size(d->in_h, d->kh, d->stride_h, d->pad_h) ||
-        d->out_w != dlb_conv_out_size(d->in_w, d->kw, d->stride_w, d->pad_w) ||
-        d->pad_h >= d->kh || d->pad_w >= d->kw)
-        return dlb_backend_fail(be, DLB_ERR_INTERNAL,
-                                "ref %s: output %ux%u does not follow from input "
-                                "%ux%u, window %ux%u, stride %ux%u, pad %ux%u "
-                                "(pad must be below the window)", op, d->out_h,
-                                d->out_w, d->in_h, d->in_w, d->kh, d->kw,
-                                d->stride_h, d->stride_w, d->pad_h, d->pad_w);
-    return DLB_OK;
-}
-
 /* Calls f(in_index) for each in-bounds input of output (i, j). */
 #define FOR_WINDOW(d, i, j, idx, body)                                        \
     for (uint32_t r_ = 0; r_ < (d)->kh; r_++) {                               \
@@ -44,7 +28,7 @@ dlb_status dlb_ref_pool_fwd(struct dlb_backend *be,
     size_t out_plane = (size_t)d->out_h * d->out_w;
     double *t[2] = { 0 };
     dlb_status s;
-    if ((s = check_desc(be, "pool_fwd", d)) ||
+    if ((s = dlb_pool_desc_check(be, "pool_fwd", d)) ||
         (s = dlb_ref_get(be, "pool_fwd", "x", x, planes * in_plane, &t[0])) ||
         (s = dlb_ref_new(be, "pool_fwd", "y", y, planes * out_plane, &t[1])) ||
         (d->kind == DLB_POOL_MAX && ws &&
@@ -86,7 +70,7 @@ dlb_status dlb_ref_pool_bwd(struct dlb_backend *be,
     size_t out_plane = (size_t)d->out_h * d->out_w;
     double *t[2] = { 0 };
     dlb_status s;
-    if ((s = check_desc(be, "pool_bwd", d)) ||
+    if ((s = dlb_pool_desc_check(be, "pool_bwd", d)) ||
         (s = dlb_ref_get(be, "pool_bwd", "dy", dy, planes * out_plane, &t[0])) ||
         (s = dlb_ref_new(be, "pool_bwd", "dx", dx, planes * in_plane, &t[1])) ||
         (d->kind == DLB_POOL_MAX &&
