@@ -141,8 +141,13 @@ static dlb_status layer_bwd(struct dlb_model *m, size_t i, struct bwd_io *io,
     /* Batchnorm's backward always produces dx. */
     size_t in_count = (size_t)m->n * dlb_model_act_size(m, i);
     if (io->need_dx || L->kind == DLB_LAYER_BATCHNORM) {
-        s = dlb_model_step_alloc(m, dlb_model_layer_type(m, i), in_count,
-                                 L->name, &io->dx, err);
+        /* A convolution's backward data writes dx in any float type from
+         * fp32 accumulators, as its forward writes y: straight in the type
+         * of the layer before, with no cast pass after it. */
+        enum dlb_dtype dxt = L->kind == DLB_LAYER_CONV
+                                 ? dlb_buffer_dtype(m->act[i])
+                                 : dlb_model_layer_type(m, i);
+        s = dlb_model_step_alloc(m, dxt, in_count, L->name, &io->dx, err);
         if (s != DLB_OK)
             return s;
         io->dx_owned = 1;

@@ -130,7 +130,8 @@ dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
             return s;
         x = xc;
     }
-    s = dlb_model_step_alloc(m, t, count, L->name, y, err);
+    s = dlb_model_step_alloc(m, dlb_model_out_type(m, i), count, L->name, y,
+                             err);
     if (s == DLB_OK) {
         *owned = 1;
         s = run_fwd(m, i, train, x, *y, err);

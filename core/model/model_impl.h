@@ -100,6 +100,9 @@ dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
 /* The type layer i computes and outputs in: the model's type without a
  * policy. */
 enum dlb_dtype dlb_model_layer_type(const struct dlb_model *m, size_t i);
+/* The type layer i writes its output in: its own type, except for a
+ * convolution, which writes in the type of the layer it feeds. */
+enum dlb_dtype dlb_model_out_type(const struct dlb_model *m, size_t i);
 /* The weights layer i computes with: its low-precision copy or the master. */
 struct dlb_buffer *dlb_model_layer_weights(const struct dlb_model *m, size_t i);
 /* A timed cast of `count` elements; failures name `what`. */

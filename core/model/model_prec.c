@@ -17,6 +17,19 @@ enum dlb_dtype dlb_model_layer_type(const struct dlb_model *m, size_t i)
     return m->lowp ? m->layers[i].ctype : m->dtype;
 }
 
+enum dlb_dtype dlb_model_out_type(const struct dlb_model *m, size_t i)
+{
+    enum dlb_dtype t = dlb_model_layer_type(m, i);
+    /* A convolution writes its output in any float type from its fp32
+     * accumulators (backend.h, conv2d_fwd): in the next layer's type it
+     * saves that layer a cast pass. A flatten hands its input on to a
+     * layer of unknown layout: the convolution's own type there. */
+    if (m->layers[i].spec->kind != DLB_LAYER_CONV || i + 1 >= m->spec->n_layers ||
+        m->layers[i + 1].spec->kind == DLB_LAYER_FLATTEN)
+        return t;
+    return dlb_model_layer_type(m, i + 1);
+}
+
 struct dlb_buffer *dlb_model_layer_weights(const struct dlb_model *m, size_t i)
 {
     const struct dlb_model_layer *ml = &m->layers[i];
@@ -136,10 +149,7 @@ dlb_status dlb_model_set_precision(struct dlb_model *m,
         ml->ctype = t;
         m->lowp |= t != m->dtype;
         if (t == m->dtype || !has_weights(ml->spec))
-            { if (getenv("DLB_MPV") && ml->spec->kind != DLB_LAYER_LOGSOFTMAX) ml->ctype = m->dtype; continue; }
-        if (getenv("DLB_MPV") && ml->spec->kind == DLB_LAYER_CONV &&
-            !(getenv("DLB_MPV")[0] == '2' && ml->spec->in_c == 1)) ml->ctype = m->dtype;
-        if (getenv("DLB_MPV") && getenv("DLB_MPV")[0] == '2' && ml->spec->in_c == 1) { ml->ctype = m->dtype; continue; }
+            continue;
         dlb_status s = ops->buffer_alloc(m->be, t, m->params[ml->weight].t.count,
                                          &ml->w_lp);
         if (s != DLB_OK) {
