@@ -528,7 +528,7 @@ int dlb_cmd_run(struct dlb_options *o)
 
     add_suite_context(&r, start);
     json_t *recs = dlb_search_final_records(&r.ses.plan, r.records);
-    dlb_vs_baseline_annotate(recs, r.ses.plan.n ? r.ses.plan.configs[0].id : NULL);
+    dlb_vs_baseline_annotate(&r.ses.plan, recs);
     if (dlb_results_write(r.dir, r.context, recs, &err) != DLB_OK) {
         fprintf(stderr, "dlbench: %s\n", err.msg);
         json_decref(recs);

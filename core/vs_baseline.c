@@ -4,63 +4,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether `key` (from an id's "key=value") is a plugin's: NAME.key. */
-static int plugin_key(const char *key, size_t len)
+/* Whether configurations a and b hold the same values in namespaces
+ * [from, to) of the plan: canonical texts compare every type. */
+static int same_values(const struct dlb_plan *p, const struct dlb_config *a,
+                       const struct dlb_config *b, unsigned from, unsigned to)
 {
-    return memchr(key, '.', len) != NULL;
-}
-
-/* The value of `key` in `id` ("batch=64 amp.precision=bf16"), or NULL;
- * *vlen receives its length. */
-static const char *id_value(const char *id, const char *key, size_t klen,
-                            size_t *vlen)
-{
-    for (const char *p = id; *p;) {
-        const char *end = strchr(p, ' '), *eq = strchr(p, '=');
-        if (!end)
-            end = p + strlen(p);
-        if (eq && eq < end && (size_t)(eq - p) == klen && !memcmp(p, key, klen)) {
-            *vlen = (size_t)(end - eq - 1);
-            return eq + 1;
-        }
-        p = *end ? end + 1 : end;
-    }
-    return NULL;
-}
-
-/* Whether `base` is `id` with every plugin axis at its value in `first`. */
-static int is_baseline_of(const char *base, const char *id, const char *first)
-{
-    for (const char *p = id; *p;) {
-        const char *end = strchr(p, ' '), *eq = strchr(p, '=');
-        if (!end)
-            end = p + strlen(p);
-        if (!eq || eq > end)
-            return 0;
-        size_t klen = (size_t)(eq - p), want_len = 0, have_len = 0;
-        const char *want = plugin_key(p, klen)
-                               ? id_value(first, p, klen, &want_len)
-                               : (want_len = (size_t)(end - eq - 1), eq + 1);
-        const char *have = id_value(base, p, klen, &have_len);
-        if (!want || !have || want_len != have_len ||
-            memcmp(want, have, want_len) != 0)
-            return 0;
-        p = *end ? end + 1 : end;
-    }
+    for (unsigned ns = from; ns < to; ns++)
+        for (unsigned i = 0; i < p->suite->ns[ns].n; i++)
+            if (strcmp(a->values[ns][i].s, b->values[ns][i].s) != 0)
+                return 0;
     return 1;
 }
 
-static int has_plugin_axis(const char *id)
+static const struct dlb_config *config_of(const struct dlb_plan *p, json_t *rec)
 {
-    for (const char *p = id; *p;) {
-        const char *end = strchr(p, ' '), *eq = strchr(p, '=');
-        if (!end)
-            end = p + strlen(p);
-        if (eq && eq < end && plugin_key(p, (size_t)(eq - p)))
-            return 1;
-        p = *end ? end + 1 : end;
-    }
-    return 0;
+    json_t *idx = json_object_get(rec, "index");
+    for (size_t i = 0; json_is_integer(idx) && i < p->n; i++)
+        if (p->configs[i].index == (size_t)json_integer_value(idx))
+            return &p->configs[i];
+    return NULL;
 }
 
 static int ok_record(json_t *r)
@@ -110,21 +72,25 @@ static void annotate_one(json_t *rec, json_t *base)
     json_object_set_new(rec, "vs_baseline", o);
 }
 
-size_t dlb_vs_baseline_annotate(json_t *records, const char *first_id)
+size_t dlb_vs_baseline_annotate(const struct dlb_plan *p, json_t *records)
 {
     size_t i, k, n = 0;
     json_t *rec, *cand;
-    if (!first_id || !has_plugin_axis(first_id))
+    if (p->n == 0)
         return 0;
+    /* The baseline holds the same core values and the plugin values of the
+     * plan's first configuration, where every axis is at its first value. */
+    const struct dlb_config *first = &p->configs[0];
+    unsigned n_ns = p->suite->n_ns;
     json_array_foreach(records, i, rec) {
-        const char *id = json_string_value(json_object_get(rec, "id"));
+        const struct dlb_config *c = config_of(p, rec);
         json_object_del(rec, "vs_baseline");
-        if (!id || !ok_record(rec))
+        if (!c || !ok_record(rec))
             continue;
         json_array_foreach(records, k, cand) {
-            const char *bid = json_string_value(json_object_get(cand, "id"));
-            if (k == i || !bid || !ok_record(cand) ||
-                !is_baseline_of(bid, id, first_id))
+            const struct dlb_config *b = config_of(p, cand);
+            if (k == i || !b || b == c || !ok_record(cand) ||
+                !same_values(p, b, c, 0, 1) || !same_values(p, b, first, 1, n_ns))
                 continue;
             annotate_one(rec, cand);
             n++;

@@ -8,14 +8,14 @@
 
 #include <stdio.h>
 #include <jansson.h>
+#include "plan.h"
 
-/* Add to every record that has a baseline (other than itself) in
- * `records`: "vs_baseline": {"baseline_id", "speedup" (throughput
+/* Add to every record of plan `p` that has a baseline (other than itself)
+ * in `records`: "vs_baseline": {"baseline_id", "speedup" (throughput
  * ratio of medians, with "speedup_ci_lo"/"_hi" from the throughput
  * intervals), "accuracy_drop" (baseline accuracy minus the record's, in
- * points; when both have one)}. `first_id` is the id of the plan's first
- * configuration. Returns how many records got one. */
-size_t dlb_vs_baseline_annotate(json_t *records, const char *first_id);
+ * points; when both have one)}. Returns how many records got one. */
+size_t dlb_vs_baseline_annotate(const struct dlb_plan *p, json_t *records);
 
 /* The figures as a short table after the main one; nothing when no record
  * has them. */
