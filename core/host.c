@@ -260,4 +260,13 @@ void dlb_host_setup(struct dlb_host_priv *h, struct dlb_host_shared *shared,
     h->pub.batch_fill = host_batch_fill;
     h->pub.cache_dir = host_cache_dir;
     h->pub.backend_supports = host_backend_supports;
+    h->pub.model_ops = &dlb_host_model_ops;
+    h->pub.quant_ops = &dlb_host_quant_ops;
+    h->pub.prune_ops = &dlb_host_prune_ops;
+    h->pub.replica_ops = &dlb_host_replica_ops;
+}
+
+void dlb_host_set_data(const struct dlb_host *h, const struct dlb_host_data *data)
+{
+    priv(h)->shared->data = data;
 }

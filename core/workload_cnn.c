@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "host.h"
 #include "data/augment.h"
 #include "model/model_find.h"
 #include "model/ref_weights.h"
@@ -44,6 +45,7 @@ struct cnn {
     struct dlb_trainer trainer;      /* mode = train */
     struct dlb_batch_spec bspec;
     struct dlb_batch_plugin plugin;
+    struct dlb_host_data lent;       /* data and evaluation for plugins */
     float *images, *logprobs;        /* mode = infer: one prepared batch */
     uint64_t measured_steps;         /* steps timed by the harness */
     double measured_s;               /* their wall time, for the cast share */
@@ -106,6 +108,34 @@ static dlb_status load_train(void *ctx, const struct dlb_dataset **out,
     dlb_status s = c->have_train ? DLB_OK : open_data(c, 1, err);
     *out = &c->train;
     return s;
+}
+
+/* model_ops' data services: the sets this workload uses, and the same
+ * test-set evaluation as the configuration's accuracy figure. */
+static dlb_status lend_dataset(void *ctx, int train,
+                               const struct dlb_dataset **out,
+                               struct dlb_error *err)
+{
+    struct cnn *c = ctx;
+    if (train)
+        return load_train(ctx, out, err);
+    *out = &c->test;
+    return c->have_test ? DLB_OK : open_data(c, 0, err);
+}
+
+static dlb_status test_figures(struct cnn *c, struct dlb_model *m,
+                               double *loss, double *acc, struct dlb_error *err)
+{
+    struct dlb_dataset test = c->test;
+    if (c->host->quick && test.n > CNN_QUICK_TEST_IMAGES)
+        test.n = CNN_QUICK_TEST_IMAGES;
+    return dlb_model_evaluate(m, &test, CNN_EVAL_BATCH, loss, acc, err);
+}
+
+static dlb_status lend_evaluate(void *ctx, struct dlb_model *m, double *loss,
+                                double *acc, struct dlb_error *err)
+{
+    return test_figures(ctx, m, loss, acc, err);
 }
 
 static dlb_status open_backend(struct cnn *c, struct dlb_error *err)
@@ -255,6 +285,8 @@ static dlb_status cnn_setup(void *state, const struct dlb_host *h,
     c->ctx = state;
     c->host = h;
     read_keys(c);
+    c->lent = (struct dlb_host_data){c, lend_dataset, lend_evaluate};
+    dlb_host_set_data(h, &c->lent);
     s = open_backend(c, &err);
     if (s == DLB_OK)
         s = open_data(c, 0, &err);
@@ -290,17 +322,15 @@ static dlb_status cnn_step(void *wl)
 
 static dlb_status eval_test(struct cnn *c, struct dlb_error *err)
 {
-    struct dlb_dataset test = c->test;
     double loss = 0.0, acc = 0.0;
-    if (c->host->quick && test.n > CNN_QUICK_TEST_IMAGES)
-        test.n = CNN_QUICK_TEST_IMAGES;
-    dlb_status s = dlb_model_evaluate(c->model, &test, CNN_EVAL_BATCH, &loss,
-                                      &acc, err);
+    dlb_status s = test_figures(c, c->model, &loss, &acc, err);
     if (s != DLB_OK)
         return s;
     c->host->metric(c->host, "accuracy", "%", acc);
     c->host->metric(c->host, "test_loss", "", loss);
-    c->host->metric(c->host, "test_images", "images", test.n);
+    c->host->metric(c->host, "test_images", "images",
+                    c->host->quick && c->test.n > CNN_QUICK_TEST_IMAGES
+                        ? CNN_QUICK_TEST_IMAGES : c->test.n);
     return DLB_OK;
 }
 
@@ -344,6 +374,7 @@ static void cnn_teardown(void *wl)
     struct cnn *c = wl;
     if (!c)
         return;
+    dlb_host_set_data(c->host, NULL);
     dlb_batches_close(c->trainer.batches);
     dlb_model_destroy(c->model);
     dlb_model_spec_free(c->spec);

@@ -127,4 +127,19 @@ dlb_status dlb_model_find(struct dlb_model *m, const char *name,
                           struct dlb_buffer **value, struct dlb_buffer **grad,
                           struct dlb_buffer **momentum);
 
+/* ---- what plugins see (model_info.c, model_ops.h) ------------------- */
+#include <dlbench/model_ops.h>
+
+unsigned dlb_model_layer_count(const struct dlb_model *m);
+/* DLB_ERR_INPUT when i is out of range. */
+dlb_status dlb_model_layer_info(const struct dlb_model *m, unsigned i,
+                                struct dlb_layer_info *out);
+dlb_status dlb_model_tensor_count(const struct dlb_model *m, const char *name,
+                                  size_t *count, struct dlb_error *err);
+/* Copy tensor `name` out (write = 0) or in (write = 1) as dense fp32;
+ * `count` must be its element count. */
+dlb_status dlb_model_tensor_io(struct dlb_model *m, const char *name,
+                               float *host, size_t count, int write,
+                               struct dlb_error *err);
+
 #endif

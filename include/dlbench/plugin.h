@@ -31,9 +31,12 @@ extern "C" {
  *        batch_fill, cache_dir) and the capability query for probe
  *        (backend_supports). Test with DLB_HOST_HAS(h, field).
  *        struct dlb_precision_hooks: reset and master_weights, read only
- *        for plugins whose descriptor says abi_minor >= 1. */
+ *        for plugins whose descriptor says abi_minor >= 1.
+ *   1.2  struct dlb_host: model access for transforms and step executors,
+ *        as tables (model_ops, quant_ops, prune_ops, replica_ops; see
+ *        dlbench/model_ops.h and the headers it names). */
 #define DLB_PLUGIN_ABI_MAJOR 1
-#define DLB_PLUGIN_ABI_MINOR 1
+#define DLB_PLUGIN_ABI_MINOR 2
 
 #define DLB_PLUGIN_ENTRY_NAME "dlb_plugin_entry"
 
@@ -58,6 +61,11 @@ enum dlb_layer_kind {
 struct dlb_model;    /* the network: layers, weights, gradients */
 struct dlb_backend;  /* the device: buffers, operations, timer */
 struct dlb_dataset;  /* the training or test set, decoded as uint8 */
+/* Tables of model services (ABI 1.2), each in its own header. */
+struct dlb_model_ops;    /* dlbench/model_ops.h */
+struct dlb_quant_ops;    /* dlbench/quant_ops.h */
+struct dlb_prune_ops;    /* dlbench/prune_ops.h */
+struct dlb_replica_ops;  /* dlbench/replica_ops.h */
 
 /* The core's services to plugins. Passed to every hook; valid until fini. */
 struct dlb_host {
@@ -140,6 +148,13 @@ struct dlb_host {
     dlb_status (*backend_supports)(const struct dlb_host *h,
                                    enum dlb_dtype dtype, char *reason,
                                    size_t len);
+
+    /* ---- 1.2: model access, for transforms and step executors. Each
+     * table begins with its struct_size; NULL when the core has none. ---- */
+    const struct dlb_model_ops *model_ops;     /* layers, tensors, eval */
+    const struct dlb_quant_ops *quant_ops;     /* int8 layers */
+    const struct dlb_prune_ops *prune_ops;     /* masks, removal, sparse */
+    const struct dlb_replica_ops *replica_ops; /* data-parallel replicas */
 };
 
 /* Whether host `h` (possibly from an older core) has entry `field`. */
