@@ -33,7 +33,15 @@ struct dlb_model_layer {
     enum dlb_dtype ctype;
     struct dlb_buffer *w_lp;
     struct dlb_buffer *x_in;
+    /* int8 inference (model_quant*.c): NULL when the layer runs in float. */
+    struct dlb_model_qlayer *q;
+    /* Pruning (model_prune*.c): NULL when the layer has no mask / sparse
+     * form. */
+    struct dlb_model_pruned *pr;
 };
+
+struct dlb_model_qlayer;   /* model_quant*.c */
+struct dlb_model_pruned;   /* model_prune*.c */
 
 struct dlb_model {
     const struct dlb_model_spec *spec;

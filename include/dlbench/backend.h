@@ -368,6 +368,10 @@ struct dlb_backend_ops {
      * all replicas in place. */
     dlb_status (*allreduce_sum)(struct dlb_backend *be, size_t count,
                                 struct dlb_buffer *buf);
+
+    /* ---- API 1.1: int8 inference (the quant plugin) ---- */
+
+    /* ---- API 1.1: sparse linear layers (the prune plugin) ---- */
 };
 
 /* Output size of a convolution or pooling window along one axis; 0 when
