@@ -1,6 +1,7 @@
 #include "cmd_run.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,12 +9,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "interrupt.h"
 #include "measure.h"
 #include "model/model_file.h"
 #include "model/model_find.h"
 #include "peak.h"
 #include "postrun.h"
 #include "progress.h"
+#include "run_check.h"
 #include "runner.h"
 #include "search.h"
 #include "session.h"
@@ -33,6 +36,7 @@ struct run_state {
     json_t *records;           /* finished, in plan order */
     json_t *context;
     struct dlb_journal *journal;
+    int journal_failed;        /* an append failed: start nothing more */
 };
 
 static dlb_status copy_file(const char *from, const char *to, struct dlb_error *err)
@@ -248,9 +252,10 @@ static dlb_status check_resume_records(struct run_state *r, struct dlb_error *er
 /* `--set` options giving a search round its share of the budget: keys
  * that are axes keep theirs, as a --set would collapse the axis and
  * renumber the plan. */
-static void round_sets(struct run_state *r, const struct dlb_config *c, double scale,
-                       char sets[2][64])
+static void round_sets(struct run_state *r, const struct dlb_config *c,
+                       const struct dlb_search_round *rd, char sets[2][64])
 {
+    double scale = rd->scale;
     sets[0][0] = sets[1][0] = '\0';
     if (scale >= 1)
         return;
@@ -266,7 +271,12 @@ static void round_sets(struct run_state *r, const struct dlb_config *c, double s
     if (!swept_cap)
         snprintf(sets[0], 64, "time_cap=%.9gs",
                  dlb_config_core(&r->ses.plan, c, "time_cap")->f * scale);
-    if (!swept_steps && steps > 0)
+    /* Screening for speed: no training run (in mode = infer train_steps
+     * names the reference weights, which must stay the same). */
+    if (!swept_steps && steps > 0 && rd->measure_only &&
+        !strcmp(dlb_config_core(&r->ses.plan, c, "mode")->s, "train"))
+        snprintf(sets[1], 64, "train_steps=0");
+    else if (!swept_steps && steps > 0 && !rd->measure_only)
         snprintf(sets[1], 64, "train_steps=%lld",
                  (long long)(steps * scale) > 0 ? (long long)(steps * scale) : 1LL);
 }
@@ -350,14 +360,15 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
         const struct dlb_config *c = &r->ses.plan.configs[rd->pos[i]];
         if (dlb_search_find(r->records, c->index, rd->round))
             continue;
-        if (r->opts->time_limit_s > 0 && dlb_now() - start >= r->opts->time_limit_s) {
+        if (r->journal_failed || dlb_interrupted() ||
+            (r->opts->time_limit_s > 0 && dlb_now() - start >= r->opts->time_limit_s)) {
             not_run++;
             continue;
         }
         k++;
         dlb_progress_start(&prog, k, c->id);
         char idx[32], logname[96], sets[2][64];
-        round_sets(r, c, rd->scale, sets);
+        round_sets(r, c, rd, sets);
         char **av = child_argv(r, c, idx, sets);
         if (rd->round >= 0)
             snprintf(logname, sizeof logname, "logs/config-%zu-round-%d.log", c->index,
@@ -371,8 +382,11 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
         if (!av || !log || dlb_runner_run(&spec, &rec, err) != DLB_OK) {
             free(av);
             free(log);
-            (*failures)++;
             fprintf(stderr, "dlbench: %s: %s\n", c->id, err->msg);
+            if (dlb_interrupted())
+                not_run++; /* stopped, not failed: --resume runs it */
+            else
+                (*failures)++;
             continue;
         }
         free(av);
@@ -381,12 +395,19 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
          * whatever a dying child managed to write. */
         json_object_set_new(rec, "index", json_integer((json_int_t)c->index));
         json_object_set_new(rec, "id", json_string(c->id));
-        if (rd->round >= 0)
+        if (rd->round >= 0) {
             json_object_set_new(rec, "round", json_integer(rd->round));
-        if (dlb_journal_append(r->journal, rec, err) != DLB_OK)
+            json_object_set_new(rec, "budget", json_real(rd->scale));
+        }
+        if (dlb_journal_append(r->journal, rec, err) != DLB_OK) {
+            /* A full disk or a file-size limit: what runs next could not
+             * be kept either. */
             fprintf(stderr, "dlbench: %s\n", err->msg);
+            r->journal_failed = 1;
+        }
         dlb_progress_done(&prog, k, c->id, rec);
-        warn_noise(c->id, rec);
+        if (!is_failure(rec))
+            warn_noise(c->id, rec);
         if (is_failure(rec))
             (*failures)++;
         json_array_append_new(r->records, rec);
@@ -435,19 +456,27 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
         r->suite_copy = path_join(r->dir, "suite.ini");
         if ((st = load_invocation(o, r->dir, &r->origin, err)) != DLB_OK)
             return st;
+        /* Input checks first, the roofline probe in check_workload
+         * last: bad input costs no measurement. */
         if ((st = dlb_session_open(&r->ses, o, r->suite_copy, err)) != DLB_OK ||
-            (st = check_workload(r, err)) != DLB_OK ||
-            (st = check_models(r, r->origin, err)) != DLB_OK)
+            (st = check_models(r, r->origin, err)) != DLB_OK ||
+            (st = dlb_run_check_data(&r->ses.plan,
+                                     (const char *const[]){r->origin, r->ses.suite_path},
+                                     2, err)) != DLB_OK)
             return st;
-        if ((st = read_journal(r, err)) != DLB_OK)
+        if ((st = read_journal(r, err)) != DLB_OK ||
+            (st = check_resume_records(r, err)) != DLB_OK)
             return st;
-        return check_resume_records(r, err);
+        return check_workload(r, err);
     }
     if ((st = dlb_session_open(&r->ses, o, o->suite, err)) != DLB_OK)
         return st;
     r->origin = realpath(r->ses.suite_path, NULL);
-    if ((st = check_workload(r, err)) != DLB_OK ||
-        (st = check_models(r, r->origin, err)) != DLB_OK)
+    if ((st = check_models(r, r->origin, err)) != DLB_OK ||
+        (st = dlb_run_check_data(&r->ses.plan,
+                                 (const char *const[]){r->origin, r->ses.suite_path},
+                                 2, err)) != DLB_OK ||
+        (st = check_workload(r, err)) != DLB_OK)
         return st;
     r->dir = o->out_dir ? strdup(o->out_dir) : dlb_rundir_default("results", r->ses.suite.name);
     if (!r->dir)
@@ -516,6 +545,9 @@ int dlb_cmd_run(struct dlb_options *o)
     char *logs = path_join(r.dir, "logs");
     mkdir(logs, 0755);
     free(logs);
+    /* From here a signal stops the run in order: see core/interrupt.h. */
+    if (dlb_interrupt_install(&err) != DLB_OK)
+        fprintf(stderr, "dlbench: warning: %s\n", err.msg);
     warn_if_busy();
     /* The environment as it was when the measurements started. */
     r.context = dlb_context_collect();
@@ -554,15 +586,26 @@ int dlb_cmd_run(struct dlb_options *o)
     if (tf)
         fclose(tf);
     json_decref(recs);
+    int sig = dlb_interrupted();
+    const char *why = sig == SIGINT    ? "interrupted by SIGINT"
+                      : sig == SIGTERM ? "interrupted by SIGTERM"
+                      : sig            ? "interrupted by a signal"
+                      : r.journal_failed ? "the journal could not be written"
+                                         : "--time-limit reached";
     if (not_run)
-        fprintf(stderr, "dlbench: --time-limit reached: %zu configuration%s not run; "
-                        "finish with: dlbench --resume %s\n", not_run, not_run == 1 ? "" : "s",
-                r.dir);
+        fprintf(stderr, "dlbench: %s: %zu configuration%s not run; "
+                        "finish with: dlbench --resume %s\n", why, not_run,
+                not_run == 1 ? "" : "s", r.dir);
+    else if (sig)
+        fprintf(stderr, "dlbench: %s\n", why);
     fprintf(stderr, "dlbench: results in %s\n", r.dir);
     /* No winner (every configuration broke a constraint) is a result the
      * caller must notice, as a failed configuration is. */
     rc = failures || not_run || !winner || post_failed ? 1 : 0;
+    if (sig)
+        rc = 128 + sig; /* as a shell reports a death by that signal */
 out:
+    dlb_interrupt_restore();
     if (r.journal)
         dlb_journal_close(r.journal);
     json_decref(r.records);

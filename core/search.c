@@ -104,27 +104,34 @@ static int by_score(const void *a, const void *b)
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-/* Keep the better ceil(n/2) of `alive` (plan positions) as judged by the
- * records of `round`. */
-static dlb_status keep_better_half(const struct dlb_plan *plan,
-                                   const struct dlb_select_settings *set,
-                                   json_t *records, int round, size_t *alive,
-                                   size_t *n, struct dlb_error *err)
+/* The baseline's latest record up to `round`, or NULL. */
+static json_t *baseline_record(const struct dlb_plan *plan,
+                               const struct dlb_select_settings *set,
+                               json_t *records, int round)
 {
-    struct dlb_sel_item *items = calloc(*n, sizeof *items), base;
-    struct dlb_sel_item **order = calloc(*n, sizeof *order);
+    json_t *brec = NULL;
+    for (int r = round; r >= 0 && !brec; r--)
+        brec = dlb_search_find(records, plan->configs[set->baseline].index, r);
+    return brec;
+}
+
+/* Order `alive` (n plan positions) best first, as judged by the records of
+ * `round`. */
+static dlb_status rank(const struct dlb_plan *plan,
+                       const struct dlb_select_settings *set, json_t *records,
+                       int round, size_t *alive, size_t n,
+                       struct dlb_error *err)
+{
+    struct dlb_sel_item *items = calloc(n ? n : 1, sizeof *items), base;
+    struct dlb_sel_item **order = calloc(n ? n : 1, sizeof *order);
     if (!items || !order) {
         free(items);
         free(order);
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     }
-    /* The baseline's latest record up to this round: it runs again only
-     * where its figures depend on the budget (see dlb_search_round). */
-    json_t *brec = NULL;
-    for (int r = round; r >= 0 && !brec; r--)
-        brec = dlb_search_find(records, plan->configs[set->baseline].index, r);
+    json_t *brec = baseline_record(plan, set, records, round);
     dlb_sel_item_init(plan, set, brec, &base);
-    for (size_t k = 0; k < *n; k++) {
+    for (size_t k = 0; k < n; k++) {
         json_t *rec = dlb_search_find(records, plan->configs[alive[k]].index,
                                       round);
         dlb_sel_item_init(plan, set, rec, &items[k]);
@@ -132,23 +139,40 @@ static dlb_status keep_better_half(const struct dlb_plan *plan,
         dlb_sel_item_check(set, &items[k], brec ? &base : NULL);
         order[k] = &items[k];
     }
-    qsort(order, *n, sizeof *order, by_score);
-    size_t keep = (*n + 1) / 2;
-    for (size_t k = 0; k < keep; k++)
+    qsort(order, n, sizeof *order, by_score);
+    for (size_t k = 0; k < n; k++)
         alive[k] = order[k]->pos;
-    /* plan order again, so rounds list configurations as the grid does */
-    for (size_t a = 1; a < keep; a++)
-        for (size_t b = a; b > 0 && alive[b - 1] > alive[b]; b--) {
-            size_t t = alive[b];
-            alive[b] = alive[b - 1];
-            alive[b - 1] = t;
-        }
-    for (size_t k = 0; k < *n; k++)
+    for (size_t k = 0; k < n; k++)
         dlb_sel_item_free(&items[k]);
-    *n = keep;
     dlb_sel_item_free(&base);
     free(items);
     free(order);
+    return DLB_OK;
+}
+
+static void sort_positions(size_t *pos, size_t n)
+{
+    for (size_t a = 1; a < n; a++)
+        for (size_t b = a; b > 0 && pos[b - 1] > pos[b]; b--) {
+            size_t t = pos[b];
+            pos[b] = pos[b - 1];
+            pos[b - 1] = t;
+        }
+}
+
+/* Keep the better ceil(n/2) of `alive` (plan positions) as judged by the
+ * records of `round`, in plan order. */
+static dlb_status keep_better_half(const struct dlb_plan *plan,
+                                   const struct dlb_select_settings *set,
+                                   json_t *records, int round, size_t *alive,
+                                   size_t *n, struct dlb_error *err)
+{
+    dlb_status st = rank(plan, set, records, round, alive, *n, err);
+    if (st != DLB_OK)
+        return st;
+    *n = (*n + 1) / 2;
+    /* plan order again, so rounds list configurations as the grid does */
+    sort_positions(alive, *n);
     return DLB_OK;
 }
 
@@ -186,12 +210,7 @@ static void pick_random(const struct dlb_plan *plan, size_t baseline,
     size_t take = want - 1 < m ? want - 1 : m;
     pos[take] = baseline;
     *n = take + 1;
-    for (size_t a = 1; a < *n; a++)
-        for (size_t b = a; b > 0 && pos[b - 1] > pos[b]; b--) {
-            size_t t = pos[b];
-            pos[b] = pos[b - 1];
-            pos[b - 1] = t;
-        }
+    sort_positions(pos, *n);
 }
 
 static void add_baseline(size_t *pos, size_t *n, size_t baseline)
@@ -208,6 +227,105 @@ static void add_baseline(size_t *pos, size_t *n, size_t baseline)
     (*n)++;
 }
 
+/* Whether configuration `pos` has a record at the full budget, from a
+ * round in [first, last). */
+static int has_full_record(const struct dlb_plan *plan, json_t *records,
+                           size_t pos, int first, int last)
+{
+    for (int r = first; r < last; r++)
+        if (dlb_search_find(records, plan->configs[pos].index, r))
+            return 1;
+    return 0;
+}
+
+/* Whether a full-budget record of rounds [first, last) other than the
+ * baseline's meets every constraint against the baseline's latest record.
+ * The baseline always runs at the full budget for reference; it counts as
+ * the winner only once nothing ranked above it is feasible, which the
+ * fallback rounds establish. */
+static int have_feasible(const struct dlb_plan *plan,
+                         const struct dlb_select_settings *set,
+                         json_t *records, int first, int last)
+{
+    json_t *brec = baseline_record(plan, set, records, last - 1);
+    struct dlb_sel_item base, it;
+    int found = 0;
+    dlb_sel_item_init(plan, set, brec, &base);
+    for (int r = first; r < last && !found; r++)
+        for (size_t k = 0; k < plan->n && !found; k++) {
+            json_t *rec = dlb_search_find(records, plan->configs[k].index, r);
+            if (!rec || k == set->baseline)
+                continue;
+            dlb_sel_item_init(plan, set, rec, &it);
+            dlb_sel_item_check(set, &it, brec ? &base : NULL);
+            found = it.ok && !it.n_viol;
+            dlb_sel_item_free(&it);
+        }
+    dlb_sel_item_free(&base);
+    return found;
+}
+
+/* Halving's round `round` of R = halving_rounds(n): screening rounds
+ * 0 .. R-2 at 2^(round-R) of the budget, the final round R-1 at the full
+ * budget, then fallback rounds while no full-budget record is feasible. */
+static dlb_status halving_round(const struct dlb_plan *plan,
+                                const struct dlb_select_settings *set,
+                                json_t *records, int round,
+                                struct dlb_search_round *out, int *done,
+                                struct dlb_error *err)
+{
+    int rounds = halving_rounds(plan->n), final = rounds - 1;
+    int speed = set->objective != DLB_OBJ_TIME_TO_ACCURACY;
+    int trains = dlb_config_core(plan, &plan->configs[set->baseline],
+                                 "train_steps")->i > 0;
+    dlb_status st = DLB_OK;
+    size_t finalists = plan->n;
+    int halvings = round < final ? round : final;
+    for (int r = 0; r < halvings && st == DLB_OK; r++)
+        st = keep_better_half(plan, set, records, r, out->pos, &finalists, err);
+    if (st != DLB_OK)
+        return st;
+    out->round = round;
+    if (round < final) {
+        out->n = finalists;
+        out->scale = ldexp(1.0, round - rounds);
+        out->measure_only = speed;
+        /* Time to accuracy is judged on each round's own training, so the
+         * baseline trains again on the same cut budget. */
+        if (!speed && round > 0 && trains)
+            add_baseline(out->pos, &out->n, set->baseline);
+        return DLB_OK;
+    }
+    out->scale = 1;
+    if (round == final) {
+        out->n = finalists;
+        if (rounds > 1)
+            add_baseline(out->pos, &out->n, set->baseline);
+        return DLB_OK;
+    }
+    /* A fallback round: the next configurations of the first screening's
+     * ranking that have no full-budget record yet, as many as there were
+     * finalists. */
+    if (have_feasible(plan, set, records, final, round)) {
+        *done = 1;
+        return DLB_OK;
+    }
+    size_t n = plan->n, take = 0, want = finalists;
+    for (size_t k = 0; k < n; k++)
+        out->pos[k] = k;
+    st = rank(plan, set, records, 0, out->pos, n, err);
+    for (size_t k = 0; st == DLB_OK && k < n && take < want; k++)
+        if (!has_full_record(plan, records, out->pos[k], final, round))
+            out->pos[take++] = out->pos[k];
+    out->n = take;
+    sort_positions(out->pos, out->n);
+    if (st == DLB_OK && !take)
+        *done = 1;
+    else if (st == DLB_OK)
+        add_baseline(out->pos, &out->n, set->baseline);
+    return st;
+}
+
 dlb_status dlb_search_round(const struct dlb_plan *plan,
                             const struct dlb_search *s,
                             const struct dlb_select_settings *set,
@@ -217,35 +335,24 @@ dlb_status dlb_search_round(const struct dlb_plan *plan,
 {
     memset(out, 0, sizeof *out);
     *done = 0;
-    int rounds = s->kind == DLB_SEARCH_HALVING ? halving_rounds(plan->n) : 1;
-    if (round >= rounds) {
+    if (s->kind != DLB_SEARCH_HALVING && round > 0) {
         *done = 1;
         return DLB_OK;
     }
     dlb_status st = all_positions(plan, &out->pos, &out->n, err);
     if (st != DLB_OK)
         return st;
-    out->round = s->kind == DLB_SEARCH_HALVING ? round : -1;
-    out->last = round == rounds - 1;
+    out->round = -1;
+    out->last = s->kind != DLB_SEARCH_HALVING;
     out->scale = 1;
     if (s->kind == DLB_SEARCH_RANDOM && s->n < plan->n)
         pick_random(plan, set->baseline, out->pos, &out->n, s->n);
-    if (s->kind != DLB_SEARCH_HALVING)
-        return DLB_OK;
-    /* Round r gets 2^(r - rounds) of the budget: the last round half of
-     * it, each round about the cost of one configuration at full budget. */
-    out->scale = ldexp(1.0, round - rounds);
-    for (int r = 0; r < round && st == DLB_OK; r++)
-        st = keep_better_half(plan, set, records, r, out->pos, &out->n, err);
-    /* Accuracy after train_steps depends on the budget, so the baseline
-     * trains again in each round to judge accuracy drops fairly; step
-     * times do not, and its first record serves for speedups. */
-    if (st == DLB_OK && round > 0 &&
-        dlb_config_core(plan, &plan->configs[set->baseline], "train_steps")->i > 0)
-        add_baseline(out->pos, &out->n, set->baseline);
-    if (st != DLB_OK) {
+    if (s->kind == DLB_SEARCH_HALVING)
+        st = halving_round(plan, set, records, round, out, done, err);
+    if (st != DLB_OK || *done) {
         free(out->pos);
         out->pos = NULL;
+        out->n = 0;
     }
     return st;
 }

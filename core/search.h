@@ -1,8 +1,17 @@
 /* Search strategies: which configurations of the plan run, and with how
  * much budget. `grid` runs every one; `random:N` a seeded subset of N (the
  * baseline always among them); `halving` runs in rounds (successive
- * halving): every configuration on a short budget, then the better half on
- * twice the budget, and so on until one remains. */
+ * halving): screening rounds measure every configuration on a short
+ * budget, then the better half on twice the budget, and so on; the last
+ * two or so (and the baseline) run at the suite's full budget, and only
+ * full-budget records compete in selection.
+ *
+ * For a speed objective (throughput, latency) the screening rounds measure
+ * speed only and skip the training run that gives the quality figures:
+ * speed needs few steps to rank, quality needs the whole step budget, and
+ * judging accuracy on a cut budget picks the wrong winner. When none of
+ * the finalists meets the constraints, further full-budget rounds take
+ * the next configurations in the screening's ranking. */
 #ifndef DLB_CORE_SEARCH_H
 #define DLB_CORE_SEARCH_H
 
@@ -28,7 +37,8 @@ dlb_status dlb_search_parse(const char *text, struct dlb_search *out,
 struct dlb_search_round {
     int round;    /* recorded in each record as "round"; -1: not recorded */
     int last;     /* no round follows this one */
-    double scale; /* 1 except in halving's rounds */
+    double scale; /* 1 except in halving's screening rounds */
+    int measure_only; /* screening for a speed objective: no training run */
     size_t *pos;  /* malloc'ed */
     size_t n;
 };

@@ -16,12 +16,12 @@ struct sel {
     struct dlb_sel_item *items;
     size_t n;
     struct dlb_sel_item *base;   /* NULL when the baseline has no record */
-    int final_round;             /* halving: only its records compete */
 };
 
 static int candidate(const struct sel *s, const struct dlb_sel_item *it)
 {
-    return it->ok && it->cfg && !it->n_viol && it->round == s->final_round;
+    /* halving's screening records do not compete: their budget was cut */
+    return it->ok && it->cfg && !it->n_viol && it->full;
 }
 
 static int better(const struct dlb_sel_item *a, const struct dlb_sel_item *b)
@@ -69,7 +69,7 @@ static json_t *per_config(const struct sel *s)
         if (it->cfg && s->base && s->base->cfg)
             json_object_set_new(o, "changes", json_integer(dlb_sel_changes(
                 s->plan, it->cfg, s->base->cfg)));
-        if (it->round >= 0 && it->round != s->final_round)
+        if (it->round >= 0 && !it->full)
             json_object_set_new(o, "eliminated_in_round", json_integer(it->round));
         json_object_set_new(out, id_of(it), o);
     }
@@ -127,7 +127,7 @@ static void no_winner_why(const struct sel *s, size_t n_viol, char *buf,
 {
     size_t ok = 0;
     for (size_t k = 0; k < s->n; k++)
-        ok += s->items[k].ok && s->items[k].round == s->final_round;
+        ok += s->items[k].ok && s->items[k].full;
     if (!ok)
         snprintf(buf, len, "no configuration ran to completion: nothing to "
                  "choose from");
@@ -183,7 +183,7 @@ static dlb_status build(struct sel *s, json_t **out)
 dlb_status dlb_select(const struct dlb_plan *plan, json_t *records,
                       json_t **selection, struct dlb_error *err)
 {
-    struct sel s = {plan, {0}, NULL, 0, NULL, -1};
+    struct sel s = {plan, {0}, NULL, 0, NULL};
     dlb_status st = dlb_select_settings(plan, &s.set, err);
     if (st != DLB_OK)
         return st;
@@ -191,11 +191,8 @@ dlb_status dlb_select(const struct dlb_plan *plan, json_t *records,
     s.items = calloc(s.n + 1, sizeof *s.items);
     if (!s.items)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
-    for (size_t k = 0; k < s.n; k++) {
+    for (size_t k = 0; k < s.n; k++)
         dlb_sel_item_init(plan, &s.set, json_array_get(records, k), &s.items[k]);
-        if (s.items[k].round > s.final_round)
-            s.final_round = s.items[k].round;
-    }
     for (size_t k = 0; k < s.n; k++)
         if (s.items[k].cfg && s.items[k].pos == s.set.baseline)
             s.base = &s.items[k];

@@ -21,6 +21,9 @@ struct dlb_sel_item {
     size_t pos;                   /* in plan->configs */
     int ok;                       /* status ok, with samples and figures */
     int round;                    /* "round" of the record, -1 when none */
+    int full;                     /* measured at the suite's full budget
+                                   * (every record but halving's screening
+                                   * rounds) */
     double obj, obj_lo, obj_hi;   /* objective median and CI, in its unit */
     double score;                 /* objective oriented: higher is better */
     double *samples;              /* objective per sample (malloc'ed) */

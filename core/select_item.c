@@ -116,6 +116,8 @@ void dlb_sel_item_init(const struct dlb_plan *plan,
     json_t *r = json_object_get(rec, "round");
     if (json_is_integer(r))
         it->round = (int)json_integer_value(r);
+    json_t *b = json_object_get(rec, "budget");
+    it->full = !json_is_number(b) || json_number_value(b) >= 1.0;
     it->cfg = config_of(plan, (size_t)json_integer_value(json_object_get(rec,
                                                                  "index")),
                         &it->pos);

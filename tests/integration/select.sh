@@ -41,7 +41,7 @@ ok "halving exits 0" [ $? -eq 0 ]
     >/dev/null 2>g.err
 ok "grid exits 0" [ $? -eq 0 ]
 ok "halving finds the grid's winner" [ "$(sel h "['winner']")" = "$(sel g "['winner']")" ]
-ok "halving ran 8 + 4 + 2" [ "$(wc -l <h/journal.jsonl)" -eq 14 ]
+ok "halving ran 8 + 4 + 2 finalists and the baseline" [ "$(wc -l <h/journal.jsonl)" -eq 15 ]
 ok "records carry their round" [ "$(json h/results.json "max(r['round'] for r in d['records'])")" -eq 2 ]
 
 # Stopped by --time-limit between rounds, then resumed: same decisions.
@@ -53,6 +53,6 @@ ok "resumed halving exits 0" [ $? -eq 0 ]
 ok "resumed halving: each (configuration, round) once" python3 -c "
 import json,sys
 k=[(json.loads(l)['index'],json.loads(l)['round']) for l in open('hr/journal.jsonl')]
-sys.exit(0 if len(k)==len(set(k))==14 else 1)"
+sys.exit(0 if len(k)==len(set(k))==15 else 1)"
 ok "resumed halving finds the winner" [ "$(sel hr "['winner']")" = "$(sel g "['winner']")" ]
 finish

@@ -33,6 +33,30 @@ static int positions_are(const struct dlb_search_round *rd, const char *want)
     return 1;
 }
 
+/* Run round r of `s`: crafted records for its configurations, with the
+ * round and budget the runner records. Accuracy of position k: acc[k], or
+ * none when acc is NULL. Returns 0 when the search is done. */
+static int run_round(struct fixture *f, const struct dlb_search *s,
+                     const struct dlb_select_settings *set, json_t *recs, int r,
+                     const double *acc, struct dlb_search_round *rd)
+{
+    struct dlb_error err = {""};
+    int done = 0;
+    CHECK(dlb_search_round(&f->p, s, set, recs, r, rd, &done, &err) == DLB_OK);
+    if (done)
+        return 0;
+    for (size_t k = 0; k < rd->n; k++) {
+        size_t pos = rd->pos[k];
+        /* screening rounds of a speed objective run no training */
+        double a = acc && !rd->measure_only ? acc[pos] : -1;
+        json_t *rec = crafted(f, pos, tput(pos, r > 1 ? 1 : r), 0.01, a, -1);
+        json_object_set_new(rec, "round", json_integer(r));
+        json_object_set_new(rec, "budget", json_real(rd->scale));
+        json_array_append_new(recs, rec);
+    }
+    return 1;
+}
+
 static void test_halving(void)
 {
     struct fixture f;
@@ -44,32 +68,31 @@ static void test_halving(void)
     CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
     json_t *recs = json_array();
     struct dlb_search_round rd;
-    int done = 0;
     for (int r = 0; r < 3; r++) {
-        CHECK(dlb_search_round(&f.p, &s, &set, recs, r, &rd, &done, &err) == DLB_OK);
-        CHECK(!done && rd.round == r && rd.last == (r == 2));
-        /* 8 configurations: 3 rounds at 1/8, 1/4, 1/2 of the budget */
-        CHECK_NEAR(rd.scale, 1.0 / (8 >> r), 1e-12);
+        CHECK(run_round(&f, &s, &set, recs, r, NULL, &rd));
+        CHECK(rd.round == r && !rd.last);
+        /* 8 configurations: screening at 1/8 and 1/4 of the budget, speed
+         * only; the final round at the full budget */
+        CHECK_NEAR(rd.scale, r < 2 ? 1.0 / (8 >> r) : 1.0, 1e-12);
+        CHECK(rd.measure_only == (r < 2));
         if (r == 0)
             CHECK(positions_are(&rd, "0,1,2,3,4,5,6,7"));
         if (r == 1) /* the best four of round 0: 80 70 60 50 */
             CHECK(positions_are(&rd, "2,3,4,5"));
-        if (r == 2) /* the best two of round 1's own figures: 90 70 */
-            CHECK(positions_are(&rd, "3,4"));
-        for (size_t k = 0; k < rd.n; k++) {
-            json_t *rec = crafted(&f, rd.pos[k], tput(rd.pos[k], r), 0.01, -1, -1);
-            json_object_set_new(rec, "round", json_integer(r));
-            json_array_append_new(recs, rec);
-        }
+        if (r == 2) /* the best two of round 1's own figures (90 70), and
+                     * the baseline at the full budget */
+            CHECK(positions_are(&rd, "0,3,4"));
         free(rd.pos);
     }
-    CHECK(dlb_search_round(&f.p, &s, &set, recs, 3, &rd, &done, &err) == DLB_OK && done);
+    /* A finalist meets the constraints: no fallback round. */
+    CHECK(!run_round(&f, &s, &set, recs, 3, NULL, &rd));
     /* The records for results.json: each configuration's latest. */
     json_t *fin = dlb_search_final_records(&f.p, recs);
     CHECK(json_array_size(fin) == 8);
     CHECK(json_integer_value(json_object_get(json_array_get(fin, 4), "round")) == 2);
-    CHECK(json_integer_value(json_object_get(json_array_get(fin, 0), "round")) == 0);
-    /* Selection competes only in the last round: position 4 wins. */
+    CHECK(json_integer_value(json_object_get(json_array_get(fin, 1), "round")) == 0);
+    /* Only full-budget records compete: position 4 wins, though position
+     * 2's screening figure (80) beats the baseline's full one. */
     json_t *sel = NULL;
     CHECK(dlb_select(&f.p, fin, &sel, &err) == DLB_OK);
     CHECK(!strcmp(json_string_value(json_object_get(sel, "winner")), "batch=5"));
@@ -79,7 +102,44 @@ static void test_halving(void)
     fixture_close(&f);
 }
 
-/* Two configurations: a single round, at half the budget. */
+/* The finalists break the accuracy constraint: fallback rounds take the
+ * next configurations of the first screening until one meets it. */
+static void test_halving_fallback(void)
+{
+    static const char tol[] = "[suite]\nseed = 7\ntrain_steps = 10\n"
+                              "accuracy_tolerance = 0.5\n"
+                              "[sweep]\nbatch = 1, 2, 3, 4, 5, 6, 7, 8\n";
+    /* Round 0 ranks 2 3 4 5 5 7 ...; 3 and 4 (the finalists) and 2 lose
+     * accuracy; 5 keeps it. */
+    static const double acc[8] = {90, 90, 80, 80, 80, 89.8, 90, 90};
+    struct fixture f;
+    if (!fixture_open(&f, tol))
+        return;
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0};
+    struct dlb_select_settings set;
+    struct dlb_error err = {""};
+    CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
+    json_t *recs = json_array();
+    struct dlb_search_round rd;
+    for (int r = 0; r < 3; r++) {
+        CHECK(run_round(&f, &s, &set, recs, r, acc, &rd));
+        free(rd.pos);
+    }
+    /* Round 3: the best two of round 0 without a full-budget record. */
+    CHECK(run_round(&f, &s, &set, recs, 3, acc, &rd));
+    CHECK(rd.scale == 1 && positions_are(&rd, "0,2,5"));
+    free(rd.pos);
+    CHECK(!run_round(&f, &s, &set, recs, 4, acc, &rd));
+    json_t *fin = dlb_search_final_records(&f.p, recs), *sel = NULL;
+    CHECK(dlb_select(&f.p, fin, &sel, &err) == DLB_OK);
+    CHECK(!strcmp(json_string_value(json_object_get(sel, "winner")), "batch=6"));
+    json_decref(sel);
+    json_decref(fin);
+    json_decref(recs);
+    fixture_close(&f);
+}
+
+/* Two configurations: a single round at the full budget, as the grid. */
 static void test_halving_two(void)
 {
     struct fixture f;
@@ -92,7 +152,7 @@ static void test_halving_two(void)
     struct dlb_search_round rd;
     int done;
     CHECK(dlb_search_round(&f.p, &s, &set, NULL, 0, &rd, &done, &err) == DLB_OK);
-    CHECK(rd.n == 2 && rd.last && rd.scale == 0.5);
+    CHECK(rd.n == 2 && rd.scale == 1 && !rd.measure_only);
     free(rd.pos);
     fixture_close(&f);
 }
@@ -147,6 +207,7 @@ int main(void)
 {
     test_halving();
     test_halving_two();
+    test_halving_fallback();
     test_random();
     test_parse();
     return check_exit();
