@@ -264,6 +264,7 @@ void dlb_host_setup(struct dlb_host_priv *h, struct dlb_host_shared *shared,
     h->pub.quant_ops = &dlb_host_quant_ops;
     h->pub.prune_ops = &dlb_host_prune_ops;
     h->pub.replica_ops = &dlb_host_replica_ops;
+    h->pub.train_ops = &dlb_host_train_ops;
 }
 
 void dlb_host_set_data(const struct dlb_host *h, const struct dlb_host_data *data)

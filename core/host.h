@@ -47,6 +47,7 @@ extern const struct dlb_model_ops dlb_host_model_ops;
 extern const struct dlb_quant_ops dlb_host_quant_ops;
 extern const struct dlb_prune_ops dlb_host_prune_ops;
 extern const struct dlb_replica_ops dlb_host_replica_ops;
+extern const struct dlb_train_ops dlb_host_train_ops;
 
 /* Lend `data` to every plugin of the configuration of host `h`. */
 void dlb_host_set_data(const struct dlb_host *h, const struct dlb_host_data *data);

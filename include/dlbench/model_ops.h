@@ -10,6 +10,8 @@
  *                   layers, fine-tuning (prune_ops.h)
  *   h->replica_ops  replicas, per-replica forward/backward, gradients and
  *                   the optimizer step (replica_ops.h)
+ *   h->train_ops    other models by name, logits, training against soft
+ *                   targets (train_ops.h)
  *
  * Each table starts with its struct_size, so that entries added later can
  * be tested for. Every call returns a status; on failure the core logs the

@@ -33,7 +33,8 @@ extern "C" {
  *        struct dlb_precision_hooks: reset and master_weights, read only
  *        for plugins whose descriptor says abi_minor >= 1.
  *   1.2  struct dlb_host: model access for transforms and step executors,
- *        as tables (model_ops, quant_ops, prune_ops, replica_ops; see
+ *        as tables (model_ops, quant_ops, prune_ops, replica_ops,
+ *        train_ops; see
  *        dlbench/model_ops.h and the headers it names). */
 #define DLB_PLUGIN_ABI_MAJOR 1
 #define DLB_PLUGIN_ABI_MINOR 2
@@ -66,6 +67,7 @@ struct dlb_model_ops;    /* dlbench/model_ops.h */
 struct dlb_quant_ops;    /* dlbench/quant_ops.h */
 struct dlb_prune_ops;    /* dlbench/prune_ops.h */
 struct dlb_replica_ops;  /* dlbench/replica_ops.h */
+struct dlb_train_ops;    /* dlbench/train_ops.h */
 
 /* The core's services to plugins. Passed to every hook; valid until fini. */
 struct dlb_host {
@@ -155,6 +157,7 @@ struct dlb_host {
     const struct dlb_quant_ops *quant_ops;     /* int8 layers */
     const struct dlb_prune_ops *prune_ops;     /* masks, removal, sparse */
     const struct dlb_replica_ops *replica_ops; /* data-parallel replicas */
+    const struct dlb_train_ops *train_ops;     /* other models, soft targets */
 };
 
 /* Whether host `h` (possibly from an older core) has entry `field`. */
