@@ -10,6 +10,7 @@
 
 #include "config_json.h"
 #include "host.h"
+#include "launcher.h"
 #include "measure.h"
 #include "peak.h"
 #include "session.h"
@@ -80,6 +81,9 @@ static dlb_status start_plugins(struct child_run *r)
     const struct dlb_suite *s = &r->ses.suite;
     uint64_t seed = (uint64_t)core_val(r, "seed")->i;
     int quick = r->quick;
+    /* Where train_ops looks for model files: as the workload does. */
+    r->shared.suite_paths[0] = r->origin;
+    r->shared.suite_paths[1] = r->ses.suite.path;
     dlb_host_setup(&r->hosts[0], &r->shared, "core", seed, quick);
     r->hosts[0].pub.backend_name = core_val(r, "backend")->s;
     for (unsigned k = 1; k < s->n_ns; k++) {
@@ -110,6 +114,14 @@ static dlb_status start_plugins(struct child_run *r)
             continue;
         struct dlb_params prm = params_of(r, k);
         dlb_status st = p->init(&r->hosts[k].pub, &prm, &r->states[k]);
+        if (st != DLB_OK && r->shared.device_why[0]) {
+            /* A pool that found no GPU for its arena: skipped, as the
+             * backend itself would be. */
+            r->n_inited = k;
+            snprintf(r->reason, sizeof r->reason, "plugin %s: %s", p->name,
+                     r->shared.device_why);
+            return DLB_ERR_UNSUPPORTED;
+        }
         if (st != DLB_OK) {
             r->n_inited = k;
             snprintf(r->reason, sizeof r->reason, "plugin %s: init failed (%s)",
@@ -283,6 +295,9 @@ static dlb_status measure(struct child_run *r)
         .ci_target = core_val(r, "ci_target")->f,
         .time_cap_s = core_val(r, "time_cap")->f,
         .steps_per_sample = (unsigned)core_val(r, "steps_per_sample")->i,
+        /* Ranks of one configuration take the same steps (join_world). */
+        .agree = r->shared.agree,
+        .agree_ctx = r->shared.agree_ctx,
     };
     struct dlb_measure_result m;
     st = dlb_measure_run(&spec, step_fn, r, &m);
@@ -367,7 +382,7 @@ int dlb_child_main(const struct dlb_options *o)
     struct child_run r;
     struct dlb_error err = {""};
     memset(&r, 0, sizeof r);
-    if (o->record_fd < 0 || o->config_index < 0 || !o->suite) {
+    if ((o->record_fd < 0 && !o->record_file) || o->config_index < 0 || !o->suite) {
         fprintf(stderr, "dlbench: __child is internal to dlbench\n");
         return 2;
     }
@@ -406,7 +421,16 @@ int dlb_child_main(const struct dlb_options *o)
         json_object_set_new(r.rec, "reason", json_string(r.reason[0] ? r.reason
                                                                    : dlb_status_name(st)));
     json_object_set(r.rec, "metrics", r.shared.metrics);
-    int rc = write_record(o->record_fd, r.rec) == 0 ? 0 : 1;
+    if (r.shared.world)
+        json_object_set(r.rec, "world", r.shared.world);
+    if (r.shared.device)
+        json_object_set(r.rec, "device", r.shared.device);
+    /* Under a launcher only rank 0 reports, into the record file. */
+    int rank = r.shared.world ? r.shared.rank : dlb_launch_env_rank();
+    int rc = (o->record_file ? dlb_record_file_write(o->record_file, rank, r.rec)
+                             : write_record(o->record_fd, r.rec)) == 0 ? 0 : 1;
+    json_decref(r.shared.world);
+    json_decref(r.shared.device);
 
     json_decref(r.rec);
     json_decref(r.shared.metrics);

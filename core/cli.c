@@ -10,7 +10,8 @@ enum {
     OPT_SUITE = 256, OPT_OUT, OPT_SET, OPT_FORMAT, OPT_SEED, OPT_TIME_LIMIT,
     OPT_RESUME, OPT_QUICK, OPT_VERSION, OPT_HELP, OPT_PLUGIN_DIR, OPT_BACKEND,
     OPT_VERBOSE, OPT_INDEX, OPT_RECORD_FD, OPT_PEAK, OPT_ORIGIN,
-    OPT_THRESHOLD, OPT_NORMALIZE, OPT_BASELINE_DIR
+    OPT_THRESHOLD, OPT_NORMALIZE, OPT_BASELINE_DIR, OPT_SHARD, OPT_LAUNCHER,
+    OPT_RECORD_FILE
 };
 
 static const struct option long_opts[] = {
@@ -34,6 +35,9 @@ static const struct option long_opts[] = {
     {"threshold", required_argument, NULL, OPT_THRESHOLD},
     {"normalize", no_argument, NULL, OPT_NORMALIZE},
     {"baseline-dir", required_argument, NULL, OPT_BASELINE_DIR},
+    {"shard", required_argument, NULL, OPT_SHARD},
+    {"launcher", required_argument, NULL, OPT_LAUNCHER},
+    {"record-file", required_argument, NULL, OPT_RECORD_FILE},
     {NULL, 0, NULL, 0}
 };
 
@@ -53,6 +57,8 @@ void dlb_cli_usage(FILE *f)
 "       dlbench history DIR...                  trend table and plot of many runs\n"
 "       dlbench baseline update SUITE RUNDIR    make RUNDIR the committed baseline\n"
 "       dlbench baseline check SUITE RUNDIR     compare RUNDIR with it (--normalize)\n"
+"       dlbench merge DIR...                    join the run directories of a\n"
+"                                               sharded run (--shard) into one\n"
 "\n"
 "options:\n"
 "  --quick               a CI-sized run of the same suite ([quick] section)\n"
@@ -70,6 +76,12 @@ void dlb_cli_usage(FILE *f)
 "  --baseline-dir DIR    baseline: where SUITE.json lives (results/baselines)\n"
 "  --time-limit SECONDS  stop starting configurations after this long;\n"
 "                        --resume finishes the rest\n"
+"  --shard K/N           run configurations K, K+N, K+2N ... of the plan (1-based);\n"
+"                        dlbench merge joins the shards' run directories\n"
+"  --launcher CMD        how multi-process configurations start their ranks, with\n"
+"                        {ranks} for the count: \"srun -n {ranks}\", \"mpirun -np\n"
+"                        {ranks} --hostfile FILE\" (default: mpirun on this host);\n"
+"                        the same as --set launcher=CMD\n"
 "  --resume DIR          run the configurations missing from DIR's journal\n"
 "  --plugin-dir DIR      look for plugins in DIR first (repeatable)\n"
 "  --verbose             debug messages\n"
@@ -162,7 +174,8 @@ static int parse_percent(const char *s, double *out)
 /* Commands that take operands (run directories, a suite) after the word. */
 static int takes_operands(enum dlb_command c)
 {
-    return c == DLB_CMD_COMPARE || c == DLB_CMD_HISTORY || c == DLB_CMD_BASELINE;
+    return c == DLB_CMD_COMPARE || c == DLB_CMD_HISTORY || c == DLB_CMD_BASELINE ||
+           c == DLB_CMD_MERGE;
 }
 
 static dlb_status add_operand(struct dlb_options *o, char *arg)
@@ -200,11 +213,13 @@ static dlb_status parse_command(int argc, char **argv, struct dlb_options *o,
         c = DLB_CMD_HISTORY;
     else if (!strcmp(word, "baseline"))
         c = DLB_CMD_BASELINE;
+    else if (!strcmp(word, "merge"))
+        c = DLB_CMD_MERGE;
     else
         return dlb_errorf(err, DLB_ERR_INPUT,
                           "unknown command '%s'; commands are run, list, "
-                          "plugin-help, info, compare, history, baseline "
-                          "(see dlbench --help)", word);
+                          "plugin-help, info, compare, history, baseline, "
+                          "merge (see dlbench --help)", word);
     if (o->cmd != DLB_CMD_NONE && o->cmd != c)
         return dlb_errorf(err, DLB_ERR_INPUT,
                           "'%s' cannot be combined with --suite", word);
@@ -255,6 +270,22 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
             case OPT_ORIGIN: o->origin = optarg; break;
             case OPT_NORMALIZE: o->normalize = 1; break;
             case OPT_BASELINE_DIR: o->baseline_dir = optarg; break;
+            case OPT_RECORD_FILE: o->record_file = optarg; break;
+            case OPT_SHARD: {
+                int k, n, used = 0;
+                if (sscanf(optarg, "%d/%d%n", &k, &n, &used) != 2 ||
+                    optarg[used] || n < 1 || k < 1 || k > n)
+                    return dlb_errorf(err, DLB_ERR_INPUT, "--shard %s: expected "
+                                      "K/N with 1 <= K <= N, e.g. --shard 2/4",
+                                      optarg);
+                o->shard_k = k;
+                o->shard_n = n;
+                break;
+            }
+            case OPT_LAUNCHER:
+                if ((st = add_set_pair(o, "launcher", optarg)) != DLB_OK)
+                    return st;
+                break;
             case OPT_THRESHOLD:
                 if (parse_percent(optarg, &o->threshold))
                     return dlb_errorf(err, DLB_ERR_INPUT, "--threshold %s: expected "

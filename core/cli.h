@@ -9,7 +9,7 @@
 enum dlb_command {
     DLB_CMD_NONE, DLB_CMD_RUN, DLB_CMD_LIST, DLB_CMD_PLUGIN_HELP, DLB_CMD_INFO,
     DLB_CMD_HELP, DLB_CMD_VERSION,
-    DLB_CMD_COMPARE, DLB_CMD_HISTORY, DLB_CMD_BASELINE,
+    DLB_CMD_COMPARE, DLB_CMD_HISTORY, DLB_CMD_BASELINE, DLB_CMD_MERGE,
     DLB_CMD_CHILD  /* internal: run one configuration, see child.c */
 };
 
@@ -35,12 +35,15 @@ struct dlb_options {
     int normalize;              /* --normalize */
     int markdown;               /* --format markdown */
     const char *baseline_dir;   /* --baseline-dir */
+    int shard_k, shard_n;       /* --shard K/N: configurations K, K+N, ...
+                                   (1-based); 0/0 when not sharded */
     char **owned;               /* strings the options own (from --resume) */
     size_t n_owned;
     /* internal, for DLB_CMD_CHILD */
     const char *origin;         /* the suite file as the user named it */
     long config_index;
     int record_fd;
+    const char *record_file;    /* under a launcher: rank 0 writes here */
 };
 
 /* Parse argv. On bad usage returns DLB_ERR_INPUT with the message in err.

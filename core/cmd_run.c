@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "device_record.h"
 #include "interrupt.h"
 #include "measure.h"
 #include "model/model_file.h"
@@ -17,6 +18,7 @@
 #include "postrun.h"
 #include "progress.h"
 #include "run_check.h"
+#include "run_launch.h"
 #include "runner.h"
 #include "search.h"
 #include "session.h"
@@ -82,8 +84,29 @@ static json_t *invocation_json(const struct dlb_options *o, const char *suite_pa
         json_array_append_new(dirs, json_string(abs ? abs : o->plugin_dirs[i]));
         free(abs);
     }
-    return json_pack("{s:s,s:o,s:b,s:o}", "suite", suite_path, "sets", sets,
-                     "quick", o->quick, "plugin_dirs", dirs);
+    json_t *inv = json_pack("{s:s,s:o,s:b,s:o}", "suite", suite_path, "sets", sets,
+                            "quick", o->quick, "plugin_dirs", dirs);
+    if (inv && o->shard_n > 1)
+        json_object_set_new(inv, "shard", json_pack("{s:i,s:i}", "k", o->shard_k,
+                                                    "n", o->shard_n));
+    return inv;
+}
+
+/* A --set that invocation.json holds (the first n_saved of o->sets) was
+ * not typed by the user: say where it comes from. */
+static void blame_invocation(const struct dlb_options *o, size_t n_saved,
+                             const char *dir, struct dlb_error *err)
+{
+    for (size_t i = 0; i < n_saved && i < o->n_sets; i++) {
+        char head[1100];
+        snprintf(head, sizeof head, "--set %s:", o->sets[i]);
+        if (!strncmp(err->msg, head, strlen(head))) {
+            struct dlb_error e = *err;
+            dlb_errorf(err, DLB_ERR_INPUT, "%s/invocation.json: \"sets\" holds %s",
+                       dir, e.msg + 6);
+            return;
+        }
+    }
 }
 
 static dlb_status load_invocation(struct dlb_options *o, const char *dir,
@@ -118,6 +141,11 @@ static dlb_status load_invocation(struct dlb_options *o, const char *dir,
         }
         free(extra);
         o->quick |= json_is_true(json_object_get(inv, "quick"));
+        json_t *shard = json_object_get(inv, "shard");
+        if (json_is_object(shard) && !o->shard_n) {
+            o->shard_k = (int)json_integer_value(json_object_get(shard, "k"));
+            o->shard_n = (int)json_integer_value(json_object_get(shard, "n"));
+        }
         const char *orig = json_string_value(json_object_get(inv, "suite"));
         *origin = orig ? strdup(orig) : NULL;
         json_array_foreach(dirs, i, v)
@@ -249,24 +277,33 @@ static dlb_status check_resume_records(struct run_state *r, struct dlb_error *er
     return DLB_OK;
 }
 
+#define DLB_ROUND_SETS 3
+
 /* `--set` options giving a search round its share of the budget: keys
  * that are axes keep theirs, as a --set would collapse the axis and
  * renumber the plan. */
 static void round_sets(struct run_state *r, const struct dlb_config *c,
-                       const struct dlb_search_round *rd, char sets[2][64])
+                       const struct dlb_search_round *rd, char sets[DLB_ROUND_SETS][64])
 {
     double scale = rd->scale;
-    sets[0][0] = sets[1][0] = '\0';
+    for (size_t i = 0; i < DLB_ROUND_SETS; i++)
+        sets[i][0] = '\0';
     if (scale >= 1)
         return;
     const struct dlb_suite *s = &r->ses.suite;
-    int swept_cap = 0, swept_steps = 0;
+    int swept_cap = 0, swept_steps = 0, swept_warmup = 0;
     char key[256];
     for (size_t a = 0; a < s->n_axes; a++) {
         dlb_suite_key_name(s, s->axes[a].ref, key, sizeof key);
         swept_cap |= !strcmp(key, "time_cap");
         swept_steps |= !strcmp(key, "train_steps");
+        swept_warmup |= !strcmp(key, "warmup");
     }
+    /* The least warm-up still runs until the step time settles
+     * (measure.c): a cut one only drops the fixed minimum. */
+    if (!swept_warmup)
+        snprintf(sets[2], 64, "warmup=%.9gs",
+                 dlb_config_core(&r->ses.plan, c, "warmup")->f * scale);
     long long steps = (long long)dlb_config_core(&r->ses.plan, c, "train_steps")->i;
     if (!swept_cap)
         snprintf(sets[0], 64, "time_cap=%.9gs",
@@ -282,10 +319,10 @@ static void round_sets(struct run_state *r, const struct dlb_config *c,
 }
 
 static char **child_argv(struct run_state *r, const struct dlb_config *c, char *idx,
-                         char sets[2][64])
+                         char sets[DLB_ROUND_SETS][64])
 {
     const struct dlb_options *o = r->opts;
-    size_t n = 0, cap = 18 + 2 * (o->n_sets + o->n_plugin_dirs);
+    size_t n = 0, cap = 14 + 2 * (DLB_ROUND_SETS + o->n_sets + o->n_plugin_dirs);
     char **av = calloc(cap, sizeof *av);
     if (!av)
         return NULL;
@@ -310,7 +347,7 @@ static char **child_argv(struct run_state *r, const struct dlb_config *c, char *
         av[n++] = "--set";
         av[n++] = o->sets[i];
     }
-    for (size_t i = 0; i < 2; i++)
+    for (size_t i = 0; i < DLB_ROUND_SETS; i++)
         if (sets[i][0]) {
             av[n++] = "--set";
             av[n++] = sets[i];
@@ -350,7 +387,8 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
     struct dlb_progress prog;
     size_t todo = 0, k = 0, not_run = 0;
     for (size_t i = 0; i < rd->n; i++)
-        if (!dlb_search_find(r->records, r->ses.plan.configs[rd->pos[i]].index, rd->round))
+        if (dlb_run_in_shard(r->opts, rd->pos[i]) &&
+            !dlb_search_find(r->records, r->ses.plan.configs[rd->pos[i]].index, rd->round))
             todo++;
     if (rd->round >= 0 && todo)
         fprintf(stderr, "dlbench: search round %d: %zu configuration%s at %.3g of the "
@@ -358,7 +396,8 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
     dlb_progress_init(&prog, todo);
     for (size_t i = 0; i < rd->n; i++) {
         const struct dlb_config *c = &r->ses.plan.configs[rd->pos[i]];
-        if (dlb_search_find(r->records, c->index, rd->round))
+        if (!dlb_run_in_shard(r->opts, rd->pos[i]) ||
+            dlb_search_find(r->records, c->index, rd->round))
             continue;
         if (r->journal_failed || dlb_interrupted() ||
             (r->opts->time_limit_s > 0 && dlb_now() - start >= r->opts->time_limit_s)) {
@@ -367,7 +406,7 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
         }
         k++;
         dlb_progress_start(&prog, k, c->id);
-        char idx[32], logname[96], sets[2][64];
+        char idx[32], logname[96], sets[DLB_ROUND_SETS][64];
         round_sets(r, c, rd, sets);
         char **av = child_argv(r, c, idx, sets);
         if (rd->round >= 0)
@@ -377,9 +416,12 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
             snprintf(logname, sizeof logname, "logs/config-%zu.log", c->index);
         char *log = path_join(r->dir, logname);
         double timeout = dlb_config_core(&r->ses.plan, c, "timeout")->f;
-        struct dlb_child_spec spec = {av, timeout, log};
+        struct dlb_child_spec spec = {av, timeout, log, NULL, NULL};
         json_t *rec = NULL;
-        if (!av || !log || dlb_runner_run(&spec, &rec, err) != DLB_OK) {
+        if (!av || !log ||
+            dlb_run_launch_prepare(&r->ses.plan, c, r->dir, av, &spec, err) != DLB_OK ||
+            dlb_runner_run(&spec, &rec, err) != DLB_OK) {
+            dlb_run_launch_release(&spec);
             free(av);
             free(log);
             fprintf(stderr, "dlbench: %s: %s\n", c->id, err->msg);
@@ -389,6 +431,7 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
                 (*failures)++;
             continue;
         }
+        dlb_run_launch_release(&spec);
         free(av);
         free(log);
         /* The parent's view of which configuration this was wins over
@@ -454,11 +497,16 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
     if (o->resume_dir) {
         r->dir = strdup(o->resume_dir);
         r->suite_copy = path_join(r->dir, "suite.ini");
+        size_t n_given = o->n_sets;
         if ((st = load_invocation(o, r->dir, &r->origin, err)) != DLB_OK)
             return st;
+        if ((st = dlb_session_open(&r->ses, o, r->suite_copy, err)) != DLB_OK) {
+            blame_invocation(o, o->n_sets - n_given, r->dir, err);
+            return st;
+        }
         /* Input checks first, the roofline probe in check_workload
          * last: bad input costs no measurement. */
-        if ((st = dlb_session_open(&r->ses, o, r->suite_copy, err)) != DLB_OK ||
+        if ((st = dlb_run_launch_check(o, &r->ses.plan, err)) != DLB_OK ||
             (st = check_models(r, r->origin, err)) != DLB_OK ||
             (st = dlb_run_check_data(&r->ses.plan,
                                      (const char *const[]){r->origin, r->ses.suite_path},
@@ -472,7 +520,8 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
     if ((st = dlb_session_open(&r->ses, o, o->suite, err)) != DLB_OK)
         return st;
     r->origin = realpath(r->ses.suite_path, NULL);
-    if ((st = check_models(r, r->origin, err)) != DLB_OK ||
+    if ((st = dlb_run_launch_check(o, &r->ses.plan, err)) != DLB_OK ||
+        (st = check_models(r, r->origin, err)) != DLB_OK ||
         (st = dlb_run_check_data(&r->ses.plan,
                                  (const char *const[]){r->origin, r->ses.suite_path},
                                  2, err)) != DLB_OK ||
@@ -508,6 +557,10 @@ static void add_suite_context(struct run_state *r, double start_wall)
                                   "filtered_out", (json_int_t)r->ses.plan.n_filtered));
     json_object_set_new(r->context, "run_dir", json_string(r->dir));
     json_object_set_new(r->context, "quick", json_boolean(r->opts->quick));
+    if (r->opts->shard_n > 1)
+        json_object_set_new(r->context, "shard",
+                            json_pack("{s:i,s:i}", "k", r->opts->shard_k,
+                                      "n", r->opts->shard_n));
     json_object_set_new(r->context, "run_s", json_real(dlb_now() - start_wall));
     json_object_set_new(r->context, "resumed", json_boolean(r->opts->resume_dir != NULL));
     time_t now = time(NULL);
@@ -525,6 +578,25 @@ static void warn_if_busy(void)
     if (getloadavg(load, 1) == 1 && cores > 0 && load[0] > 0.5 * (double)cores)
         fprintf(stderr, "dlbench: warning: load average %.2f on %ld cores: the machine is "
                         "busy and timings will be noisy\n", load[0], cores);
+}
+
+/* Why configurations were left out, and how to finish them; returns the
+ * signal that stopped the run, or 0. */
+static int say_why_stopped(const struct run_state *r, size_t not_run)
+{
+    int sig = dlb_interrupted();
+    const char *why = sig == SIGINT    ? "interrupted by SIGINT"
+                      : sig == SIGTERM ? "interrupted by SIGTERM"
+                      : sig            ? "interrupted by a signal"
+                      : r->journal_failed ? "the journal could not be written"
+                                          : "--time-limit reached";
+    if (not_run)
+        fprintf(stderr, "dlbench: %s: %zu configuration%s not run; "
+                        "finish with: dlbench --resume %s\n", why, not_run,
+                not_run == 1 ? "" : "s", r->dir);
+    else if (sig)
+        fprintf(stderr, "dlbench: %s\n", why);
+    return sig;
 }
 
 int dlb_cmd_run(struct dlb_options *o)
@@ -561,10 +633,12 @@ int dlb_cmd_run(struct dlb_options *o)
     add_suite_context(&r, start);
     json_t *recs = dlb_search_final_records(&r.ses.plan, r.records);
     dlb_vs_baseline_annotate(&r.ses.plan, recs);
+    dlb_context_add_devices(r.context, recs);
     if (dlb_results_write(r.dir, r.context, recs, &err) != DLB_OK) {
         fprintf(stderr, "dlbench: %s\n", err.msg);
         json_decref(recs);
-        rc = 1;
+        int sig = say_why_stopped(&r, not_run);
+        rc = sig ? 128 + sig : 1;
         goto out;
     }
     char *table = path_join(r.dir, "table.txt");
@@ -586,18 +660,7 @@ int dlb_cmd_run(struct dlb_options *o)
     if (tf)
         fclose(tf);
     json_decref(recs);
-    int sig = dlb_interrupted();
-    const char *why = sig == SIGINT    ? "interrupted by SIGINT"
-                      : sig == SIGTERM ? "interrupted by SIGTERM"
-                      : sig            ? "interrupted by a signal"
-                      : r.journal_failed ? "the journal could not be written"
-                                         : "--time-limit reached";
-    if (not_run)
-        fprintf(stderr, "dlbench: %s: %zu configuration%s not run; "
-                        "finish with: dlbench --resume %s\n", why, not_run,
-                not_run == 1 ? "" : "s", r.dir);
-    else if (sig)
-        fprintf(stderr, "dlbench: %s\n", why);
+    int sig = say_why_stopped(&r, not_run);
     fprintf(stderr, "dlbench: results in %s\n", r.dir);
     /* No winner (every configuration broke a constraint) is a result the
      * caller must notice, as a failed configuration is. */

@@ -171,6 +171,7 @@ struct judge {
     const char *ref;
     double log_sum;
     size_t compared;
+    const char *base_file, *new_file; /* for messages */
 };
 
 static dlb_status judge_pair(struct judge *J, const char *id, json_t *b,
@@ -180,8 +181,15 @@ static dlb_status judge_pair(struct judge *J, const char *id, json_t *b,
     double *sb = samples_of(b, J->bscale, &nb), *sn = samples_of(n, J->nscale, &nn);
     struct dlb_ratio r;
     dlb_status s = sb && sn ? dlb_ratio_estimate(sb, nb, sn, nn, &r) : DLB_ERR_INPUT;
+    int have_b = sb != NULL, have_n = sn != NULL;
     free(sb);
     free(sn);
+    /* Name the file at fault: status ok without a positive step time is
+     * a damaged or hand-edited record. */
+    if (!have_b || !have_n)
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: configuration %s has status ok "
+                          "but no usable step times (no positive \"samples\" or "
+                          "\"stats.median\")", !have_b ? J->base_file : J->new_file, id);
     if (s != DLB_OK)
         return dlb_errorf(err, s == DLB_ERR_NOMEM ? s : DLB_ERR_INPUT,
                           "configuration %s: no usable step times in both runs", id);
@@ -293,7 +301,7 @@ dlb_status dlb_compare(json_t *base, const char *base_file, json_t *nw,
                             "slower", 0, "same", 0, "new", 0, "missing", 0);
     if (!cmp)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
-    struct judge J = {.o = o};
+    struct judge J = {.o = o, .base_file = base_file, .new_file = new_file};
     dlb_status s = set_reference(&J, cmp, base, nw, base_file, new_file, err);
     context_warnings(cmp, base, nw, o->normalize);
     size_t i;

@@ -46,7 +46,8 @@ static dlb_status host_metric(const struct dlb_host *h, const char *name,
     return DLB_OK;
 }
 
-static void *host_raw_alloc(const struct dlb_host *h, size_t bytes)
+/* Host memory, counted. */
+static void *host_sys_alloc(const struct dlb_host *h, size_t bytes)
 {
     struct dlb_host_shared *s = priv(h)->shared;
     void *p = malloc(bytes ? bytes : 1);
@@ -58,7 +59,7 @@ static void *host_raw_alloc(const struct dlb_host *h, size_t bytes)
     return p;
 }
 
-static void host_raw_free(const struct dlb_host *h, void *p, size_t bytes)
+static void host_sys_free(const struct dlb_host *h, void *p, size_t bytes)
 {
     struct dlb_host_shared *s = priv(h)->shared;
     if (!p)
@@ -67,24 +68,42 @@ static void host_raw_free(const struct dlb_host *h, void *p, size_t bytes)
     free(p);
 }
 
+/* "The device allocator under any pool": the GPU's on a GPU
+ * configuration (host_device.c), else malloc. */
+static void *host_raw_alloc(const struct dlb_host *h, size_t bytes)
+{
+    if (dlb_host_device_memory(h))
+        return dlb_host_device_raw_alloc(h, bytes);
+    return host_sys_alloc(h, bytes);
+}
+
+static void host_raw_free(const struct dlb_host *h, void *p, size_t bytes)
+{
+    if (dlb_host_device_memory(h))
+        dlb_host_device_raw_free(h, p, bytes);
+    else
+        host_sys_free(h, p, bytes);
+}
+
 /* Workload memory goes through the pool when a plugin provides one: the
  * pool's calls use the pool plugin's own host, so its raw_alloc figures are
- * attributed to it. */
+ * attributed to it. A pool over device memory serves only the backend's
+ * buffers: host memory bypasses it. */
 static void *host_alloc(const struct dlb_host *h, size_t bytes)
 {
     struct dlb_host_shared *s = priv(h)->shared;
-    if (s->pool)
+    if (s->pool && !dlb_host_device_memory(h))
         return s->pool->alloc(s->pool_state, s->pool_host, bytes);
-    return host_raw_alloc(h, bytes);
+    return host_sys_alloc(h, bytes);
 }
 
 static void host_free(const struct dlb_host *h, void *p, size_t bytes)
 {
     struct dlb_host_shared *s = priv(h)->shared;
-    if (s->pool)
+    if (s->pool && !dlb_host_device_memory(h))
         s->pool->free(s->pool_state, s->pool_host, p, bytes);
     else
-        host_raw_free(h, p, bytes);
+        host_sys_free(h, p, bytes);
 }
 
 static double host_now(const struct dlb_host *h)
@@ -237,6 +256,9 @@ void dlb_host_setup(struct dlb_host_priv *h, struct dlb_host_shared *shared,
 {
     memset(h, 0, sizeof *h);
     h->shared = shared;
+    if (!shared->have_cpus)
+        shared->have_cpus =
+            sched_getaffinity(0, sizeof shared->cpus, &shared->cpus) == 0;
     snprintf(h->who, sizeof h->who, "%s", who);
     if (strcmp(who, "core") != 0)
         snprintf(h->metric_prefix, sizeof h->metric_prefix, "%s.", who);
@@ -269,5 +291,7 @@ void dlb_host_setup(struct dlb_host_priv *h, struct dlb_host_shared *shared,
 
 void dlb_host_set_data(const struct dlb_host *h, const struct dlb_host_data *data)
 {
+    if (data != priv(h)->shared->data)
+        dlb_host_close_models(priv(h)->shared);
     priv(h)->shared->data = data;
 }

@@ -4,6 +4,7 @@
 #ifndef DLB_CORE_HOST_H
 #define DLB_CORE_HOST_H
 
+#include <sched.h>
 #include <stdint.h>
 #include <jansson.h>
 #include <dlbench/plugin.h>
@@ -19,9 +20,33 @@ struct dlb_host_shared {
     /* The workload's data and test-set evaluation, for model_ops (ABI
      * 1.2): set by the workload once it has them, NULL before. */
     const struct dlb_host_data *data;
+    /* The CPUs the process was allowed when its first host was set up,
+     * before a backend pinned any thread: replicas take their share. */
+    cpu_set_t cpus;
+    int have_cpus;
+    /* A configuration run as several processes (replica_ops' join_world):
+     * only rank 0 reports; world is {"size", "hosts"} for its record, NULL
+     * for one process; agree is rank 0's decision for the measurement. */
+    int rank;
+    json_t *world;
+    int64_t (*agree)(void *ctx, int64_t value);
+    void *agree_ctx;
+    /* train_ops (host_train.c): the suite file as the user named it and
+     * as loaded, where model files are looked up beside; the models
+     * plugins opened, closed when the workload withdraws its data. */
+    const char *suite_paths[2];
+    struct dlb_host_model *models;
+    /* The device the workload's backend runs on (device_record.h), for
+     * the configuration's record; and why device memory could not be had
+     * for a pool (no GPU here), so that the configuration is skipped with
+     * that reason rather than failing as out of memory (host_device.c). */
+    json_t *device;
+    char device_why[256];
 };
 
 struct dlb_error;
+struct dlb_model_spec;
+struct dlb_host_model;
 
 /* What a workload lends plugins through model_ops. */
 struct dlb_host_data {
@@ -32,6 +57,14 @@ struct dlb_host_data {
     /* Test-set loss and accuracy (%) of `m`. */
     dlb_status (*evaluate)(void *ctx, struct dlb_model *m, double *loss,
                            double *accuracy, struct dlb_error *err);
+    /* Model file `name` found as the workload finds its own, built on the
+     * workload's backend with its reference weights for `steps` steps (0:
+     * the workload's default budget); its log lines under `h`. The spec
+     * is the caller's, to free after the model. NULL: none to lend. */
+    dlb_status (*open_model)(void *ctx, const struct dlb_host *h,
+                             const char *name, uint64_t steps,
+                             struct dlb_model_spec **spec,
+                             struct dlb_model **out, struct dlb_error *err);
 };
 
 struct dlb_host_priv {
@@ -52,11 +85,37 @@ extern const struct dlb_train_ops dlb_host_train_ops;
 /* Lend `data` to every plugin of the configuration of host `h`. */
 void dlb_host_set_data(const struct dlb_host *h, const struct dlb_host_data *data);
 
+/* Close the models plugins opened through train_ops (they live on the
+ * workload's backend): dlb_host_set_data does when the data goes. */
+void dlb_host_close_models(struct dlb_host_shared *shared);
+
 /* The core's log line for a failed model service, under the plugin's name. */
 dlb_status dlb_host_fail(const struct dlb_host *h, dlb_status s,
                          const struct dlb_error *err);
 
 void dlb_host_setup(struct dlb_host_priv *h, struct dlb_host_shared *shared,
                     const char *who, uint64_t seed, int quick);
+
+/* ---- device memory (host_device.c) -----------------------------------
+ * On a configuration whose backend keeps its buffers in device memory
+ * (cuda), h->raw_alloc is the device's allocator (the segments a pool sits
+ * over, DESIGN's "cudaMalloc on every request"), the pool serves the
+ * backend's buffers, and h->alloc stays host memory outside the pool, since
+ * its callers (batch slots) write it from the host. */
+
+/* 1 when the configuration's backend keeps its buffers in device memory. */
+int dlb_host_device_memory(const struct dlb_host *h);
+/* Raw device memory (NULL when none: a missing device's reason goes to
+ * shared->device_why). */
+void *dlb_host_device_raw_alloc(const struct dlb_host *h, size_t bytes);
+void dlb_host_device_raw_free(const struct dlb_host *h, void *p, size_t bytes);
+/* 1 when a pool plugin serves the backend's device buffers; then these
+ * take and give its blocks. */
+int dlb_host_device_pool(const struct dlb_host *h);
+void *dlb_host_pool_alloc(const struct dlb_host *h, size_t bytes);
+void dlb_host_pool_free(const struct dlb_host *h, void *p, size_t bytes);
+/* Keep `device` (a reference is taken over) for the configuration's
+ * record; NULL drops it. */
+void dlb_host_set_device(const struct dlb_host *h, json_t *device);
 
 #endif

@@ -2,17 +2,23 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "child.h"
 #include "cli.h"
 #include "cmd_compare.h"
 #include "cmd_list.h"
+#include "cmd_merge.h"
 #include "cmd_run.h"
 
 int main(int argc, char **argv)
 {
     struct dlb_options opts;
     struct dlb_error err = {""};
+    /* Whatever the umask, nothing dlbench writes (run directories,
+     * journals, reports, caches) is writable by other users: they could
+     * alter measurements or plant files in a run. */
+    umask(umask(0) | S_IWOTH);
     if (dlb_cli_parse(argc, argv, &opts, &err) != DLB_OK) {
         fprintf(stderr, "dlbench: %s\n", err.msg);
         dlb_cli_free(&opts);
@@ -28,6 +34,7 @@ int main(int argc, char **argv)
     case DLB_CMD_COMPARE: rc = dlb_cmd_compare(&opts); break;
     case DLB_CMD_HISTORY: rc = dlb_cmd_history(&opts); break;
     case DLB_CMD_BASELINE: rc = dlb_cmd_baseline(&opts); break;
+    case DLB_CMD_MERGE: rc = dlb_cmd_merge(&opts); break;
     case DLB_CMD_VERSION:
         printf("dlbench %s (commit %s)\n", PACKAGE_VERSION, DLB_GIT_COMMIT);
         break;

@@ -57,6 +57,7 @@ static dlb_status warm_up(const struct dlb_measure_spec *spec, dlb_step_fn step,
         k++;
         out->warmup_steps = k;
         out->warmup_s = t1 - start;
+        int done = 0; /* 1: settled, 2: out of warm-up time */
         if (k >= 2 * WINDOW && out->warmup_s >= spec->warmup_min_s) {
             double older[WINDOW], newer[WINDOW];
             for (size_t i = 0; i < WINDOW; i++) {
@@ -64,13 +65,17 @@ static dlb_status warm_up(const struct dlb_measure_spec *spec, dlb_step_fn step,
                 newer[i] = ring[(k + WINDOW + i) % (2 * WINDOW)];
             }
             double mo = median_of(older, WINDOW), mn = median_of(newer, WINDOW);
-            if (mo > 0 && mn <= mo * (1 + SETTLE_TOL) && mn >= mo * (1 - SETTLE_TOL)) {
-                out->settled = 1;
-                return DLB_OK;
-            }
+            if (mo > 0 && mn <= mo * (1 + SETTLE_TOL) && mn >= mo * (1 - SETTLE_TOL))
+                done = 1;
         }
-        if (out->warmup_s >= spec->warmup_max_s)
+        if (!done && out->warmup_s >= spec->warmup_max_s)
+            done = 2;
+        if (spec->agree)
+            done = (int)spec->agree(spec->agree_ctx, done);
+        if (done) {
+            out->settled = done == 1;
             return DLB_OK;
+        }
     }
 }
 
@@ -95,6 +100,8 @@ dlb_status dlb_measure_run(const struct dlb_measure_spec *spec, dlb_step_fn step
     unsigned per = spec->steps_per_sample ? spec->steps_per_sample : 1;
     while (last_step > 0 && out->timer_overhead_s > MAX_TIMER_SHARE * last_step * per)
         per *= 2;
+    if (spec->agree)
+        per = (unsigned)spec->agree(spec->agree_ctx, per);
     out->steps_per_sample = per;
 
     size_t cap = spec->max_samples > 0 ? spec->max_samples : 1;
@@ -128,18 +135,21 @@ dlb_status dlb_measure_run(const struct dlb_measure_spec *spec, dlb_step_fn step
         out->samples[out->n++] = (t1 - t0) / per;
         out->measure_s = t1 - start;
 
+        int stop = 0; /* 1: converged, 2: out of samples or time */
         if (out->n >= spec->min_samples && should_check(out->n, last_checked)) {
             last_checked = out->n;
             if (dlb_stats_compute(out->samples, out->n, &out->stats) == DLB_OK &&
-                out->stats.ci_exact && out->stats.ci_rel_halfwidth <= spec->ci_target) {
-                out->converged = 1;
-                break;
-            }
+                out->stats.ci_exact && out->stats.ci_rel_halfwidth <= spec->ci_target)
+                stop = 1;
         }
-        if (out->n >= cap)
+        if (!stop && (out->n >= cap || (out->measure_s >= spec->time_cap_s && out->n >= 2)))
+            stop = 2;
+        if (spec->agree)
+            stop = (int)spec->agree(spec->agree_ctx, stop);
+        if (stop) {
+            out->converged = stop == 1;
             break;
-        if (out->measure_s >= spec->time_cap_s && out->n >= 2)
-            break;
+        }
     }
     if (out->n > 0) {
         dlb_status s2 = dlb_stats_compute(out->samples, out->n, &out->stats);

@@ -5,6 +5,7 @@
 #define DLB_CORE_MEASURE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <dlbench/status.h>
 #include "stats.h"
 
@@ -15,6 +16,11 @@ struct dlb_measure_spec {
     double ci_target;         /* relative half-width of the median's CI */
     double time_cap_s;        /* stop sampling here even if not converged */
     unsigned steps_per_sample;/* at least this many steps per sample */
+    /* Processes that measure together (MPI ranks) must run the same steps:
+     * each decision (warm-up over, steps per sample, stop) is passed
+     * through agree, which returns rank 0's on every rank. NULL: alone. */
+    int64_t (*agree)(void *ctx, int64_t value);
+    void *agree_ctx;
 };
 
 struct dlb_measure_result {

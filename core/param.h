@@ -8,11 +8,8 @@
 #include <dlbench/param.h>
 #include <dlbench/status.h>
 
-/* Core-only flags for the core's own tables (lr > 0, ci_target < 1): the
- * bound itself is excluded. Kept out of the public SDK until a plugin
- * needs them; they sit far above the public DLB_PARAM_* flag bits. */
-#define DLB_PARAM_MIN_EXCLUSIVE 0x10000u
-#define DLB_PARAM_MAX_EXCLUSIVE 0x20000u
+/* DLB_PARAM_MIN_EXCLUSIVE and DLB_PARAM_MAX_EXCLUSIVE are public
+ * (<dlbench/param.h>): the prune plugin's sparsity is below 1. */
 
 /* Parse `text` for `def`. On success out->s is a malloc'ed canonical text
  * (release with dlb_value_clear). On failure `why` says what was expected,

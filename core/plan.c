@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "param.h"
+#include "plan_transform.h"
 #include "select.h"
 
 /* More configurations than this is a sweep nobody can run: a typo. */
@@ -346,6 +347,8 @@ dlb_status dlb_plan_build(const struct dlb_suite *s,
     struct dlb_select_settings sel;
     if (st == DLB_OK)
         st = dlb_select_settings(out, &sel, err);
+    if (st == DLB_OK)
+        st = dlb_plan_check_transforms(out, err);
     for (unsigned k = 0; b.vals && k < b.n_flat; k++)
         dlb_value_clear(&b.vals[k]);
     for (size_t a = 0; a < b.n_axes; a++) {

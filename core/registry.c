@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The size of ABI 1.0's descriptor: everything up to and including its last
  * field. A later minor version may append fields, so sizeof() of the current
@@ -117,9 +118,48 @@ static char *join_path(const char *dir, const char *name)
     return p;
 }
 
+/* Whoever owns a file can change it: only root and the user running
+ * dlbench may own the code it loads. */
+static int foreign_owner(uid_t uid)
+{
+    return uid != 0 && uid != geteuid();
+}
+
+/* A directory above the plugin directory that anyone may write to, without
+ * the sticky bit, lets anyone rename the plugin directory away and put
+ * another in its place. */
+static dlb_status check_ancestors(const char *name, const char *dir,
+                                  struct dlb_error *err)
+{
+    char *real = realpath(dir, NULL);
+    if (!real)
+        return dlb_errorf(err, DLB_ERR_IO, "plugin %s: cannot resolve directory "
+                          "%s: %s", name, dir, strerror(errno));
+    dlb_status s = DLB_OK;
+    for (char *slash = strrchr(real, '/'); slash && s == DLB_OK;
+         slash = strrchr(real, '/')) {
+        if (slash == real)
+            slash[1] = '\0'; /* "/" itself */
+        else
+            *slash = '\0';
+        struct stat as;
+        if (stat(real, &as) == 0 && (as.st_mode & S_IWOTH) && !(as.st_mode & S_ISVTX))
+            s = dlb_errorf(err, DLB_ERR_PLUGIN, "plugin %s: refusing plugins in "
+                           "%s: the directory %s above it is world-writable "
+                           "without the sticky bit, so any user could replace "
+                           "it; run `chmod o-w %s`", name, dir, real, real);
+        if (slash == real)
+            break;
+    }
+    free(real);
+    return s;
+}
+
 /* Refuse anything another user could have put there or could swap: a
- * symlink (its target is chosen by whoever made it), a file that is not a
- * regular file, and a world-writable file or directory. */
+ * symlink (its target is chosen by whoever made it, and may lie outside
+ * the plugin directory), a file that is not a regular file, a file or
+ * directory that is world-writable or owned by another user who is not
+ * root. */
 static dlb_status check_file(const char *name, const char *dir,
                              const char *path, const struct stat *st,
                              struct dlb_error *err)
@@ -137,6 +177,12 @@ static dlb_status check_file(const char *name, const char *dir,
                           "plugin %s: refusing %s: the file is world-writable, "
                           "so any user could change the code dlbench runs; "
                           "run `chmod o-w %s`", name, path, path);
+    if (foreign_owner(st->st_uid))
+        return dlb_errorf(err, DLB_ERR_PLUGIN,
+                          "plugin %s: refusing %s: it is owned by user %lu, who "
+                          "is neither you nor root and could change the code "
+                          "dlbench runs; install it as yourself or as root",
+                          name, path, (unsigned long)st->st_uid);
     struct stat ds;
     if (stat(dir, &ds) != 0)
         return dlb_errorf(err, DLB_ERR_IO, "plugin %s: cannot inspect directory "
@@ -146,7 +192,13 @@ static dlb_status check_file(const char *name, const char *dir,
                           "plugin %s: refusing %s: its directory %s is "
                           "world-writable, so any user could replace the "
                           "plugin; run `chmod o-w %s`", name, path, dir, dir);
-    return DLB_OK;
+    if (foreign_owner(ds.st_uid))
+        return dlb_errorf(err, DLB_ERR_PLUGIN,
+                          "plugin %s: refusing %s: its directory %s is owned by "
+                          "user %lu, who is neither you nor root and could "
+                          "replace the plugin; use a directory of your own",
+                          name, path, dir, (unsigned long)ds.st_uid);
+    return check_ancestors(name, dir, err);
 }
 
 /* The list of searched directories for the "not found" message. */
@@ -365,12 +417,48 @@ static const struct dlb_loaded_plugin *find_loaded(const struct dlb_registry *r,
     return NULL;
 }
 
+/* A file that is not ELF at all (a text file, a script, an archive) gets
+ * its own message: dlopen's "file too short" or "invalid ELF header" with
+ * advice to run ldd would send the user the wrong way. */
+static dlb_status check_elf(const char *name, const char *path,
+                            struct dlb_error *err)
+{
+    unsigned char magic[4] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return dlb_errorf(err, DLB_ERR_IO, "plugin %s: cannot open %s: %s", name,
+                          path, strerror(errno));
+    size_t n = fread(magic, 1, sizeof magic, f);
+    fclose(f);
+    if (n < sizeof magic || memcmp(magic, "\177ELF", 4) != 0)
+        return dlb_errorf(err, DLB_ERR_PLUGIN, "plugin %s: refusing %s: it is "
+                          "not a shared object (%s); rebuild the plugin or "
+                          "remove the file", name, path,
+                          n == 0 ? "the file is empty" : "no ELF header");
+    return DLB_OK;
+}
+
+/* What to do about a dlopen error, from its text. */
+static const char *dlopen_advice(const char *why)
+{
+    if (strstr(why, "cannot open shared object file"))
+        return "a library it needs is missing: run `ldd` on the plugin";
+    if (strstr(why, "undefined symbol"))
+        return "it uses a symbol nothing provides: rebuild it against this "
+               "dlbench's headers (plugins must not use core symbols)";
+    return "the file is damaged or not built for this machine: rebuild or "
+           "reinstall it";
+}
+
 /* dlopen the file, find the entry point and check what it returns. */
 static dlb_status open_plugin(const char *name, const char *path,
                               void **handle_out,
                               const struct dlb_plugin **desc_out,
                               struct dlb_error *err)
 {
+    dlb_status est = check_elf(name, path, err);
+    if (est != DLB_OK)
+        return est;
     dlerror();
     /* RTLD_NOW: an unresolved symbol is reported here, naming the plugin,
      * not as a crash in the middle of a measurement. RTLD_LOCAL: plugins
@@ -380,9 +468,9 @@ static dlb_status open_plugin(const char *name, const char *path,
         const char *e = dlerror();
         char why[512];
         snprintf(why, sizeof why, "%s", e ? e : "unknown error");
+        one_line(why);
         return dlb_errorf(err, DLB_ERR_PLUGIN, "plugin %s (%s): cannot load: "
-                          "%s; run `ldd %s` to see missing libraries", name,
-                          path, one_line(why), path);
+                          "%s; %s", name, path, why, dlopen_advice(why));
     }
     dlerror();
     void *sym = dlsym(h, DLB_PLUGIN_ENTRY_NAME);

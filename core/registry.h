@@ -30,7 +30,10 @@ void dlb_registry_free(struct dlb_registry *r);
 
 /* Load (once) the plugin NAME. Refuses, with one line naming the plugin and
  * what to do: no such file (lists the dirs searched), a symlink, a
- * world-writable file or directory, dlopen failure (suggests ldd), missing
+ * world-writable file or directory, a file or directory owned by another
+ * user who is not root, a world-writable directory above the plugin
+ * directory without the sticky bit, a file that is not ELF, dlopen
+ * failure (with what to do for its cause), missing
  * entry symbol, ABI major mismatch (both versions), a short descriptor, a
  * name that differs from the file name, a bad parameter table, hook points
  * set without init. *out points into r->loaded: it stays valid until the

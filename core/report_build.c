@@ -56,6 +56,24 @@ static void environment(struct dlb_rep *r, json_t *ctx)
     json_t *cc = json_object_get(ctx, "compiler"), *d = json_object_get(ctx, "dlbench");
     snprintf(r->env[r->n_env++], 300, "dlbench %s (%s), %s %s", str(d, "version"),
              str(d, "git_commit"), str(cc, "name"), str(cc, "version"));
+    /* The devices the configurations ran on, as their records say. */
+    json_t *devs = json_object_get(ctx, "devices"), *dev;
+    size_t i;
+    json_array_foreach(devs, i, dev) {
+        char dm[64] = "";
+        json_t *tot = json_object_get(dev, "memory_total_bytes");
+        long long units = (long long)json_integer_value(
+            json_object_get(dev, "compute_units"));
+        if (r->n_env >= 7) /* the run line comes last */
+            break;
+        if (json_is_number(tot))
+            dlb_rep_bytes(dm, sizeof dm, json_number_value(tot));
+        snprintf(r->env[r->n_env++], 300, "device (%s): %s%s%s, %lld compute "
+                 "unit%s%s%s%s%s", str(dev, "backend"), str(dev, "name"),
+                 *str(dev, "arch") ? ", arch " : "", str(dev, "arch"), units,
+                 units == 1 ? "" : "s", dm[0] ? ", " : "", dm,
+                 *str(dev, "driver") ? "; " : "", str(dev, "driver"));
+    }
     snprintf(r->env[r->n_env++], 300, "run: %s to %s, %.1f s%s%s",
              str(ctx, "start_utc"), str(ctx, "end_utc"),
              json_number_value(json_object_get(ctx, "run_s")),

@@ -24,6 +24,11 @@ dlb_status dlb_record_check(const json_t *rec, const char *where,
     if (!json_is_integer(json_object_get(rec, "index")))
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: record has no integer "
                           "\"index\"", where);
+    if (json_integer_value(json_object_get(rec, "index")) < 0)
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: record \"index\" is %"
+                          JSON_INTEGER_FORMAT "; a configuration's index is 0 "
+                          "or more", where,
+                          json_integer_value(json_object_get(rec, "index")));
     if (!json_is_string(json_object_get(rec, "id")))
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: record has no string "
                           "\"id\"", where);

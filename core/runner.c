@@ -11,7 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "interrupt.h"
+#include "launcher.h"
 #include "measure.h"
+
+/* After SIGINT/SIGTERM reached dlbench, how long the configuration's
+ * processes get to end on SIGTERM (an MPI launcher stops its ranks) before
+ * SIGKILL. */
+#define STOP_GRACE_S 2.0
 
 char *dlb_self_exe(void)
 {
@@ -59,14 +66,34 @@ static void child_exec(const struct dlb_child_spec *spec, const char *exe, int w
     for (char **a = spec->argv; *a; a++)
         if (!strcmp(*a, "%FD%"))
             *a = fdbuf;
+    if (spec->launcher) {
+        /* launcher words, then dlbench and its arguments */
+        size_t nl = 0, na = 0;
+        while (spec->launcher[nl])
+            nl++;
+        while (spec->argv[na])
+            na++;
+        char **av = calloc(nl + na + 1, sizeof *av);
+        if (av) {
+            memcpy(av, spec->launcher, nl * sizeof *av);
+            av[nl] = (char *)exe;
+            memcpy(av + nl + 1, spec->argv + 1, na * sizeof *av);
+            execvp(av[0], av);
+        }
+        fprintf(stderr, "dlbench: cannot start the launcher %s: %s\n",
+                spec->launcher[0], strerror(errno));
+        _exit(127);
+    }
     execv(exe, spec->argv);
     fprintf(stderr, "dlbench: cannot exec %s: %s\n", exe, strerror(errno));
     _exit(127);
 }
 
-/* Read everything the child writes until EOF or the deadline. */
+/* Read everything the child writes until EOF, the deadline or a signal
+ * to dlbench (which sends SIGTERM to the child's group and sets
+ * *interrupted). */
 static int read_until(int fd, pid_t pid, double deadline, char **buf, size_t *len,
-                      int *timed_out)
+                      int *timed_out, int *interrupted)
 {
     size_t cap = 0;
     for (;;) {
@@ -74,20 +101,24 @@ static int read_until(int fd, pid_t pid, double deadline, char **buf, size_t *le
         if (deadline > 0) {
             double left = deadline - dlb_now();
             if (left <= 0) {
-                *timed_out = 1;
-                kill(-pid, SIGKILL);
-                kill(pid, SIGKILL);
+                *timed_out = 1; /* the caller stops the child */
                 return 0;
             }
             wait_ms = left > 1.0 ? 1000 : (int)(left * 1000) + 1;
         }
-        struct pollfd p = {fd, POLLIN, 0};
-        int r = poll(&p, 1, wait_ms);
+        struct pollfd p[2] = {{fd, POLLIN, 0}, {dlb_interrupt_fd(), POLLIN, 0}};
+        int r = poll(p, p[1].fd >= 0 ? 2 : 1, wait_ms);
+        if (dlb_interrupted()) {
+            *interrupted = 1;
+            kill(-pid, SIGTERM);
+            kill(pid, SIGTERM);
+            return 0;
+        }
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
             return -1;
-        if (r == 0)
+        if (r == 0 || !(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
         if (*len + 4096 + 1 > cap) {
             cap = cap ? cap * 2 : 65536;
@@ -159,6 +190,26 @@ static void classify(json_t **record, int wstatus, int timed_out, double timeout
     json_object_set_new(*record, "reason", json_string(reason));
 }
 
+/* A launcher's words on the rank that died lead the reason: the last
+ * line of its log is usually a banner of dashes. */
+static void name_dead_rank(json_t *record, const char *log_path)
+{
+    const char *st = json_string_value(json_object_get(record, "status"));
+    const char *why = json_string_value(json_object_get(record, "reason"));
+    char dead[512], reason[1024];
+    int by_signal = 0;
+    if (!st || !strcmp(st, "ok") || !strcmp(st, "skipped"))
+        return;
+    dlb_launcher_explain(log_path, dead, sizeof dead, &by_signal);
+    if (!dead[0])
+        return;
+    snprintf(reason, sizeof reason, "%s; the launcher ended the other ranks "
+             "(%s)", dead, why ? why : st);
+    json_object_set_new(record, "reason", json_string(reason));
+    if (by_signal)
+        json_object_set_new(record, "status", json_string("crashed"));
+}
+
 dlb_status dlb_runner_run(const struct dlb_child_spec *spec, json_t **record,
                           struct dlb_error *err)
 {
@@ -187,12 +238,20 @@ dlb_status dlb_runner_run(const struct dlb_child_spec *spec, json_t **record,
     }
     free(exe);
     close(fds[1]);
+    /* The child makes its own group too (child_exec); doing it here as
+     * well closes the window before it runs. */
+    setpgid(pid, pid);
+    dlb_interrupt_child(pid);
 
     char *buf = NULL;
     size_t len = 0;
-    int timed_out = 0;
+    int timed_out = 0, interrupted = 0;
     double deadline = spec->timeout_s > 0 ? start + spec->timeout_s : 0;
-    read_until(fds[0], pid, deadline, &buf, &len, &timed_out);
+    read_until(fds[0], pid, deadline, &buf, &len, &timed_out, &interrupted);
+    if (timed_out)
+        dlb_launcher_stop(pid, spec->launcher != NULL);
+    if (interrupted)
+        deadline = dlb_now() + STOP_GRACE_S;
     close(fds[0]);
     /* The child may still run after closing its end: wait for it under
      * the same deadline, without reaping it yet (WNOWAIT) so that its
@@ -206,10 +265,16 @@ dlb_status dlb_runner_run(const struct dlb_child_spec *spec, json_t **record,
             break;
         if (w < 0 && errno != EINTR)
             break;
+        if (!interrupted && dlb_interrupted()) {
+            interrupted = 1;
+            kill(-pid, SIGTERM);
+            kill(pid, SIGTERM);
+            deadline = dlb_now() + STOP_GRACE_S;
+            continue;
+        }
         if (deadline > 0 && dlb_now() > deadline && !timed_out) {
             timed_out = 1;
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
+            dlb_launcher_stop(pid, spec->launcher != NULL);
         }
         if (deadline > 0)
             usleep(2000);
@@ -218,16 +283,28 @@ dlb_status dlb_runner_run(const struct dlb_child_spec *spec, json_t **record,
     int wstatus = 0;
     while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
         ;
+    dlb_interrupt_child(0);
     double wall = dlb_now() - start;
 
+    if (interrupted) {
+        /* Stopped half-way, its figures mean nothing: no record, so that
+         * --resume runs it again. */
+        free(buf);
+        return dlb_errorf(err, DLB_ERR_RUNTIME, "stopped by signal %d (%s) to "
+                          "dlbench", dlb_interrupted(), strsignal(dlb_interrupted()));
+    }
     if (buf && len > 0 && !timed_out) {
         json_error_t jerr;
         *record = json_loadb(buf, len, 0, &jerr);
     }
     free(buf);
+    if (!*record && spec->record_path && !timed_out)
+        *record = dlb_record_file_read(spec->record_path);
     char tail[512];
     log_tail(spec->log_path, tail, sizeof tail);
     classify(record, wstatus, timed_out, spec->timeout_s, tail);
+    if (spec->launcher && !timed_out)
+        name_dead_rank(*record, spec->log_path);
     json_object_set_new(*record, "wall_s", json_real(wall));
     return DLB_OK;
 }

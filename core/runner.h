@@ -13,11 +13,18 @@ struct dlb_child_spec {
     char **argv;              /* argv[0] is ignored: the running binary is used */
     double timeout_s;         /* kill after this long; 0 = never */
     const char *log_path;     /* the child's stdout and stderr go here */
+    /* A configuration run as several processes (launcher.h): the
+     * launcher's argv, put before the child's, and the file where rank 0
+     * writes the record. NULL: one process, record on the descriptor. */
+    char **launcher;
+    const char *record_path;
 };
 
 /* Run it. *record is the child's record with "status" set (and "reason"
- * when not ok) whatever happened, plus "wall_s". Returns non-OK only when
- * the child could not be started at all. */
+ * when not ok) whatever happened, plus "wall_s". Returns non-OK when the
+ * child could not be started at all, or when dlb_interrupted() became
+ * true while it ran (core/interrupt.h): then its process group has been
+ * stopped and reaped and *record is NULL. */
 dlb_status dlb_runner_run(const struct dlb_child_spec *spec, json_t **record,
                           struct dlb_error *err);
 

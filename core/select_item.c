@@ -26,12 +26,16 @@ static double metric(json_t *rec, const char *name)
     return num(json_object_get(json_object_get(rec, "metrics"), name), "value");
 }
 
-/* Peak memory: the process's peak RSS, or a pool's reserved peak when a
- * plugin reports a larger one (device memory is not in the RSS). */
+/* Peak memory: the process's peak RSS, or a pool's reserved peak or the
+ * device memory a GPU backend held when larger (device memory is not in
+ * the RSS). */
 static double peak_memory(json_t *rec)
 {
     double m = metric(rec, "peak_rss");
+    double dev = metric(rec, "device_mem_held_peak");
     const char *name;
+    if (!isnan(dev) && (isnan(m) || dev > m))
+        m = dev;
     json_t *v;
     json_object_foreach(json_object_get(rec, "metrics"), name, v) {
         size_t n = strlen(name);

@@ -68,6 +68,11 @@ const struct dlb_param_def dlb_suite_keys[] = {
      "exceeding it gives status oom"},
     {"seed", DLB_PARAM_INT, "42", MIN_, 0, 0, NULL, NULL,
      "seed of weights, shuffling and synthetic data"},
+    {"launcher", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
+     "how configurations that run as several processes (dp engines mpi and "
+     "nccl) start their ranks, {ranks} standing for the count: \"srun -n "
+     "{ranks}\", \"mpirun -np {ranks} --hostfile hosts\"; \"\" = mpirun on "
+     "this host (--launcher sets it too)"},
     {"plugins", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
      "comma-separated list of plugins to activate even without a section"},
     {"accuracy_tolerance", DLB_PARAM_FLOAT, "0.5", MIN_, 0, 0, NULL, "points",
@@ -81,8 +86,8 @@ const struct dlb_param_def dlb_suite_keys[] = {
      "the configuration others are compared with, as axis values "
      "(\"batch=64 amp.enable=off\"); \"\" = the plan's first"},
     {"memory_budget", DLB_PARAM_SIZE, "0", FIXED_ | MIN_, 0, 0, NULL, "bytes",
-     "largest peak memory (peak_rss or a pool's reserved_peak) a winner may "
-     "have; 0 = none"},
+     "largest peak memory (peak_rss, a pool's reserved_peak or a GPU's "
+     "device_mem_held_peak) a winner may have; 0 = none"},
     {"target_accuracy", DLB_PARAM_FLOAT, "0", FIXED_ | MIN_ | MAX_, 0, 100,
      NULL, "%", "accuracy that objective = time_to_accuracy must reach"},
     {"search", DLB_PARAM_STRING, "grid", FIXED_, 0, 0, NULL, NULL,

@@ -46,6 +46,20 @@ static double accuracy(json_t *r, int *have)
     return *have ? json_number_value(v) : 0.0;
 }
 
+/* How many workers share a step: a plugin figure in unit "workers" (the
+ * dp plugin's replicas x ranks); 0 when none says. */
+static double workers_of(json_t *rec)
+{
+    const char *k;
+    json_t *m;
+    json_object_foreach(json_object_get(rec, "metrics"), k, m) {
+        const char *unit = json_string_value(json_object_get(m, "unit"));
+        if (unit && !strcmp(unit, "workers"))
+            return json_number_value(json_object_get(m, "value"));
+    }
+    return 0;
+}
+
 static void annotate_one(json_t *rec, json_t *base)
 {
     int h1, h2, h3, h4, h5, h6;
@@ -65,6 +79,13 @@ static void annotate_one(json_t *rec, json_t *base)
             json_object_set_new(o, "speedup_ci_lo", json_real(lo / hib));
             json_object_set_new(o, "speedup_ci_hi", json_real(hi / lob));
         }
+    }
+    /* Scaling efficiency: throughput(N) / (N x throughput(1)), N workers
+     * against the baseline's, measured in the same run. */
+    double wr = workers_of(rec), wb = workers_of(base);
+    if (json_object_get(o, "speedup") && wr > 0 && wb > 0 && wr != wb) {
+        json_object_set_new(o, "workers", json_real(wr));
+        json_object_set_new(o, "scaling_efficiency", json_real(t / tb * wb / wr));
     }
     double a = accuracy(rec, &h1), ab = accuracy(base, &h2);
     if (h1 && h2)
@@ -139,4 +160,5 @@ void dlb_vs_baseline_print(FILE *f, json_t *records)
                 json_string_value(json_object_get(rec, "id")), sp, ci, drop,
                 json_string_value(json_object_get(o, "baseline_id")));
     }
+    dlb_vs_scaling_print(f, records, w);
 }

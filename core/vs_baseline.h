@@ -21,4 +21,11 @@ size_t dlb_vs_baseline_annotate(const struct dlb_plan *p, json_t *records);
  * has them. */
 void dlb_vs_baseline_print(FILE *f, json_t *records);
 
+/* Records with more workers than their baseline (a plugin figure in unit
+ * "workers") get "workers" and "scaling_efficiency" in "vs_baseline":
+ * throughput / (workers / baseline workers x baseline throughput). This
+ * prints them as a short table, ids in a column `id_width` wide; nothing
+ * when no record has one (vs_scaling.c). */
+void dlb_vs_scaling_print(FILE *f, json_t *records, size_t id_width);
+
 #endif

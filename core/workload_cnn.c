@@ -12,9 +12,11 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "device_record.h"
 #include "host.h"
 #include "data/augment.h"
 #include "model/model_find.h"
+#include "model/ref_model.h"
 #include "model/ref_weights.h"
 #include "model/train_run.h"
 #include "session.h"
@@ -80,6 +82,20 @@ static void cnn_host_free(void *ctx, void *p, size_t bytes)
     c->host->free(c->host, p, bytes);
 }
 
+/* A GPU backend's buffers come from the pool when a plugin sits over
+ * device memory; without one the backend calls cudaMalloc itself. */
+static void *cnn_device_alloc(void *ctx, size_t bytes)
+{
+    const struct cnn *c = ctx;
+    return dlb_host_pool_alloc(c->host, bytes);
+}
+
+static void cnn_device_free(void *ctx, void *p, size_t bytes)
+{
+    const struct cnn *c = ctx;
+    dlb_host_pool_free(c->host, p, bytes);
+}
+
 static dlb_status open_data(struct cnn *c, int train, struct dlb_error *err)
 {
     struct dlb_dataset *d = train ? &c->train : &c->test;
@@ -138,6 +154,24 @@ static dlb_status lend_evaluate(void *ctx, struct dlb_model *m, double *loss,
     return test_figures(ctx, m, loss, acc, err);
 }
 
+/* model_ops' other models (train_ops.open_model): found and trained as
+ * this workload's own reference weights are, on its backend. */
+static dlb_status lend_open_model(void *ctx, const struct dlb_host *h,
+                                  const char *name, uint64_t steps,
+                                  struct dlb_model_spec **spec,
+                                  struct dlb_model **out,
+                                  struct dlb_error *err)
+{
+    struct cnn *c = ctx;
+    const char *suites[2] = {c->ctx->suite_origin, c->ctx->plan->suite->path};
+    struct dlb_ref_model_req r = {
+        suites, 2, dlb_installed_suite_dir(), c->be,
+        {name, c->seed, steps ? steps : CNN_DEFAULT_REF_STEPS, c->lr,
+         c->momentum, c->synthetic ? "synthetic" : "fashion-mnist",
+         load_train, c, h}};
+    return dlb_ref_model_open(&r, spec, out, err);
+}
+
 static dlb_status open_backend(struct cnn *c, struct dlb_error *err)
 {
     struct dlb_backend_config cfg = {
@@ -146,9 +180,14 @@ static dlb_status open_backend(struct cnn *c, struct dlb_error *err)
         .alloc_ctx = c};
     char why[512] = "";
     const char *name = key(c, "backend")->s;
+    if (dlb_host_device_pool(c->host)) {
+        cfg.device_alloc = cnn_device_alloc;
+        cfg.device_free = cnn_device_free;
+    }
     dlb_status s = dlb_backend_open(name, &cfg, &c->be, why, sizeof why);
     if (s != DLB_OK)
         return dlb_errorf(err, s, "%s", why[0] ? why : dlb_status_name(s));
+    dlb_host_set_device(c->host, dlb_device_record(c->be));
     return DLB_OK;
 }
 
@@ -254,7 +293,8 @@ static dlb_status setup_infer(struct cnn *c, struct dlb_workload_info *info,
         s = dlb_batch_fill(&c->test, idx, c->batch, 0, NULL, c->images, labels);
     free(idx);
     free(labels);
-    info->flops_per_step = sp->flops_fwd * c->batch;
+    /* The model's own spec: a transform may have made it smaller. */
+    info->flops_per_step = dlb_model_spec_of(c->model)->flops_fwd * c->batch;
     return s;
 }
 
@@ -285,7 +325,8 @@ static dlb_status cnn_setup(void *state, const struct dlb_host *h,
     c->ctx = state;
     c->host = h;
     read_keys(c);
-    c->lent = (struct dlb_host_data){c, lend_dataset, lend_evaluate};
+    c->lent = (struct dlb_host_data){c, lend_dataset, lend_evaluate,
+                                     lend_open_model};
     dlb_host_set_data(h, &c->lent);
     s = open_backend(c, &err);
     if (s == DLB_OK)
@@ -352,6 +393,9 @@ static dlb_status cnn_evaluate(void *wl)
     struct dlb_error err = {""};
     double loss = 0.0, secs = 0.0;
     dlb_status s = DLB_OK;
+    /* The last measured step's overflow flag, for the scaler's figures. */
+    if (!c->infer && (s = dlb_trainer_settle(&c->trainer, &err)) != DLB_OK)
+        return fail(c, s, &err);
     record_casts(c);
     if (!c->infer && c->train_steps == 0)
         return DLB_OK; /* measure only: no quality figures asked for */
@@ -375,6 +419,8 @@ static void cnn_teardown(void *wl)
     if (!c)
         return;
     dlb_host_set_data(c->host, NULL);
+    if (c->be) /* peaks of the whole run, accuracy training included */
+        dlb_device_memory_figures(c->be, c->host);
     dlb_batches_close(c->trainer.batches);
     dlb_model_destroy(c->model);
     dlb_model_spec_free(c->spec);

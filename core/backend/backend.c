@@ -4,6 +4,7 @@
 #endif
 #include "backend.h"
 #include "backend_impl.h"
+#include "backend_module.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,21 +14,23 @@ typedef dlb_status (*dlb_backend_ctor)(const struct dlb_backend_config *cfg,
                                        struct dlb_backend **out, char *reason,
                                        size_t len);
 
-/* A backend that is not built in has a NULL constructor and the reason.
- * The cpu and cuda backends replace their rows when they are added. */
+/* A backend that is not built in has a NULL constructor and the reason;
+ * a backend built as a loadable module (backend_module.h) names its file
+ * instead, and says itself why it cannot run. */
 static const struct {
     const char *name;
     dlb_backend_ctor create;
     const char *missing;
+    const char *module;
 } dlb_backends[] = {
-    { "ref", dlb_backend_ref_create, NULL },
+    { "ref", dlb_backend_ref_create, NULL, NULL },
 #ifdef HAVE_ONEDNN
-    { "cpu", dlb_backend_cpu_create, NULL },
+    { "cpu", dlb_backend_cpu_create, NULL, NULL },
 #else
     { "cpu", NULL, "backend cpu is not built in: configure found no oneDNN "
-      "(install libdnnl-dev)" },
+      "(install libdnnl-dev)", NULL },
 #endif
-    { "cuda", NULL, "backend cuda is not built in yet (CUDA backend)" },
+    { "cuda", NULL, NULL, "dlbench_cuda.so" },
 };
 
 #define N_BACKENDS (sizeof dlb_backends / sizeof dlb_backends[0])
@@ -43,6 +46,10 @@ dlb_status dlb_backend_open(const char *name,
     for (size_t i = 0; i < N_BACKENDS; i++) {
         if (strcmp(name, dlb_backends[i].name) != 0)
             continue;
+        if (dlb_backends[i].module)
+            return dlb_backend_module_open(name, dlb_backends[i].module,
+                                           cfg ? cfg : &defaults, out, reason,
+                                           len);
         if (!dlb_backends[i].create) {
             snprintf(reason, len, "%s", dlb_backends[i].missing);
             return DLB_ERR_UNSUPPORTED;
@@ -153,12 +160,16 @@ const char *const *dlb_backend_names(void)
 
 /* Answered from the build alone: opening a backend initialises its
  * library (oneDNN's thread pool, a CUDA context), which only a
- * configuration's own process may do. */
+ * configuration's own process may do. A module is loaded and asks the
+ * machine without initialising anything in this process. */
 int dlb_backend_available(const char *name, char *reason, size_t len)
 {
     for (size_t i = 0; i < N_BACKENDS; i++) {
         if (strcmp(name, dlb_backends[i].name) != 0)
             continue;
+        if (dlb_backends[i].module)
+            return dlb_backend_module_available(name, dlb_backends[i].module,
+                                                reason, len);
         if (dlb_backends[i].create)
             return 1;
         snprintf(reason, len, "%s", dlb_backends[i].missing);
@@ -166,4 +177,12 @@ int dlb_backend_available(const char *name, char *reason, size_t len)
     }
     snprintf(reason, len, "unknown backend '%s'", name);
     return 0;
+}
+
+const char *dlb_backend_module_file(const char *name)
+{
+    for (size_t i = 0; i < N_BACKENDS; i++)
+        if (!strcmp(name, dlb_backends[i].name))
+            return dlb_backends[i].module;
+    return NULL;
 }

@@ -21,6 +21,21 @@ int dlb_backend_available(const char *name, char *reason, size_t len);
 /* Release the backend; NULL is fine. */
 void dlb_backend_close(struct dlb_backend *be);
 
+/* Where backend `name` keeps its buffers: 1 in device memory the host
+ * cannot touch (a GPU backend, built as a module), 0 in host memory (ref,
+ * cpu, and names this dlbench does not know). Answered without loading
+ * anything. */
+int dlb_backend_device_memory(const char *name);
+/* Memory of the backend's device outside any buffer, for a memory pool's
+ * segments (backend_raw.c): malloc for host backends; the module's device
+ * allocator (cudaMalloc) for GPU backends, which needs no open handle.
+ * DLB_ERR_UNSUPPORTED with the reason where the device is missing,
+ * DLB_ERR_NOMEM when it is full. raw_free takes the same byte count. */
+dlb_status dlb_backend_raw_alloc(const char *name, int device, size_t bytes,
+                                 void **out, char *reason, size_t len);
+void dlb_backend_raw_free(const char *name, int device, void *p,
+                          size_t bytes);
+
 const char *dlb_backend_name(const struct dlb_backend *be);
 const struct dlb_backend_ops *dlb_backend_ops_of(const struct dlb_backend *be);
 

@@ -42,6 +42,7 @@ static dlb_status dataset_find(const char *dir, const char *name, char **path,
         if (!p)
             return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
         if (stat(p, &st) == 0) {
+            free(*path); /* the .gz name kept for messages, if any */
             *found = 1;
             *path = p;
             return DLB_OK;

@@ -8,6 +8,8 @@
 
 #include "backend/backend.h"
 #include "backend/dtype.h"
+#include "model/model_prune.h"
+#include "model/model_quant.h"
 
 dlb_status dlb_model_be_fail(struct dlb_model *m, dlb_status s,
                              const char *layer, const char *op,
@@ -132,15 +134,19 @@ void dlb_model_destroy(struct dlb_model *m)
     if (m->act && m->own)
         dlb_model_step_release(m);
     dlb_model_prec_free(m);
+    dlb_model_quant_clear(m);
     for (size_t i = 0; i < m->n_params; i++) {
         ops->buffer_free(m->be, m->params[i].t.buf);
         ops->buffer_free(m->be, m->params[i].grad);
         ops->buffer_free(m->be, m->params[i].mom);
     }
+    dlb_model_prune_free(m);
+    ops->buffer_free(m->be, m->found);
     free(m->params);
     free(m->layers);
     free(m->act);
     free(m->own);
+    dlb_model_spec_free(m->own_spec);
     free(m);
 }
 

@@ -201,7 +201,15 @@ dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
      * done, as an eager framework frees its saved tensors. */
     if (m->own[nl])
         dlb_model_step_free(m, &m->act[nl]);
-    for (size_t i = nl - 1; i-- > 0;) {
+    return dlb_model_backward_from(m, nl - 1, dy, dy_owned, err);
+}
+
+dlb_status dlb_model_backward_from(struct dlb_model *m, size_t top,
+                                   struct dlb_buffer *dy, int dy_owned,
+                                   struct dlb_error *err)
+{
+    dlb_status s;
+    for (size_t i = top; i-- > 0;) {
         struct bwd_io io = {m->act[i], m->act[i + 1], dy, NULL, 0, i > 0};
         s = layer_bwd(m, i, &io, err);
         if (dy_owned && io.dx != dy)
@@ -209,6 +217,10 @@ dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
         if (m->own[i + 1])
             dlb_model_step_free(m, &m->act[i + 1]);
         m->own[i + 1] = 0;
+        /* Its parameter gradients are final: a data-parallel executor
+         * may start reducing them while the layers below run. */
+        if (s == DLB_OK && m->grad_ready && m->layers[i].weight >= 0)
+            s = m->grad_ready(m->grad_ready_ctx, (unsigned)i);
         if (s != DLB_OK) {
             if (io.dx_owned)
                 dlb_model_step_free(m, &io.dx);

@@ -518,6 +518,29 @@ static dlb_status build(struct mf *m, struct dlb_model_spec *spec)
     return DLB_OK;
 }
 
+dlb_status dlb_model_spec_reshape(struct dlb_model_spec *spec,
+                                  struct dlb_error *err)
+{
+    struct mf m = { .file = spec->path, .err = err };
+    uint32_t c = spec->in_c, h = spec->in_h, w = spec->in_w;
+    int flat = 0;
+    spec->params = 0;
+    spec->flops_fwd = spec->flops_bwd = 0;
+    for (size_t i = 0; i < spec->n_layers; i++) {
+        struct dlb_layer_spec *L = &spec->layers[i];
+        L->in_c = c, L->in_h = h, L->in_w = w;
+        L->params = 0; /* infer_layer sets only what a kind has */
+        L->flops_fwd = L->flops_bwd = 0;
+        if (infer_layer(&m, L, flat))
+            return m.st;
+        c = L->out_c, h = L->out_h, w = L->out_w, flat = L->flat_out;
+        spec->params += L->params;
+        spec->flops_fwd += L->flops_fwd;
+        spec->flops_bwd += L->flops_bwd;
+    }
+    return DLB_OK;
+}
+
 void dlb_model_spec_free(struct dlb_model_spec *spec)
 {
     if (!spec)

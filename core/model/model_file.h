@@ -77,6 +77,11 @@ dlb_status dlb_model_file_parse(const char *name, const char *text, size_t len,
                                 struct dlb_model_spec **out,
                                 struct dlb_error *err);
 void dlb_model_spec_free(struct dlb_model_spec *m);
+/* Infer the shapes, parameters and FLOPs of every layer again from the
+ * input shape and each layer's keys (filters, out ...), as loading does:
+ * for a spec whose layers were changed (pruning). Errors as loading's. */
+dlb_status dlb_model_spec_reshape(struct dlb_model_spec *spec,
+                                  struct dlb_error *err);
 
 /* "conv", "maxpool" ... as written after `type =`. */
 const char *dlb_layer_kind_name(enum dlb_layer_kind k);

@@ -1,6 +1,7 @@
 /* Finding a network file by name, in the order suites are found. */
 #include "model/model_find.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +37,11 @@ char *dlb_model_file_find(const char *model, const char *const *suite_paths,
     char tried[2048] = "", *p = NULL;
     const char *env = getenv("DLBENCH_SUITE_PATH");
     if (is_path(model)) {
-        if (access(model, R_OK) != 0 || !(p = strdup(model)))
-            dlb_errorf(err, DLB_ERR_INPUT, "model file %s cannot be read",
-                       model);
+        if (access(model, R_OK) != 0)
+            dlb_errorf(err, DLB_ERR_INPUT, "model file %s cannot be read: %s",
+                       model, strerror(errno));
+        else if (!(p = strdup(model)))
+            dlb_errorf(err, DLB_ERR_NOMEM, "model file %s: out of memory", model);
         return p;
     }
     for (size_t i = 0; !p && i < n_suite_paths; i++) {

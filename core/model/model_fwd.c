@@ -2,6 +2,8 @@
 #include "model/model_impl.h"
 
 #include "backend/backend.h"
+#include "model/model_prune.h"
+#include "model/model_quant.h"
 
 static const struct dlb_buffer *opt_buf(const struct dlb_model *m, int index)
 {
@@ -91,6 +93,8 @@ static dlb_status run_fwd(struct dlb_model *m, size_t i, int train,
     case DLB_LAYER_BATCHNORM:
         return fwd_bn(m, ml, train, x, y, err);
     case DLB_LAYER_LINEAR:
+        if (!train && ml->pr) /* pruned: maybe sparse (model_prune_sparse.c) */
+            return dlb_model_prune_linear_fwd(m, i, x, y, err);
         ld = dlb_model_linear_desc(L, m->n);
         s = DLB_BE_CALL(m->be, linear_fwd, &ld, x, dlb_model_layer_weights(m, i),
                         opt_buf(m, ml->bias), y);
@@ -118,6 +122,8 @@ dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
 
     *y = NULL;
     *owned = 0;
+    if (ml->q) /* int8 inference (model_quant_fwd.c) */
+        return dlb_model_quant_fwd(m, i, train, x, y, owned, err);
     if (L->kind == DLB_LAYER_FLATTEN || (L->kind == DLB_LAYER_DROPOUT && !train)) {
         *y = x;
         return DLB_OK;

@@ -45,6 +45,9 @@ struct dlb_model_pruned;   /* model_prune*.c */
 
 struct dlb_model {
     const struct dlb_model_spec *spec;
+    /* A spec rebuilt by pruning (model_prune_rebuild.c), which the model
+     * owns and spec then points to; NULL while spec is the caller's. */
+    struct dlb_model_spec *own_spec;
     struct dlb_backend *be;
     enum dlb_dtype dtype;
     struct dlb_model_layer *layers;  /* spec->n_layers */
@@ -67,6 +70,18 @@ struct dlb_model {
     struct dlb_timer **timers;
     size_t n_timers, timers_used;
     double cast_s;
+    /* Data parallelism (model_replica.c): grad_ready, when set, is called
+     * during backward once a layer's parameter gradients are final, so
+     * that their all-reduce can start; weights_version moves whenever the
+     * weights are written outside the model's own SGD steps. */
+    dlb_status (*grad_ready)(void *ctx, unsigned layer);
+    void *grad_ready_ctx;
+    uint64_t weights_version;
+    /* The gradient scaler on the device (model_scaler.c): the overflow
+     * flag (S32, one element, made on first use) and whether its value
+     * was posted for the host and not read yet. */
+    struct dlb_buffer *found;
+    int found_posted;
 };
 
 /* Per-step memory: the backend's buffers, allocated at every step as an
@@ -102,6 +117,17 @@ dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
  * layer, after a training forward; releases the activations on the way. */
 dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
                               struct dlb_error *err);
+/* Backward from `dy`, the gradient of act[top] (the output of layer
+ * top - 1, in its type), through layers top - 1 .. 0; takes dy over when
+ * dy_owned. Distillation starts here with the gradient at the logits. */
+dlb_status dlb_model_backward_from(struct dlb_model *m, size_t top,
+                                   struct dlb_buffer *dy, int dy_owned,
+                                   struct dlb_error *err);
+/* The forward pass of a training step over n images and labels (uploaded
+ * into act[0] and m->labels); backward or dlb_model_step_release follow. */
+dlb_status dlb_model_forward_train(struct dlb_model *m, const float *images,
+                                   const int32_t *labels, uint32_t n,
+                                   struct dlb_error *err);
 
 /* ---- mixed precision (model_prec.c) ---------------------------------- */
 

@@ -6,6 +6,7 @@
 
 #include "backend/backend.h"
 #include "backend/dtype.h"
+#include "model/model_prune.h"
 
 static int has_weights(const struct dlb_layer_spec *L)
 {
@@ -166,6 +167,8 @@ dlb_status dlb_model_set_precision(struct dlb_model *m,
 void dlb_model_weights_changed(struct dlb_model *m)
 {
     m->lp_stale = 1;
+    m->weights_version++;
+    dlb_model_prune_weights_changed(m); /* sparse forms are rebuilt */
 }
 
 static dlb_status cast_weights(struct dlb_model *m, int round_master,

@@ -3,6 +3,7 @@
 #include "model/model_impl.h"
 
 #include "backend/backend.h"
+#include "model/model_prune.h"
 
 /* The loss lives in a one-element buffer of the model's type. */
 static dlb_status read_loss(struct dlb_model *m, double *loss,
@@ -35,9 +36,9 @@ static dlb_status read_loss(struct dlb_model *m, double *loss,
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, last->name, "loss", err);
 }
 
-static dlb_status forward_train(struct dlb_model *m, const float *images,
-                                const int32_t *labels, uint32_t n,
-                                struct dlb_error *err)
+dlb_status dlb_model_forward_train(struct dlb_model *m, const float *images,
+                                   const int32_t *labels, uint32_t n,
+                                   struct dlb_error *err)
 {
     const struct dlb_backend_ops *ops = dlb_backend_ops_of(m->be);
     size_t nl = m->spec->n_layers;
@@ -79,7 +80,7 @@ dlb_status dlb_model_forward_backward(struct dlb_model *m, const float *images,
                           "non-empty batch and a logsoftmax last layer",
                           m->spec->path);
     dlb_model_step_release(m);
-    s = forward_train(m, images, labels, n, err);
+    s = dlb_model_forward_train(m, images, labels, n, err);
     if (s == DLB_OK && loss)
         s = read_loss(m, loss, err);
     if (s == DLB_OK)
@@ -123,5 +124,6 @@ dlb_status dlb_model_sgd_step(struct dlb_model *m, struct dlb_error *err)
         if (s != DLB_OK)
             return dlb_model_be_fail(m, s, p->name, "sgd_update", err);
     }
-    return dlb_model_prec_updated(m, err);
+    dlb_status s = dlb_model_prune_after_update(m, err); /* masks kept */
+    return s == DLB_OK ? dlb_model_prec_updated(m, err) : s;
 }

@@ -91,7 +91,10 @@ static dlb_status parse_tensor(const char *path, const char *name, json_t *js,
                    "non-negative integers%s", "");
     *begin = (uint64_t)json_integer_value(json_array_get(off, 0));
     end = (uint64_t)json_integer_value(json_array_get(off, 1));
-    if (*begin > end || end > data_bytes) {
+    if (*begin > end)
+        return bad(err, path, name, "data_offsets end before they begin "
+                   "(the pair is [begin, end])%s", "");
+    if (end > data_bytes) {
         snprintf(msg, sizeof msg, "[%llu, %llu] is outside the %zu bytes of "
                  "data", (unsigned long long)*begin, (unsigned long long)end,
                  data_bytes);

@@ -27,11 +27,15 @@ dlb_status dlb_train_run(const struct dlb_trainer *tpl,
     if ((s = dlb_batches_open(train, spec, plugin, &t.batches, err)) != DLB_OK)
         return s;
     t.steps = t.skipped = 0;
+    /* A flag left by earlier steps belongs to weights just replaced. */
+    t.scaler_pending = 0;
     dlb_trainer_reset_precision(&t);
     t.last_loss = 0.0;
     double t0 = mono_now();
     for (uint64_t i = 0; i < steps && s == DLB_OK; i++)
         s = dlb_trainer_step(&t, i + 1 == steps, err);
+    if (s == DLB_OK)
+        s = dlb_trainer_settle(&t, err);
     if (s == DLB_OK && (s = DLB_BE_CALL0(be, synchronize)) != DLB_OK)
         s = dlb_errorf(err, s, "synchronize: %s", dlb_backend_last_error(be));
     if (seconds)

@@ -1,13 +1,17 @@
 /* The training step and its hook points. */
 #include "model/trainer.h"
 
+#include "model/model_scaler.h"
+
 static dlb_status baseline_step(struct dlb_trainer *t, const struct dlb_batch *b,
                                 int want_loss, struct dlb_error *err)
 {
     float scale = 1.0f;
     int nonfinite = 0, apply = 1;
     double loss = 0.0;
-    dlb_status s;
+    dlb_status s = dlb_trainer_settle(t, err); /* this step's scale needs it */
+    if (s != DLB_OK)
+        return s;
     /* A gradient scaler multiplies the loss before backward; the update is
      * applied only when the unscaled gradients are finite (torch.amp). The
      * per-kind compute types were given to the model by
@@ -20,6 +24,12 @@ static dlb_status baseline_step(struct dlb_trainer *t, const struct dlb_batch *b
         return s;
     if (want_loss)
         t->last_loss = loss;
+    /* On a GPU the device decides and the hook hears of it next step. */
+    if (t->precision && !t->host_scaler && dlb_model_device_scaler(t->model)) {
+        s = dlb_model_scaled_update(t->model, scale, err);
+        t->scaler_pending = s == DLB_OK;
+        return s;
+    }
     if (t->precision) {
         s = dlb_model_unscale_grads(t->model, scale, &nonfinite, err);
         if (s != DLB_OK)
@@ -32,6 +42,30 @@ static dlb_status baseline_step(struct dlb_trainer *t, const struct dlb_batch *b
         return DLB_OK;
     }
     return dlb_model_sgd_step(t->model, err);
+}
+
+dlb_status dlb_trainer_settle(struct dlb_trainer *t, struct dlb_error *err)
+{
+    int nonfinite = 0, apply = 1;
+    if (!t->scaler_pending)
+        return DLB_OK;
+    t->scaler_pending = 0;
+    dlb_status s = dlb_model_scaled_result(t->model, &nonfinite, err);
+    if (s != DLB_OK)
+        return s;
+    if (t->precision && t->precision->after_backward)
+        apply = t->precision->after_backward(t->precision_state, nonfinite);
+    if (!apply && !nonfinite)
+        return dlb_errorf(err, DLB_ERR_INTERNAL, "the precision hook skipped "
+                          "a step whose gradients were finite, which the "
+                          "device applied already (its gradient scaler skips "
+                          "only steps with inf/NaN gradients)");
+    if (!apply) {
+        t->skipped++;
+        return DLB_OK;
+    }
+    /* Nothing has touched the gradients since: the host path's update. */
+    return nonfinite ? dlb_model_sgd_step(t->model, err) : DLB_OK;
 }
 
 dlb_status dlb_trainer_step(struct dlb_trainer *t, int want_loss,

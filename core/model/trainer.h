@@ -24,6 +24,11 @@ struct dlb_trainer {
     /* Figures. */
     double last_loss;          /* of the last step that read it */
     uint64_t steps, skipped;   /* skipped: updates the precision hook vetoed */
+    /* The gradient scaler on the device (model_scaler.h): the last step's
+     * overflow flag is still to be read (dlb_trainer_settle); host_scaler
+     * keeps the check on the host where the device could do it. */
+    int scaler_pending;
+    int host_scaler;
 };
 
 /* Train on the next batch. With `want_loss` the step reads the loss back
@@ -31,6 +36,15 @@ struct dlb_trainer {
  * device. */
 dlb_status dlb_trainer_step(struct dlb_trainer *t, int want_loss,
                             struct dlb_error *err);
+
+/* Read the last step's overflow flag where the device kept it, and give
+ * it to the precision hook, as the host path does inside the step: a
+ * step the device skipped but the hook wants applied (loss_scale = none)
+ * is applied now, from the same gradients. The next step does this
+ * first; call it after the last step and before reading the model or the
+ * hook's figures. A hook that vetoes a step with finite gradients cannot
+ * be honoured there (the device applied it): DLB_ERR_INTERNAL. */
+dlb_status dlb_trainer_settle(struct dlb_trainer *t, struct dlb_error *err);
 
 /* Give the model the precision hook's policy (compute type per layer
  * kind, master weights); the loss layer stays in the model's type, since

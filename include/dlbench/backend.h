@@ -44,9 +44,19 @@ extern "C" {
 #endif
 
 /* A major bump changes existing entries; a minor bump appends entries to
- * the end of struct dlb_backend_ops (struct_size says which are present). */
+ * the end of struct dlb_backend_ops (struct_size says which are present).
+ *
+ * Minor history:
+ *   1.0  the first interface.
+ *   1.1  int8 inference (conv2d_int8_fwd, linear_int8_fwd, pool_int8_fwd),
+ *        sparse linear layers (csr_linear_fwd) and buffers in place (map,
+ *        unmap).
+ *   1.2  device memory from the caller (dlb_backend_config.device_alloc),
+ *        the device record's versions and memory figures (the end of
+ *        struct dlb_device_info), and the gradient scaler on the device
+ *        (unscale_check, sgd_update_if_finite, flag_post, flag_wait). */
 #define DLB_BACKEND_API_MAJOR 1
-#define DLB_BACKEND_API_MINOR 0
+#define DLB_BACKEND_API_MINOR 2
 
 struct dlb_backend;  /* the device handle (plugin.h) */
 struct dlb_buffer;   /* device memory: element type, count, bytes */
@@ -65,6 +75,19 @@ struct dlb_backend_config {
     void *(*host_alloc)(void *ctx, size_t bytes);
     void (*host_free)(void *ctx, void *p, size_t bytes);
     void *alloc_ctx;
+    /* API 1.2: device memory for the buffers of GPU backends, so that a
+     * memory pool can sit under them (with alloc_ctx); both NULL = the
+     * backend's own allocator (cudaMalloc and cudaFree per request).
+     * device_free gets what device_alloc returned and the same byte
+     * count. Blocks are used in the backend's stream order: device_free
+     * comes as soon as the host has enqueued the last work on a block,
+     * possibly before that work ran, and the allocator may hand the block
+     * out again at once to this backend, whose single stream runs the
+     * next user after the last (a pool over several streams keeps blocks
+     * per stream). 256-byte alignment suffices. CPU backends ignore
+     * these. */
+    void *(*device_alloc)(void *ctx, size_t bytes);
+    void (*device_free)(void *ctx, void *p, size_t bytes);
 };
 
 /* Capabilities a configuration may need. */
@@ -80,6 +103,23 @@ struct dlb_device_info {
     uint64_t mem_free;     /* bytes; 0 when unknown */
     int device_count;      /* devices this backend can see */
     int compute_units;     /* cores or SMs */
+    /* API 1.2; a backend of 1.1 leaves them zero (callers clear the
+     * record first). */
+    char arch[32];         /* compute capability "9.0" on CUDA GPUs, the
+                              instruction set the kernels use on CPUs;
+                              "" when unknown */
+    struct dlb_device_lib {
+        char name[16];     /* "driver", "runtime", "cudnn", "onednn" ... */
+        char version[32];  /* "13.0", "9.10.2" */
+    } libs[8];             /* the first with an empty name ends the list */
+    /* Device memory: what the backend took from the device's allocator
+     * (buffers, workspaces, segments lent to a pool), now and at most
+     * since the process started, and the device's own count of used
+     * memory (every process, the runtime's context included) at the
+     * highest the backend saw it. 0 when unknown; CPU backends report 0,
+     * their memory shows in the process's RSS. */
+    uint64_t mem_held, mem_held_peak;
+    uint64_t mem_used_peak;
 };
 
 /* ---- Operation descriptors. All sizes are element counts. ---------- */
@@ -134,6 +174,15 @@ struct dlb_linear_desc {
     uint32_t n, in, out;
 };
 
+/* A linear layer whose weights W [out][in] are a CSR matrix (API 1.1):
+ * row o holds the nonzeros of output unit o at positions
+ * row_ptr[o] .. row_ptr[o+1]-1 of col (their input index, ascending) and
+ * val; row_ptr[0] = 0, row_ptr[out] = nnz. */
+struct dlb_csr_linear_desc {
+    uint32_t n, in, out;
+    uint32_t nnz;
+};
+
 /* Log-softmax over classes of x [n][classes]; NLL loss with labels [n]
  * (S32, each in [0, classes)), averaged over the batch. */
 struct dlb_loss_desc {
@@ -146,6 +195,21 @@ struct dlb_loss_desc {
 struct dlb_sgd_desc {
     size_t count;
     float lr, momentum, weight_decay;
+};
+
+/* int8 inference (API 1.1): the quantisation of one int8 convolution or
+ * linear layer. Real values are affine in the stored integers,
+ * r = scale * (q - zero_point); activations are S8 (zero point 0) or U8,
+ * weights S8 with zero point 0 and a scale per tensor or per output
+ * channel (a separate F32 buffer, see conv2d_int8_fwd). */
+struct dlb_int8_desc {
+    enum dlb_dtype x_type;  /* S8 or U8: x's type, or what an F32 x is
+                               quantised to on the way in */
+    float x_scale;          /* > 0 */
+    int32_t x_zero_point;   /* 0 for S8 x, in [0, 255] for U8 x */
+    float y_scale;          /* > 0; read only when y is S8 or U8 */
+    int32_t y_zero_point;   /* read only when y is S8 or U8 */
+    int relu;               /* 1: ReLU on the real output, then requantise */
 };
 
 /* ---- The table. Entries marked optional may be NULL: the core then
@@ -371,7 +435,114 @@ struct dlb_backend_ops {
 
     /* ---- API 1.1: int8 inference (the quant plugin) ---- */
 
+    /* Optional. int8 convolution and linear layer (inference): x of
+     * q->x_type, or F32, quantised first exactly as quantize does (so a
+     * network's first layer needs no separate pass, and a backend may fuse
+     * it); w S8 in the layouts above, w_scale F32 of 1 element (per
+     * tensor) or out_c / out (per output channel), b S32 [out_c] in
+     * accumulator units or NULL, y F32 (dequantised), S8 or U8
+     * (requantised). For each output element, o its channel:
+     *   acc = sum over the window of (qx - x_zero_point) * qw, exact in
+     *         32-bit integers; padding is the real value 0 (qx = x_zp);
+     *   M   = x_scale * w_scale[o]            (F32 y)
+     *         x_scale * w_scale[o] / y_scale  (S8, U8 y), in float, left
+     *         to right, so that every backend has the same multiplier;
+     *   v   = ((float)acc + (float)b[o]) * M, then max(v, 0) when relu;
+     *   y   = v (F32), or clamp(round_half_even(v) + y_zero_point) to
+     *         y's type.
+     * The integer part is exact on every backend; the float steps may
+     * round differently in the last bit (the order in which a kernel adds
+     * the bias), so a backend's y may differ from ref's by 1 (S8, U8) or
+     * by a relative 1e-6 (F32). Callers keep |acc| below 2^24, where the
+     * conversion to float is exact. */
+    dlb_status (*conv2d_int8_fwd)(struct dlb_backend *be,
+                                  const struct dlb_conv2d_desc *d,
+                                  const struct dlb_int8_desc *q,
+                                  const struct dlb_buffer *x,
+                                  const struct dlb_buffer *w,
+                                  const struct dlb_buffer *w_scale,
+                                  const struct dlb_buffer *b,
+                                  struct dlb_buffer *y);
+    dlb_status (*linear_int8_fwd)(struct dlb_backend *be,
+                                  const struct dlb_linear_desc *d,
+                                  const struct dlb_int8_desc *q,
+                                  const struct dlb_buffer *x,
+                                  const struct dlb_buffer *w,
+                                  const struct dlb_buffer *w_scale,
+                                  const struct dlb_buffer *b,
+                                  struct dlb_buffer *y);
+    /* Optional. Max pooling of S8 or U8 x into y of the same type, for
+     * inference (no workspace). Exact: the maximum commutes with the
+     * monotone quantisation, so int8 data stays int8 across the layer.
+     * Average pooling gives DLB_ERR_UNSUPPORTED. */
+    dlb_status (*pool_int8_fwd)(struct dlb_backend *be,
+                                const struct dlb_pool_desc *d,
+                                const struct dlb_buffer *x,
+                                struct dlb_buffer *y);
+
     /* ---- API 1.1: sparse linear layers (the prune plugin) ---- */
+
+    /* Optional. y [n][out] = x [n][in] * W^T + b with W in CSR form:
+     * row_ptr and col are S32 buffers of out + 1 and nnz elements, val
+     * and b (may be NULL) F32 of nnz and out; x and y F32. The result
+     * equals linear_fwd's on the dense W up to the order of the sums.
+     * Inference only: the backward pass of a pruned layer is the dense
+     * one (its zeros stay zero through the mask). */
+    dlb_status (*csr_linear_fwd)(struct dlb_backend *be,
+                                 const struct dlb_csr_linear_desc *d,
+                                 const struct dlb_buffer *x,
+                                 const struct dlb_buffer *row_ptr,
+                                 const struct dlb_buffer *col,
+                                 const struct dlb_buffer *val,
+                                 const struct dlb_buffer *b,
+                                 struct dlb_buffer *y);
+
+    /* ---- API 1.1: buffers in place (the dp plugin) ---- */
+
+    /* Optional. The buffer's bytes in place, in its host view's layout, for
+     * communication libraries that read and write them directly (MPI on
+     * host memory, NCCL on device memory): *ptr, with *device 0 for host
+     * memory, 1 for device memory. The view stays valid until the next
+     * operation on the buffer; after writing through it, unmap with
+     * `written` 1 so that the backend drops what it derived from the old
+     * contents (reordered copies). DLB_ERR_UNSUPPORTED when the buffer
+     * cannot be shown in place: use the copies then. */
+    dlb_status (*map)(struct dlb_backend *be, struct dlb_buffer *buf,
+                      void **ptr, int *device);
+    dlb_status (*unmap)(struct dlb_backend *be, struct dlb_buffer *buf,
+                        int written);
+
+    /* ---- API 1.2: the gradient scaler on the device (the amp plugin) ---- */
+
+    /* Optional, all four or none. Dynamic loss scaling without the host
+     * in the middle of a step, as torch's _amp_foreach_non_finite_check_
+     * and_unscale_ and fused optimizers do: `found` is an S32 buffer of
+     * one element that stays on the device.
+     * unscale_check: buf *= inv_scale in place (skipped when inv_scale is
+     *   1), then found = 1 when any element of buf is inf or NaN; found is
+     *   never cleared here (fill it with 0 first), so several calls OR
+     *   into one flag. Nothing waits.
+     * sgd_update_if_finite: sgd_update when found is 0; w and v untouched
+     *   otherwise. Nothing waits.
+     * flag_post: enqueue a copy of found to host memory the backend keeps,
+     *   and return at once. flag_wait: wait for that copy only (work
+     *   enqueued after flag_post runs on) and give the value. One post is
+     *   outstanding per backend; a new post replaces it; flag_wait without
+     *   a post is DLB_ERR_INTERNAL.
+     * Backends that run synchronously (ref, cpu) need none of this: the
+     * core then uses check_finite and sgd_update. */
+    dlb_status (*unscale_check)(struct dlb_backend *be, size_t count,
+                                struct dlb_buffer *buf, float inv_scale,
+                                struct dlb_buffer *found);
+    dlb_status (*sgd_update_if_finite)(struct dlb_backend *be,
+                                       const struct dlb_sgd_desc *d,
+                                       struct dlb_buffer *w,
+                                       const struct dlb_buffer *g,
+                                       struct dlb_buffer *v,
+                                       const struct dlb_buffer *found);
+    dlb_status (*flag_post)(struct dlb_backend *be,
+                            const struct dlb_buffer *found);
+    dlb_status (*flag_wait)(struct dlb_backend *be, int32_t *value);
 };
 
 /* Output size of a convolution or pooling window along one axis; 0 when

@@ -27,6 +27,9 @@ enum dlb_param_type {
 #define DLB_PARAM_HAS_MIN 0x1u /* value must be >= min */
 #define DLB_PARAM_HAS_MAX 0x2u /* value must be <= max */
 #define DLB_PARAM_NO_SWEEP 0x4u /* may not be a sweep axis */
+/* The bound itself is excluded (lr > 0, a fraction < 1). */
+#define DLB_PARAM_MIN_EXCLUSIVE 0x10000u
+#define DLB_PARAM_MAX_EXCLUSIVE 0x20000u
 
 struct dlb_param_def {
     const char *name;            /* key, [a-z0-9_.]+ */

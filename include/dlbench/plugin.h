@@ -83,12 +83,18 @@ struct dlb_host {
     dlb_status (*metric)(const struct dlb_host *h, const char *name,
                          const char *unit, double value);
 
-    /* Memory for the workload, through the allocator hook when a plugin
-     * provides one, else the system allocator. NULL means out of memory. */
+    /* Host memory for the workload, through the allocator hook when a
+     * plugin provides one, else the system allocator. NULL means out of
+     * memory. On a configuration whose backend keeps its buffers in device
+     * memory (cuda) the hook serves those buffers instead, and this is
+     * malloc: its callers write it from the host. */
     void *(*alloc)(const struct dlb_host *h, size_t bytes);
     void (*free)(const struct dlb_host *h, void *p, size_t bytes);
 
-    /* The device allocator under any pool: malloc on the CPU. */
+    /* The device allocator under any pool, for an allocator hook's
+     * segments: malloc on the CPU; cudaMalloc (and cudaFree, which waits
+     * for the device) on a cuda configuration, memory the host must not
+     * touch. */
     void *(*raw_alloc)(const struct dlb_host *h, size_t bytes);
     void (*raw_free)(const struct dlb_host *h, void *p, size_t bytes);
 

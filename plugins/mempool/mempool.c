@@ -1,8 +1,9 @@
 /* mempool: a caching memory pool behind the allocator hook point.
  *
  * The allocator itself is pool.c; this file is the plugin around it: the
- * parameters, the segment source (h->raw_alloc, so that the same pool sits
- * over cudaMalloc once the CUDA backend routes it there), the mutex that
+ * parameters, the segment source (h->raw_alloc: malloc, or cudaMalloc on a
+ * cuda configuration, where the pool serves the backend's device buffers
+ * on its one stream, stream 0), the mutex that
  * makes it safe for several threads, the release policy, the figures, and
  * the allocation trace recorder (trace.c) that feeds the alloctrace
  * workload. */

@@ -200,6 +200,8 @@ static dlb_status skeleton_metrics(void *state, const struct dlb_host *h)
  *   alloc     REQUIRED. `bytes` of device memory, or NULL when exhausted
  *             (the configuration then ends as oom). Get memory from the
  *             device with h->raw_alloc, never from h->alloc (that is you).
+ *             On a cuda configuration that is GPU memory: never touch it
+ *             from the host.
  *   free      REQUIRED. Gets back the pointer and the size it was asked for.
  *   stats     OPTIONAL. Fill `out`; the core reports it as memory figures.
  *   trim      OPTIONAL. Give cached memory back to the device.

@@ -38,10 +38,25 @@ ok "a log per configuration" [ "$(ls run/logs | wc -l)" -eq 7 ]
 if nm "$DLBENCH" 2>/dev/null | grep -q __asan_init; then
     echo "AddressSanitizer build: the memory_limit check is left out" >&2
 else
+    # Touching 1 GiB takes seconds on a loaded machine: more than the 4 s
+    # the suite gives its hang.
     "$DLBENCH" --suite "$SUITES/faults.ini" --out run-oom --set testload.fault=oom \
-        --set memory_limit=1G >/dev/null 2>&1
+        --set memory_limit=1G --set timeout=60s >/dev/null 2>&1
     ok "oom exits 1" [ $? -eq 1 ]
     ok "oom is oom" [ "$(status_of run-oom/results.json testload.fault=oom)" = oom ]
     ok "oom reason has the plugin's words" grep -q "allocation failed" run-oom/results.json
+
+    # An unbounded leak and an allocation to exhaustion, each between
+    # healthy configurations, under memory_limit.
+    "$DLBENCH" --suite "$SUITES/faults-memory.ini" --out run-mem >/dev/null 2>&1
+    ok "memory faults exit 1" [ $? -eq 1 ]
+    M=run-mem/results.json
+    for n in 1 2; do
+        ok "leak ($n) is oom" [ "$(status_of $M "testload.fault=leak testload.samples_per_step=$n")" = oom ]
+        ok "exhaustion ($n) is oom" [ "$(status_of $M "testload.fault=oom testload.samples_per_step=$n")" = oom ]
+        ok "healthy ($n) after the leaks ok" \
+            [ "$(status_of $M "testload.fault=none testload.samples_per_step=$n")" = ok ]
+    done
+    ok "leak reason says how much leaked" grep -q "malloc failed after leaking" $M
 fi
 finish

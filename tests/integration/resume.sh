@@ -1,28 +1,64 @@
 #!/bin/sh
-# SIGKILL mid-run, then --resume: every configuration present exactly once,
-# no half-written file. Several trials at different moments.
+# SIGKILL at random moments of a run (and of the resumed run), then
+# --resume: every configuration present exactly once, no half-written file.
+# The moments come from a seed printed here (RESUME_SEED reruns them).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
-for delay in 0.9 1.7 2.6; do
-    d=run-$delay
-    "$DLBENCH" --suite "$SUITES/resume.ini" --out "$d" >/dev/null 2>&1 &
+seed=${RESUME_SEED:-$$}
+echo "SIGKILL moments from seed $seed" >&2
+# Four moments within the measurements (6 x 0.25 s), and one for each resume.
+delays=$(awk -v s="$seed" 'BEGIN { srand(s); for (i = 0; i < 8; i++) printf "%.2f ", 0.3 + 1.4 * rand() }')
+set -- $delays
+
+# killed SUITE-OR-RESUME-ARGS...: start dlbench, SIGKILL it after the next delay.
+killed() {
+    "$DLBENCH" "$@" >/dev/null 2>&1 &
     pid=$!
     sleep "$delay"
     kill -9 "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
+}
+
+# no_half_files DIR: whatever is there is whole (a torn last journal line
+# is the one thing a kill may leave, and --resume drops it).
+no_half_files() {
+    python3 -c "
+import json, os, sys
+d = sys.argv[1]
+for name in ('results.json', 'invocation.json'):
+    p = os.path.join(d, name)
+    if os.path.exists(p):
+        json.load(open(p))
+lines = open(os.path.join(d, 'journal.jsonl')).read().split('\n') if os.path.exists(os.path.join(d, 'journal.jsonl')) else []
+for l in lines[:-1]:
+    json.loads(l)" "$1"
+}
+
+for trial in 1 2 3 4; do
+    delay=$1
+    shift
+    d=run-$trial
+    killed --suite "$SUITES/resume.ini" --out "$d"
     n_before=$(cat "$d/journal.jsonl" 2>/dev/null | wc -l)
-    ok "no temporary file left ($delay s)" sh -c "! ls -a $d | grep -q '\.tmp'"
+    ok "no half-written file (trial $trial, $delay s)" no_half_files "$d"
+    # Kill the resumed run too, once it has had time to start.
+    delay=$1
+    shift
+    [ -f "$d/invocation.json" ] && killed --resume "$d"
+    ok "no half-written file after the killed resume (trial $trial, $delay s)" \
+        no_half_files "$d"
     "$DLBENCH" --resume "$d" >/dev/null 2>"$d.err"
-    ok "resume exits 0 ($delay s)" [ $? -eq 0 ]
-    ok "journal has each configuration once ($delay s, $n_before before)" python3 -c "
+    ok "resume exits 0 (trial $trial)" [ $? -eq 0 ]
+    ok "journal has each configuration once (trial $trial, $n_before before)" python3 -c "
 import json,sys
 idx=[json.loads(l)['index'] for l in open('$d/journal.jsonl')]
 sys.exit(0 if sorted(idx)==list(range(6)) else 1)"
-    ok "results.json has all six ($delay s)" [ "$(json "$d/results.json" "len(d['records'])")" -eq 6 ]
+    ok "results.json has all six (trial $trial)" [ "$(json "$d/results.json" "len(d['records'])")" -eq 6 ]
+    ok "no temporary file left (trial $trial)" sh -c "! ls -a $d | grep -q '\.tmp'"
 done
 
 # A torn last journal line is dropped with a warning and run again.
-d=run-0.9
+d=run-1
 head -n 2 "$d/journal.jsonl" >torn.jsonl
 printf '{"index": 5, "id": "tes' >>torn.jsonl
 cp torn.jsonl "$d/journal.jsonl"

@@ -14,6 +14,9 @@
  *   oom          h->alloc until NULL, NOMEM       -> oom
  *   fail         logs and returns RUNTIME         -> failed
  *   unsupported  probe refuses with a reason      -> skipped
+ *   leak         every step mallocs 64 MiB and    -> oom (under memory_limit)
+ *                never frees it; NOMEM when
+ *                malloc says no
  *
  * evaluate records "checksum" (count): the chain iterations completed, that
  * is steps run x work, so a test can tell the work was done. */
@@ -22,6 +25,7 @@
 #include <dlbench/plugin.h>
 
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -30,12 +34,12 @@ enum { TL_WORK, TL_FAULT, TL_FAULT_AT, TL_SAMPLES, TL_N_PARAMS };
 
 enum tl_fault {
     TL_NONE, TL_SEGV, TL_ABORT, TL_HANG, TL_EXIT, TL_OOM, TL_FAIL,
-    TL_UNSUPPORTED
+    TL_UNSUPPORTED, TL_LEAK
 };
 
 static const char *const tl_faults[] = {
     "none", "segv", "abort", "hang", "exit", "oom", "fail", "unsupported",
-    NULL
+    "leak", NULL
 };
 static const char *const tl_fault_ats[] = { "setup", "step", NULL };
 
@@ -78,6 +82,7 @@ struct tl_workload {
     const struct tl_state *s;
     uint64_t steps;
     uint64_t iterations;
+    uint64_t leaked;
 };
 
 /* Where the chain's result goes: a store the compiler must perform, so the
@@ -125,12 +130,32 @@ static dlb_status tl_exhaust(const struct dlb_host *h)
     return DLB_ERR_NOMEM;
 }
 
+/* A leak as plugins have them: plain malloc behind the host's back, a
+ * little more every step, touched so that it is really committed. */
+static dlb_status tl_leak(const struct dlb_host *h, uint64_t *leaked)
+{
+    const size_t chunk = (size_t)64 << 20;
+    unsigned char *p = malloc(chunk);
+    if (!p) {
+        h->log(h, DLB_LOG_ERROR, "fault=leak: malloc failed after leaking %llu MiB",
+               (unsigned long long)(*leaked >> 20));
+        return DLB_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < chunk; i += 4096)
+        p[i] = 1;
+    *leaked += chunk;
+    return DLB_OK;
+}
+
 static dlb_status tl_fire(const struct dlb_host *h, enum tl_fault f,
                           const char *where)
 {
     switch (f) {
     case TL_SEGV: {
-        volatile int *volatile bad = NULL;
+        /* Not NULL: UndefinedBehaviorSanitizer would report a null store
+         * and exit, where a real crash dies of SIGSEGV. Page zero is
+         * never mapped. */
+        volatile int *volatile bad = (volatile int *)(uintptr_t)16;
         *bad = 1;
         raise(SIGSEGV);
         h->log(h, DLB_LOG_ERROR, "fault=segv: still alive after SIGSEGV");
@@ -150,6 +175,7 @@ static dlb_status tl_fire(const struct dlb_host *h, enum tl_fault f,
         return DLB_ERR_RUNTIME;
     case TL_NONE:
     case TL_UNSUPPORTED:
+    case TL_LEAK: /* every step, see tl_step */
         break;
     }
     return DLB_OK;
@@ -217,6 +243,11 @@ static dlb_status tl_step(void *wl)
     w->steps++;
     if (!w->s->at_setup && w->steps == TL_FAULT_STEP) {
         dlb_status st = tl_fire(w->h, w->s->fault, "step 3");
+        if (st != DLB_OK)
+            return st;
+    }
+    if (w->s->fault == TL_LEAK) {
+        dlb_status st = tl_leak(w->h, &w->leaked);
         if (st != DLB_OK)
             return st;
     }

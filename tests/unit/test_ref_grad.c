@@ -101,24 +101,26 @@ static void test_registry(void)
     struct dlb_timer *t = NULL;
     double secs = -1, v[4] = { 1, 2, 3, 4 };
 
-    /* A backend this build lacks is unsupported, with the reason, and
-     * opens nothing. */
+    /* A backend this build or machine lacks is unsupported, with the
+     * reason list gives ("not built in", "no CUDA driver ..."), and opens
+     * nothing. */
     for (const char *const *n = dlb_backend_names(); *n; n++) {
         char why[256];
         if (dlb_backend_available(*n, why, sizeof why))
             continue;
         CHECK(dlb_backend_open(*n, NULL, &other, reason, sizeof reason) ==
               DLB_ERR_UNSUPPORTED);
-        CHECK(other == NULL && strstr(reason, "not built in") != NULL);
+        CHECK(other == NULL && why[0] != '\0' && strcmp(reason, why) == 0);
     }
     CHECK(dlb_backend_open("gpu0", NULL, &other, reason, sizeof reason) ==
           DLB_ERR_INPUT);
     CHECK(strcmp(dlb_backend_name(be), "ref") == 0);
 
     CHECK(DLB_BE_CALL(be, supports, DLB_CAP_BF16, reason, sizeof reason) == 0);
+    /* int8 layers in integer loops (ref_int8.c), the oracle of the cpu
+     * backend's int8 kernels */
     CHECK(DLB_BE_CALL(be, supports, DLB_CAP_INT8, reason, sizeof reason) ==
-          DLB_ERR_UNSUPPORTED);
-    CHECK(strstr(reason, "int8") != NULL);
+          DLB_OK);
     /* A missing optional entry is reported, not called. */
     small = up(v, 4);
     CHECK(DLB_BE_CALL(be, allreduce_sum, 4, small) == DLB_ERR_UNSUPPORTED);

@@ -38,10 +38,11 @@ struct dlb_cpu_prim;
  * grow to the largest tensor serve every shape. Slots 0 to
  * DLB_CPU_IO_MAX - 1 belong to dlb_cpu_io_run's tensors; the others are
  * named below. */
-#define DLB_CPU_SCRATCH_SLOTS 10
+#define DLB_CPU_SCRATCH_SLOTS 11
 enum { DLB_CPU_SLOT_PLAIN = 4, /* dlb_cpu_make_plain's staging */
        DLB_CPU_SLOT_VIEW_A = 5, DLB_CPU_SLOT_VIEW_B = 6,
-       DLB_CPU_SLOT_F32 = 7, DLB_CPU_SLOT_F32_B = 8, DLB_CPU_SLOT_F32_C = 9 };
+       DLB_CPU_SLOT_F32 = 7, DLB_CPU_SLOT_F32_B = 8, DLB_CPU_SLOT_F32_C = 9,
+       DLB_CPU_SLOT_INT8 = 10 /* cpu_int8*.c: a quantised or im2col input */ };
 
 struct dlb_cpu_reorder;
 
@@ -84,6 +85,12 @@ struct dlb_cpu_buf {
     struct dlb_cpu_shadow *shadows;
     int blocked;          /* 0: data is the host view; 1: data is in md */
     dnnl_memory_desc_t md;
+    /* cpu_int8_cols.c: int8 conv weights packed for several pixels per
+     * row, built from this buffer at version packed_version; NULL when
+     * none was needed. */
+    struct dlb_buffer *packed;
+    uint64_t packed_version;
+    uint32_t packed_geom;
 };
 
 /* ---- the primitive cache (cpu_cache.c) ----------------------------- */
@@ -101,7 +108,9 @@ enum dlb_cpu_op {
     DLB_CPU_CONV_FWD = 1, DLB_CPU_CONV_BWD_DATA, DLB_CPU_CONV_BWD_WEIGHTS,
     DLB_CPU_RELU_FWD, DLB_CPU_RELU_BWD, DLB_CPU_BN_FWD_TRAIN,
     DLB_CPU_BN_FWD_INFER, DLB_CPU_BN_BWD, DLB_CPU_IP_FWD, DLB_CPU_IP_BWD_DATA,
-    DLB_CPU_IP_BWD_WEIGHTS, DLB_CPU_POOL_FWD_INFER
+    DLB_CPU_IP_BWD_WEIGHTS, DLB_CPU_POOL_FWD_INFER,
+    /* cpu_int8*.c */
+    DLB_CPU_CONV_INT8 = 64, DLB_CPU_IP_INT8, DLB_CPU_POOL_INT8
 };
 
 struct dlb_cpu_key {
@@ -299,6 +308,12 @@ void dlb_cpu_free(struct dlb_cpu *cpu, void *block, size_t bytes);
 void *dlb_cpu_scratch(struct dlb_backend *be, int slot, size_t bytes);
 /* Record that `b` was written: its shadows are stale. */
 void dlb_cpu_written(const struct dlb_buffer *b);
+
+/* cpu_map.c: a buffer's host view in place (API 1.1 map/unmap). */
+dlb_status dlb_cpu_map(struct dlb_backend *be, struct dlb_buffer *b,
+                       void **ptr, int *device);
+dlb_status dlb_cpu_unmap(struct dlb_backend *be, struct dlb_buffer *b,
+                         int written);
 /* `b`'s data in layout `md`: b->data itself when `reorder` is NULL (the
  * layouts agree), else a shadow reordered by `reorder` from the plain
  * data, redone only when b was written since. `src_mem` and `dst_mem` are
@@ -422,6 +437,15 @@ dlb_status dlb_cpu_linear_bwd(struct dlb_backend *be,
                               const struct dlb_buffer *w,
                               const struct dlb_buffer *dy, struct dlb_buffer *dx,
                               struct dlb_buffer *dw, struct dlb_buffer *db);
+/* cpu_sparse.c: a linear layer with CSR weights (API 1.1) */
+dlb_status dlb_cpu_csr_linear_fwd(struct dlb_backend *be,
+                                  const struct dlb_csr_linear_desc *d,
+                                  const struct dlb_buffer *x,
+                                  const struct dlb_buffer *row_ptr,
+                                  const struct dlb_buffer *col,
+                                  const struct dlb_buffer *val,
+                                  const struct dlb_buffer *b,
+                                  struct dlb_buffer *y);
 /* cpu_loss.c */
 dlb_status dlb_cpu_logsoftmax_fwd(struct dlb_backend *be,
                                   const struct dlb_loss_desc *d,
@@ -457,6 +481,52 @@ dlb_status dlb_cpu_dequantize(struct dlb_backend *be, size_t count,
                               const struct dlb_buffer *src,
                               struct dlb_buffer *dst, float scale,
                               int32_t zero_point);
+
+/* cpu_int8.c, cpu_int8_pool.c: int8 inference (API 1.1) */
+dlb_status dlb_cpu_conv2d_int8_fwd(struct dlb_backend *be,
+                                   const struct dlb_conv2d_desc *d,
+                                   const struct dlb_int8_desc *q,
+                                   const struct dlb_buffer *x,
+                                   const struct dlb_buffer *w,
+                                   const struct dlb_buffer *w_scale,
+                                   const struct dlb_buffer *b,
+                                   struct dlb_buffer *y);
+dlb_status dlb_cpu_linear_int8_fwd(struct dlb_backend *be,
+                                   const struct dlb_linear_desc *d,
+                                   const struct dlb_int8_desc *q,
+                                   const struct dlb_buffer *x,
+                                   const struct dlb_buffer *w,
+                                   const struct dlb_buffer *w_scale,
+                                   const struct dlb_buffer *b,
+                                   struct dlb_buffer *y);
+dlb_status dlb_cpu_pool_int8_fwd(struct dlb_backend *be,
+                                 const struct dlb_pool_desc *d,
+                                 const struct dlb_buffer *x,
+                                 struct dlb_buffer *y);
+/* cpu_int8_cols.c: a convolution with one input channel as a matrix
+ * product over im2col rows (dlb_cpu_int8_cols_fit says when); x F32 is
+ * quantised on the way, in the same pass. */
+int dlb_cpu_int8_cols_fit(const struct dlb_conv2d_desc *d);
+dlb_status dlb_cpu_conv2d_int8_cols(struct dlb_backend *be,
+                                    const struct dlb_conv2d_desc *d,
+                                    const struct dlb_int8_desc *q,
+                                    const struct dlb_buffer *x,
+                                    const struct dlb_buffer *w,
+                                    const struct dlb_buffer *w_scale,
+                                    const struct dlb_buffer *b,
+                                    struct dlb_buffer *y);
+/* The first `count` values of F32 x quantised to q->x_type, as quantize
+ * does, into scratch slot DLB_CPU_SLOT_INT8, which *tmp (with *impl, its
+ * side state) then describes as a buffer in the host view. */
+dlb_status dlb_cpu_int8_quantised(struct dlb_backend *be,
+                                  const struct dlb_int8_desc *q,
+                                  const struct dlb_buffer *x, size_t count,
+                                  struct dlb_buffer *tmp,
+                                  struct dlb_cpu_buf *impl);
+/* *tmp (and *impl) describing `count` elements of type t at data, in the
+ * host view: scratch memory handed to an op as its input. */
+void dlb_cpu_scratch_buffer(enum dlb_dtype t, size_t count, void *data,
+                            struct dlb_buffer *tmp, struct dlb_cpu_buf *impl);
 
 /* cpu_floats.c: loading and storing f32/bf16 element runs */
 void dlb_cpu_load_f32(const struct dlb_buffer *b, size_t off, size_t n,

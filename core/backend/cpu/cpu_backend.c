@@ -170,6 +170,11 @@ static dlb_status cpu_device_info(struct dlb_backend *be,
              v->major, v->minor, v->patch,
              v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other runtime",
              isa_name((unsigned)dnnl_get_effective_cpu_isa()));
+    snprintf(out->arch, sizeof out->arch, "%s",
+             isa_name((unsigned)dnnl_get_effective_cpu_isa()));
+    snprintf(out->libs[0].name, sizeof out->libs[0].name, "onednn");
+    snprintf(out->libs[0].version, sizeof out->libs[0].version, "%d.%d.%d",
+             v->major, v->minor, v->patch);
     if (pages > 0 && page > 0)
         out->mem_total = (uint64_t)pages * (uint64_t)page;
     if (avail > 0 && page > 0)
@@ -223,6 +228,12 @@ static const struct dlb_backend_ops cpu_ops = {
     .quantize = dlb_cpu_quantize,
     .dequantize = dlb_cpu_dequantize,
     .allreduce_sum = NULL, /* one device; MPI data parallelism is a plugin */
+    .csr_linear_fwd = dlb_cpu_csr_linear_fwd,
+    .conv2d_int8_fwd = dlb_cpu_conv2d_int8_fwd,
+    .linear_int8_fwd = dlb_cpu_linear_int8_fwd,
+    .pool_int8_fwd = dlb_cpu_pool_int8_fwd,
+    .map = dlb_cpu_map,
+    .unmap = dlb_cpu_unmap,
 };
 
 dlb_status dlb_backend_cpu_create(const struct dlb_backend_config *cfg,

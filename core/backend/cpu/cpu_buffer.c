@@ -152,6 +152,7 @@ void dlb_cpu_buffer_free(struct dlb_backend *be, struct dlb_buffer *b)
         dlb_cpu_free(cpu, sh->block, sh->block_bytes);
         free(sh);
     }
+    dlb_cpu_buffer_free(be, bi->packed);
     dlb_cpu_free(cpu, bi->block, bi->block_bytes);
     free(bi);
     free(b);

@@ -23,6 +23,12 @@ struct dlb_ref {
     void *alloc_ctx;
 };
 
+/* ref_map.c: a buffer's bytes in place (API 1.1 map/unmap). */
+dlb_status dlb_ref_map(struct dlb_backend *be, struct dlb_buffer *b,
+                       void **ptr, int *device);
+dlb_status dlb_ref_unmap(struct dlb_backend *be, struct dlb_buffer *b,
+                         int written);
+
 /* Check that `b` is a float buffer of at least `count` elements and return
  * its values as a malloc'ed double array. `op` and `arg` name the operation
  * and argument in the reason on failure. */
@@ -110,6 +116,15 @@ dlb_status dlb_ref_bn_bwd(struct dlb_backend *be,
                           const struct dlb_buffer *save_invstd,
                           struct dlb_buffer *dx, struct dlb_buffer *dgamma,
                           struct dlb_buffer *dbeta);
+/* ref_sparse.c: a linear layer with CSR weights (API 1.1) */
+dlb_status dlb_ref_csr_linear_fwd(struct dlb_backend *be,
+                                  const struct dlb_csr_linear_desc *d,
+                                  const struct dlb_buffer *x,
+                                  const struct dlb_buffer *row_ptr,
+                                  const struct dlb_buffer *col,
+                                  const struct dlb_buffer *val,
+                                  const struct dlb_buffer *b,
+                                  struct dlb_buffer *y);
 /* ref_linear.c */
 dlb_status dlb_ref_linear_fwd(struct dlb_backend *be,
                               const struct dlb_linear_desc *d,
@@ -158,5 +173,26 @@ dlb_status dlb_ref_dequantize(struct dlb_backend *be, size_t count,
                               const struct dlb_buffer *src,
                               struct dlb_buffer *dst, float scale,
                               int32_t zero_point);
+/* ref_int8.c: int8 inference (API 1.1) */
+dlb_status dlb_ref_conv2d_int8_fwd(struct dlb_backend *be,
+                                   const struct dlb_conv2d_desc *d,
+                                   const struct dlb_int8_desc *q,
+                                   const struct dlb_buffer *x,
+                                   const struct dlb_buffer *w,
+                                   const struct dlb_buffer *w_scale,
+                                   const struct dlb_buffer *b,
+                                   struct dlb_buffer *y);
+dlb_status dlb_ref_linear_int8_fwd(struct dlb_backend *be,
+                                   const struct dlb_linear_desc *d,
+                                   const struct dlb_int8_desc *q,
+                                   const struct dlb_buffer *x,
+                                   const struct dlb_buffer *w,
+                                   const struct dlb_buffer *w_scale,
+                                   const struct dlb_buffer *b,
+                                   struct dlb_buffer *y);
+dlb_status dlb_ref_pool_int8_fwd(struct dlb_backend *be,
+                                 const struct dlb_pool_desc *d,
+                                 const struct dlb_buffer *x,
+                                 struct dlb_buffer *y);
 
 #endif

@@ -34,9 +34,7 @@ static dlb_status ref_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
     case DLB_CAP_BF16:
         return DLB_OK; /* stored in the type, computed in double */
     case DLB_CAP_INT8:
-        snprintf(reason, len, "ref has int8 quantize/dequantize only, no "
-                 "int8 convolution or matrix kernels");
-        return DLB_ERR_UNSUPPORTED;
+        return DLB_OK; /* integer loops: the quantised model's meaning */
     case DLB_CAP_MULTI_DEVICE:
         snprintf(reason, len, "ref runs on one device (the host)");
         return DLB_ERR_UNSUPPORTED;
@@ -244,6 +242,12 @@ static const struct dlb_backend_ops ref_ops = {
     .quantize = dlb_ref_quantize,
     .dequantize = dlb_ref_dequantize,
     .allreduce_sum = NULL, /* one device */
+    .csr_linear_fwd = dlb_ref_csr_linear_fwd,
+    .map = dlb_ref_map,
+    .unmap = dlb_ref_unmap,
+    .conv2d_int8_fwd = dlb_ref_conv2d_int8_fwd,
+    .linear_int8_fwd = dlb_ref_linear_int8_fwd,
+    .pool_int8_fwd = dlb_ref_pool_int8_fwd,
 };
 
 dlb_status dlb_backend_ref_create(const struct dlb_backend_config *cfg,

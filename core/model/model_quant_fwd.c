@@ -1,0 +1,181 @@
+/* The int8 forward pass of a quantised model, layer by layer
+ * (model_quant_plan.c decides each layer's part), and quant_ops' observe:
+ * an inference pass that hands the plugin the input of every conv and
+ * linear layer, dequantised where it is int8. */
+#include "model/model_quant.h"
+
+#include <stdlib.h>
+
+#include "backend/backend.h"
+#include "model/model_impl.h"
+
+static int is_int8(enum dlb_dtype t)
+{
+    return t == DLB_S8 || t == DLB_U8;
+}
+
+static dlb_status int8_layer(struct dlb_model *m, size_t i,
+                             struct dlb_buffer *x, struct dlb_buffer *y,
+                             struct dlb_error *err)
+{
+    const struct dlb_model_layer *ml = &m->layers[i];
+    const struct dlb_model_qlayer *q = ml->q;
+    const struct dlb_layer_spec *L = ml->spec;
+    struct dlb_buffer *xq = NULL;
+    size_t in = (size_t)m->n * dlb_model_act_size(m, i);
+    dlb_status s = DLB_OK;
+    /* An int8 input comes from the int8 layer before, requantised with
+     * this layer's scale; an fp32 one the kernel quantises on the way in
+     * (the backend may fuse it); other types are quantised here. */
+    if (dlb_buffer_dtype(x) != q->in_type && dlb_buffer_dtype(x) != DLB_F32) {
+        if (is_int8(dlb_buffer_dtype(x)))
+            return dlb_errorf(err, DLB_ERR_INTERNAL, "%s: layer '%s' gets "
+                              "int8 data of another type", m->spec->path,
+                              L->name);
+        if ((s = dlb_model_step_alloc(m, q->in_type, in, L->name, &xq, err)))
+            return s;
+        s = DLB_BE_CALL(m->be, quantize, in, x, xq, q->d.x_scale,
+                        q->d.x_zero_point);
+        x = xq;
+    }
+    if (s == DLB_OK && L->kind == DLB_LAYER_CONV) {
+        struct dlb_conv2d_desc d = dlb_model_conv_desc(L, m->n);
+        s = DLB_BE_CALL(m->be, conv2d_int8_fwd, &d, &q->d, x, q->w,
+                        q->w_scale, q->b, y);
+    } else if (s == DLB_OK) {
+        struct dlb_linear_desc d = dlb_model_linear_desc(L, m->n);
+        s = DLB_BE_CALL(m->be, linear_int8_fwd, &d, &q->d, x, q->w,
+                        q->w_scale, q->b, y);
+    }
+    dlb_model_step_free(m, &xq);
+    return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "int8 forward",
+                                               err);
+}
+
+dlb_status dlb_model_quant_fwd(struct dlb_model *m, size_t i, int train,
+                               struct dlb_buffer *x, struct dlb_buffer **y,
+                               int *owned, struct dlb_error *err)
+{
+    const struct dlb_model_layer *ml = &m->layers[i];
+    const struct dlb_layer_spec *L = ml->spec;
+    size_t count = (size_t)m->n * dlb_model_act_size(m, i + 1);
+    dlb_status s;
+    *y = NULL;
+    *owned = 0;
+    if (train)
+        return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "%s: layer '%s' runs in "
+                          "int8 for inference; a quantised model cannot be "
+                          "trained (clear the quantisation first)",
+                          m->spec->path, L->name);
+    if (ml->q->role == DLB_QROLE_SKIP) {
+        *y = x;
+        return DLB_OK;
+    }
+    enum dlb_dtype t = ml->q->role == DLB_QROLE_POOL ? dlb_buffer_dtype(x)
+                                                     : ml->q->out_type;
+    if ((s = dlb_model_step_alloc(m, t, count, L->name, y, err)))
+        return s;
+    *owned = 1;
+    if (ml->q->role == DLB_QROLE_INT8)
+        return int8_layer(m, i, x, *y, err);
+    struct dlb_pool_desc d = dlb_model_pool_desc(L, m->n);
+    s = DLB_BE_CALL(m->be, pool_int8_fwd, &d, x, *y);
+    return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "int8 forward",
+                                               err);
+}
+
+/* b's first count values as fp32 on the host; int8 data is dequantised
+ * with (scale, zp). */
+static dlb_status to_host(struct dlb_model *m, struct dlb_buffer *b,
+                          size_t count, float scale, int32_t zp, float *out,
+                          struct dlb_error *err)
+{
+    const struct dlb_backend_ops *ops = dlb_backend_ops_of(m->be);
+    enum dlb_dtype t = dlb_buffer_dtype(b);
+    struct dlb_buffer *f = NULL;
+    dlb_status s;
+    if (is_int8(t)) {
+        unsigned char *raw = malloc(count ? count : 1);
+        if (!raw)
+            return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory observing");
+        s = ops->copy_to_host(m->be, raw, b, 0, count);
+        for (size_t k = 0; s == DLB_OK && k < count; k++) {
+            int32_t q = t == DLB_U8 ? raw[k] : (signed char)raw[k];
+            out[k] = scale * (float)(q - zp);
+        }
+        free(raw);
+    } else {
+        if (t != DLB_F32 &&
+            (s = dlb_model_cast_new(m, b, DLB_F32, count, "observe", &f, err)))
+            return s;
+        s = ops->copy_to_host(m->be, out, f ? f : b, 0, count * sizeof *out);
+        dlb_model_step_free(m, &f);
+    }
+    return s == DLB_OK ? s : dlb_model_be_fail(m, s, "observe", "download",
+                                               err);
+}
+
+/* Hand the input of layer i (i == n_layers: the output) to fn. */
+static dlb_status show(struct dlb_model *m, size_t i, struct dlb_buffer *cur,
+                       float *host, dlb_quant_observe_fn fn, void *ctx,
+                       struct dlb_error *err)
+{
+    size_t per = dlb_model_act_size(m, i);
+    const struct dlb_model_qlayer *q =
+        i < m->spec->n_layers ? m->layers[i].q : NULL;
+    float scale = q && q->role == DLB_QROLE_INT8 ? q->d.x_scale : 1.0f;
+    int32_t zp = q && q->role == DLB_QROLE_INT8 ? q->d.x_zero_point : 0;
+    dlb_status s = to_host(m, cur, m->n * per, scale, zp, host, err);
+    if (s == DLB_OK && (s = fn(ctx, (unsigned)i, host, m->n, per)) != DLB_OK)
+        dlb_errorf(err, s, "%s: the observer of layer %zu failed (%s)",
+                   m->spec->path, i, dlb_status_name(s));
+    return s;
+}
+
+static int observed(const struct dlb_model *m, size_t i)
+{
+    return i == m->spec->n_layers ||
+           m->spec->layers[i].kind == DLB_LAYER_CONV ||
+           m->spec->layers[i].kind == DLB_LAYER_LINEAR;
+}
+
+dlb_status dlb_model_quant_observe(struct dlb_model *m, const float *images,
+                                   uint32_t n, dlb_quant_observe_fn fn,
+                                   void *ctx, struct dlb_error *err)
+{
+    size_t nl = m->spec->n_layers, most = 0;
+    struct dlb_buffer *cur = NULL;
+    int cur_owned = 1;
+    dlb_status s;
+    for (size_t i = 0; i <= nl; i++)
+        if (observed(m, i) && dlb_model_act_size(m, i) > most)
+            most = dlb_model_act_size(m, i);
+    float *host = malloc((size_t)n * most * sizeof *host);
+    if (!host)
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory observing %u "
+                          "images", n);
+    dlb_model_step_release(m);
+    m->n = n;
+    if ((s = dlb_model_prec_begin(m, err)) == DLB_OK)
+        s = dlb_model_upload_input(m, images, n, &cur, err);
+    for (size_t i = 0; i <= nl && s == DLB_OK; i++) {
+        struct dlb_buffer *y = NULL;
+        int owned = 0;
+        if (observed(m, i))
+            s = show(m, i, cur, host, fn, ctx, err);
+        if (s != DLB_OK || i == nl)
+            break;
+        s = dlb_model_layer_fwd(m, i, 0, cur, &y, &owned, err);
+        if (owned) {
+            if (cur_owned)
+                dlb_model_step_free(m, &cur);
+            cur = y;
+            cur_owned = 1;
+        }
+    }
+    if (cur_owned)
+        dlb_model_step_free(m, &cur);
+    dlb_model_step_release(m);
+    free(host);
+    return s;
+}

@@ -1,0 +1,236 @@
+/* The prune transform: choose the layers, rank their weights, hand masks
+ * or the units to keep to the core, fine-tune, set sparse layers; the
+ * figures before and after come from prune_figures.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prune.h"
+
+static const char *const layer_set_names[] = { "all", "conv", "linear" };
+
+static int weighted(enum dlb_layer_kind k)
+{
+    return k == DLB_LAYER_CONV || k == DLB_LAYER_LINEAR;
+}
+
+/* Whether layer i's output reaches another conv or linear layer before
+ * the class scores: only then can its units be removed. */
+static int feeds_weighted(const struct prune_net *net, unsigned i)
+{
+    for (unsigned j = i + 1; j < net->n; j++) {
+        if (weighted(net->li[j].kind))
+            return 1;
+        if (net->li[j].kind == DLB_LAYER_LOGSOFTMAX)
+            return 0;
+    }
+    return 0;
+}
+
+/* The layers the settings select, in order; 0 when none. */
+static unsigned select_layers(const struct prune_state *s,
+                              const struct prune_net *net, unsigned *out)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < net->n; i++) {
+        enum dlb_layer_kind k = net->li[i].kind;
+        if (!weighted(k) ||
+            (s->layers == PRUNE_LAYERS_CONV && k != DLB_LAYER_CONV) ||
+            (s->layers == PRUNE_LAYERS_LINEAR && k != DLB_LAYER_LINEAR) ||
+            (prune_structured(s) && !feeds_weighted(net, i)))
+            continue;
+        out[n++] = i;
+    }
+    return n;
+}
+
+/* The weights of the selected layers, read from the model. */
+static dlb_status read_weights(const struct dlb_host *h, struct dlb_model *m,
+                               const struct prune_net *net, const unsigned *sel,
+                               unsigned n, float **w)
+{
+    for (unsigned k = 0; k < n; k++) {
+        const struct dlb_layer_info *li = &net->li[sel[k]];
+        if (!(w[k] = malloc(li->weight_count * sizeof *w[k] + 1)))
+            return DLB_ERR_NOMEM;
+        dlb_status s = h->model_ops->tensor_read(h, m, li->weight, w[k],
+                                                 li->weight_count);
+        if (s != DLB_OK)
+            return s;
+    }
+    return DLB_OK;
+}
+
+static dlb_status mask_layers(const struct prune_state *s,
+                              const struct dlb_host *h, struct dlb_model *m,
+                              const struct prune_net *net, const unsigned *sel,
+                              unsigned n, float **w, double *zeros_set)
+{
+    size_t *cnt = calloc(n, sizeof *cnt);
+    uint8_t **mask = calloc(n, sizeof *mask);
+    dlb_status st = cnt && mask ? DLB_OK : DLB_ERR_NOMEM;
+    *zeros_set = 0;
+    for (unsigned k = 0; st == DLB_OK && k < n; k++) {
+        cnt[k] = net->li[sel[k]].weight_count;
+        if (!(mask[k] = malloc(cnt[k] + 1)))
+            st = DLB_ERR_NOMEM;
+    }
+    if (st == DLB_OK && s->method == PRUNE_MAGNITUDE_GLOBAL) {
+        size_t z = dlb_prune_magnitude((const float *const *)w, cnt, n,
+                                       s->sparsity, mask);
+        st = z == (size_t)-1 ? DLB_ERR_NOMEM : DLB_OK;
+        *zeros_set = (double)z;
+    }
+    for (unsigned k = 0; st == DLB_OK && s->method == PRUNE_MAGNITUDE && k < n;
+         k++) {
+        size_t z = dlb_prune_magnitude((const float *const *)&w[k], &cnt[k], 1,
+                                       s->sparsity, &mask[k]);
+        st = z == (size_t)-1 ? DLB_ERR_NOMEM : DLB_OK;
+        *zeros_set += (double)z;
+    }
+    for (unsigned k = 0; st == DLB_OK && k < n; k++)
+        st = h->prune_ops->set_mask(h, m, sel[k], mask[k], cnt[k]);
+    for (unsigned k = 0; mask && k < n; k++)
+        free(mask[k]);
+    free(mask);
+    free(cnt);
+    return st;
+}
+
+static dlb_status remove_units(const struct prune_state *s,
+                               const struct dlb_host *h, struct dlb_model *m,
+                               const struct prune_net *net, const unsigned *sel,
+                               unsigned n, float **w)
+{
+    struct dlb_prune_keep *keep = calloc(n, sizeof *keep);
+    dlb_status st = keep ? DLB_OK : DLB_ERR_NOMEM;
+    enum dlb_prune_norm norm = s->method == PRUNE_FILTERS_L1
+                                   ? DLB_PRUNE_NORM_L1 : DLB_PRUNE_NORM_L2;
+    for (unsigned k = 0; st == DLB_OK && k < n; k++) {
+        const struct dlb_layer_info *li = &net->li[sel[k]];
+        uint32_t *list = malloc(li->out_c * sizeof *list + 1);
+        if (!list) {
+            st = DLB_ERR_NOMEM;
+            break;
+        }
+        keep[k] = (struct dlb_prune_keep){sel[k], list, 0};
+        keep[k].n_keep = dlb_prune_rank_units(w[k], li->out_c,
+                                              li->weight_count / li->out_c,
+                                              norm, s->sparsity, list);
+        if (!keep[k].n_keep)
+            st = DLB_ERR_NOMEM;
+    }
+    if (st == DLB_OK)
+        st = h->prune_ops->remove_units(h, m, keep, n);
+    for (unsigned k = 0; keep && k < n; k++)
+        free((void *)keep[k].keep);
+    free(keep);
+    return st;
+}
+
+static dlb_status set_sparse(struct prune_state *s, const struct dlb_host *h,
+                             struct dlb_model *m, const struct prune_net *net,
+                             const unsigned *sel, unsigned n)
+{
+    if (s->sparse == DLB_PRUNE_SPARSE_OFF)
+        return DLB_OK;
+    if (prune_structured(s)) {
+        h->log(h, DLB_LOG_INFO, "sparse = %s ignored: filter methods leave "
+               "no zeros to skip", s->sparse == DLB_PRUNE_SPARSE_ON ? "on"
+                                                                    : "auto");
+        return DLB_OK;
+    }
+    free(s->sparse_layers);
+    s->n_sparse = 0;
+    if (!(s->sparse_layers = calloc(n ? n : 1, sizeof *s->sparse_layers)))
+        return DLB_ERR_NOMEM;
+    for (unsigned k = 0; k < n; k++) {
+        if (net->li[sel[k]].kind != DLB_LAYER_LINEAR)
+            continue;
+        dlb_status st = h->prune_ops->set_sparse(h, m, sel[k], s->sparse);
+        if (st != DLB_OK)
+            return st;
+        s->sparse_layers[s->n_sparse++] = sel[k];
+    }
+    return DLB_OK;
+}
+
+/* Pruning proper, on the selected layers. */
+static dlb_status prune_selected(struct prune_state *s,
+                                 const struct dlb_host *h, struct dlb_model *m,
+                                 struct prune_net *net, const unsigned *sel,
+                                 unsigned n)
+{
+    float **w = calloc(n, sizeof *w);
+    double zeros_set = 0;
+    dlb_status st = w ? read_weights(h, m, net, sel, n, w) : DLB_ERR_NOMEM;
+    if (st == DLB_OK && prune_structured(s))
+        st = remove_units(s, h, m, net, sel, n, w);
+    else if (st == DLB_OK)
+        st = mask_layers(s, h, m, net, sel, n, w, &zeros_set);
+    for (unsigned k = 0; w && k < n; k++)
+        free(w[k]);
+    free(w);
+    if (st == DLB_OK && !prune_structured(s))
+        h->metric(h, "zeros_set", "weights", zeros_set);
+    return st;
+}
+
+dlb_status prune_apply(void *state, const struct dlb_host *h,
+                       struct dlb_model *m)
+{
+    struct prune_state *s = state;
+    struct prune_net net = {NULL, 0}, was = {NULL, 0};
+    struct prune_totals before, after;
+    unsigned *sel = NULL, n = 0;
+    double acc = 0, loss = 0, secs = 0;
+    s->model = m;
+    dlb_status st = prune_read_net(h, m, &net, &before);
+    if (st == DLB_OK && !(sel = calloc(net.n ? net.n : 1, sizeof *sel)))
+        st = DLB_ERR_NOMEM;
+    if (st == DLB_OK && !(n = select_layers(s, &net, sel))) {
+        h->log(h, DLB_LOG_ERROR, "layers = %s selects no layer this model can "
+               "prune%s", layer_set_names[s->layers], prune_structured(s)
+               ? " (filter methods leave the layer giving the class scores)"
+               : "");
+        st = DLB_ERR_INPUT;
+    }
+    if (st == DLB_OK) {
+        h->metric(h, "sparsity_nominal", "fraction", s->sparsity);
+        h->metric(h, "params_before", "", before.params);
+        h->metric(h, "size_before_bytes", "bytes", 4 * before.params);
+        h->metric(h, "flops_before", "FLOP", before.flops);
+        st = prune_accuracy(h, m, "accuracy_dense", &acc);
+    }
+    if (st == DLB_OK)
+        st = prune_selected(s, h, m, &net, sel, n);
+    /* Removal renumbers nothing but changes shapes: read them again. */
+    if (st == DLB_OK) {
+        was = net;
+        net.li = NULL;
+        st = prune_read_net(h, m, &net, &after);
+    }
+    if (st == DLB_OK && prune_structured(s))
+        prune_removal_figures(h, &was, &net, sel, n);
+    if (st == DLB_OK)
+        st = prune_accuracy(h, m, "accuracy_pruned", &acc);
+    if (st == DLB_OK && s->ft.steps > 0 &&
+        (st = h->prune_ops->finetune(h, m, &s->ft, &loss, &secs)) == DLB_OK) {
+        h->metric(h, "finetune_s", "s", secs);
+        h->metric(h, "finetune_loss_last", "", loss);
+        st = prune_accuracy(h, m, "accuracy_finetuned", &acc);
+    }
+    if (st == DLB_OK)
+        st = prune_after_figures(s, h, m, &net, sel, n, &after);
+    if (st == DLB_OK)
+        st = set_sparse(s, h, m, &net, sel, n);
+    if (st == DLB_OK)
+        h->log(h, DLB_LOG_INFO, "pruned %u layers: %.0f -> %.0f parameters, "
+               "%.1f -> %.1f MFLOP per image, accuracy %.2f%%", n,
+               before.params, after.params, before.flops * 1e-6,
+               after.flops * 1e-6, acc);
+    free(sel);
+    free(net.li);
+    free(was.li);
+    return st;
+}

@@ -1,0 +1,2 @@
+# plugin: no_init
+cp "$TP/no_init.so" "$PLUGIN"

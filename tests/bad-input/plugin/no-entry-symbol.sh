@@ -1,0 +1,1 @@
+cp "$TP/no_entry.so" "$PLUGIN"

@@ -1,0 +1,1 @@
+printf "this is a text file, not a plugin\n" >"$PLUGIN"

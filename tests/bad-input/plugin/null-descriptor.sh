@@ -1,0 +1,1 @@
+cp "$TP/null_desc.so" "$PLUGIN"

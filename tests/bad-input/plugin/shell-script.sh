@@ -1,0 +1,1 @@
+printf "#!/bin/sh\necho hi\n" >"$PLUGIN"

@@ -1,0 +1,1 @@
+cp "$TP/short_desc.so" "$PLUGIN"

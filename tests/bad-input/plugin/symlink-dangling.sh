@@ -1,0 +1,1 @@
+ln -s /nonexistent/testload.so "$PLUGIN"

@@ -1,0 +1,1 @@
+ln -s "$TP/testload.so" "$PLUGIN"

@@ -1,0 +1,1 @@
+head -c 200 "$TP/testload.so" >"$PLUGIN"

@@ -1,0 +1,1 @@
+cp "$TP/undefined_sym.so" "$PLUGIN"

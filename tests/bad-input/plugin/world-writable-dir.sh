@@ -1,0 +1,1 @@
+cp "$TP/testload.so" "$PLUGIN" && chmod 0777 "$P"

@@ -1,0 +1,1 @@
+cp "$TP/testload.so" "$PLUGIN" && chmod o+w "$PLUGIN"

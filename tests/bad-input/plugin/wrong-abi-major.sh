@@ -1,0 +1,1 @@
+cp "$TP/abi_major.so" "$PLUGIN"

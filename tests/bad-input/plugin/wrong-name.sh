@@ -1,0 +1,1 @@
+cp "$TP/wrong_name.so" "$PLUGIN"

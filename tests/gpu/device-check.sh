@@ -1,0 +1,259 @@
+#!/bin/sh
+# The GPU checks in one call, for a machine with a GPU (see GPU.md):
+# the cuda backend op by op against ref, LeNet training against cpu, the
+# mempool over cudaMalloc (its alloc+free pair against cudaMalloc+cudaFree),
+# the gradient scaler on the device against ref, the
+# suites in --quick form on --backend cuda, training throughput of LeNet
+# and vgg-small per precision at batch 256 and 1024 (cuDNN heuristic and
+# search), and the same training in PyTorch eager as a ratio. Logs go to
+# $OUT (default ./device-check-out); a table is printed last.
+#
+# The GPU machine has nvcc and PyTorch but no autotools and none of the
+# -dev packages dlbench builds against, so the tree is built on the build
+# machine and travels as a bundle:
+#
+#   tests/gpu/device-check.sh --prepare [BUNDLE]
+#       on the build machine, in a configured CUDA build directory (or with
+#       DLB_BUILD set to one): builds what the checks need and copies the
+#       binaries, the cuda module, the plugins and the shared libraries that
+#       a machine without the -dev packages lacks (inih, jansson, oneDNN,
+#       libgomp) into BUNDLE (default ./gpu-bundle, about 50 MB);
+#   tests/gpu/device-check.sh [BUNDLE]
+#       on the GPU machine, from the source tree's root.
+#
+# The CUDA libraries come from the machine: the pip packages' nvidia/*/lib
+# folders and the toolkit. When the bundle's binaries cannot run there
+# (another glibc), the script falls back to a plain nvcc/gcc build of the
+# module and of the op-by-op test, which need no library but CUDA's: the
+# per-operation errors still come back; the training, suite and throughput
+# checks are then reported as not run.
+set -u
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+
+# ---- --prepare: on the build machine ---------------------------------------
+if [ "${1:-}" = "--prepare" ]; then
+    BUNDLE=$(mkdir -p "${2:-gpu-bundle}" && cd "${2:-gpu-bundle}" && pwd)
+    B=${DLB_BUILD:-.}
+    (cd "$B" && { make -j"$(nproc)" all >/dev/null 2>&1 ||
+        make -j"$(nproc)" dlbench core/backend/cuda/dlbench_cuda.la; } &&
+        make -j"$(nproc)" tests/gpu/test_cuda_ops tests/gpu/test_cuda_train \
+        tests/gpu/test_cuda_mempool tests/gpu/test_cuda_scaler >/dev/null) || {
+        echo "device-check: building in $B failed (a configured CUDA build?)" >&2
+        exit 1
+    }
+    mkdir -p "$BUNDLE/bin" "$BUNDLE/backends" "$BUNDLE/plugins" "$BUNDLE/lib"
+    cp "$B/dlbench" "$B/tests/gpu/test_cuda_ops" "$B/tests/gpu/test_cuda_train" \
+        "$B/tests/gpu/test_cuda_mempool" "$B/tests/gpu/test_cuda_scaler" \
+        "$BUNDLE/bin/" &&
+    cp "$B/core/backend/cuda/.libs/dlbench_cuda.so" "$BUNDLE/backends/" || exit 1
+    cp "$B"/plugins/.libs/*.so "$BUNDLE/plugins/" 2>/dev/null
+    for lib in $(ldd "$B/dlbench" | awk '/=> \//{print $3}'); do
+        case $(basename "$lib") in
+        libinih*|libjansson*|libdnnl*|libgomp*) cp -L "$lib" "$BUNDLE/lib/" ;;
+        esac
+    done
+    du -sh "$BUNDLE"
+    exit 0
+fi
+
+# ---- on the GPU machine ----------------------------------------------------
+BUNDLE=$(cd "${1:-gpu-bundle}" 2>/dev/null && pwd || echo "")
+OUT=${OUT:-$PWD/device-check-out}
+mkdir -p "$OUT"
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+
+# The CUDA libraries: PyTorch's pip packages, then the toolkit.
+nvlibs=$(python3 - <<'EOF' 2>/dev/null
+import glob, os, site
+dirs = site.getsitepackages() + [site.getusersitepackages()]
+print(":".join(sorted({d for p in dirs for d in glob.glob(os.path.join(p, "nvidia", "*", "lib"))})))
+EOF
+)
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+CUDA_TK=$(dirname "$(dirname "$NVCC")")
+LD_LIBRARY_PATH="${BUNDLE:+$BUNDLE/lib:}${nvlibs:+$nvlibs:}$CUDA_TK/lib64:${LD_LIBRARY_PATH:-}"
+export LD_LIBRARY_PATH
+
+# record NAME STATUS SECONDS NOTE
+record() {
+    printf '%s|%s|%s|%s\n' "$1" "$2" "$3" "$4" >>"$SUMMARY"
+}
+
+# check NAME TIMEOUT COMMAND...: run with a time limit, log to $OUT/NAME.log
+check() {
+    name=$1 limit=$2
+    shift 2
+    t0=$(date +%s)
+    timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+    rc=$?
+    t=$(($(date +%s) - t0))
+    case $rc in
+    0) st=PASS ;; 77) st=SKIP ;; 124) st=TIMEOUT ;; *) st="FAIL($rc)" ;;
+    esac
+    record "$name" "$st" "$t" "$(grep -c '^ok ' "$OUT/$name.log") ok lines"
+    echo "device-check: $name: $st in ${t}s" >&2
+    return $rc
+}
+
+{
+    nvidia-smi -L 2>&1 || echo "nvidia-smi: not found"
+    "$NVCC" --version 2>&1 | tail -n 2
+    python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' 2>&1
+    echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+} >"$OUT/environment.txt"
+
+# Does the bundle run here?
+mode=bundle
+if [ -z "$BUNDLE" ] || ! "$BUNDLE/bin/dlbench" --version >"$OUT/bundle.log" 2>&1; then
+    mode=plain
+    echo "device-check: the bundle does not run here ($(tail -n 1 "$OUT/bundle.log" 2>/dev/null)); plain build" >&2
+fi
+
+if [ $mode = plain ]; then
+    P=$OUT/plain
+    mkdir -p "$P"
+    inc=""
+    for d in $(echo "$nvlibs" | tr ':' ' '); do
+        [ -d "$d/../include" ] && inc="$inc -isystem $d/../include"
+    done
+    inc="$inc -isystem $CUDA_TK/include"
+    libdirs=""
+    for d in $(echo "$nvlibs" | tr ':' ' ') "$CUDA_TK/lib64"; do
+        libdirs="$libdirs -L$d"
+    done
+    soname() { # the first lib$1.so* in the library dirs, for -l:
+        for d in $(echo "$nvlibs" | tr ':' ' ') "$CUDA_TK/lib64"; do
+            f=$(ls "$d"/lib"$1".so* 2>/dev/null | head -n 1)
+            [ -n "$f" ] && { basename "$f"; return; }
+        done
+        echo "lib$1.so"
+    }
+    (
+        set -x
+        for cu in cuda_elementwise cuda_nn cuda_scaler; do
+            "$NVCC" -gencode arch=compute_90,code=sm_90 -O2 -std=c++17 \
+                -Xcompiler -fPIC -I"$SRC/include" -I"$SRC/core/backend/cuda" \
+                -c "$SRC/core/backend/cuda/$cu.cu" -o "$P/$cu.o" || exit 1
+        done
+        # shellcheck disable=SC2086
+        gcc -std=c11 -O2 -fPIC -shared -D_GNU_SOURCE -I"$SRC/include" \
+            -I"$SRC/core" $inc "$SRC"/core/backend/cuda/*.c \
+            "$SRC/core/backend/dtype.c" "$P"/cuda_elementwise.o "$P"/cuda_nn.o \
+            "$P"/cuda_scaler.o \
+            -o "$P/dlbench_cuda.so" $libdirs -l:"$(soname cudnn)" \
+            -l:"$(soname cublasLt)" -l:"$(soname nccl)" -l:"$(soname cudart)" \
+            -lstdc++ -ldl || exit 1
+        gcc -std=c11 -O2 -D_GNU_SOURCE -DDLB_PKGLIBDIR='"/nonexistent"' \
+            -I"$SRC/include" -I"$SRC/core" -I"$SRC/tests/unit" \
+            "$SRC"/core/backend/*.c "$SRC"/core/backend/ref/*.c "$SRC/core/rng.c" \
+            "$SRC/tests/gpu/test_cuda_ops.c" -o "$P/test_cuda_ops" -ldl -lm || exit 1
+    ) >"$OUT/plain-build.log" 2>&1
+    if [ $? -ne 0 ]; then
+        record plain-build FAIL 0 "see plain-build.log"
+    else
+        record plain-build PASS 0 ""
+        DLBENCH_BACKEND_PATH=$P check ops 600 "$P/test_cuda_ops"
+    fi
+    for c in train mempool scaler list suites perf; do record "$c" "NOT RUN" 0 "bundle does not run here"; done
+else
+    export DLBENCH="$BUNDLE/bin/dlbench" DLBENCH_BACKEND_PATH="$BUNDLE/backends"
+    export DLBENCH_PLUGIN_PATH="$BUNDLE/plugins" DLBENCH_SUITE_PATH="$SRC/suites"
+    export DLBENCH_CACHE_DIR="$OUT/cache" top_srcdir="$SRC" srcdir="$SRC"
+    ldd "$DLBENCH_BACKEND_PATH/dlbench_cuda.so" >"$OUT/ldd-module.txt" 2>&1
+    check ops 600 "$BUNDLE/bin/test_cuda_ops"
+    check train 600 "$BUNDLE/bin/test_cuda_train"
+    check mempool 300 "$BUNDLE/bin/test_cuda_mempool"
+    check scaler 600 "$BUNDLE/bin/test_cuda_scaler"
+    check list 120 sh "$SRC/tests/gpu/cuda-backend.sh"
+    for s in baseline infer amp mempool; do
+        check "suite-$s" 300 "$DLBENCH" --suite "$s" --quick --backend cuda \
+            --out "$OUT/suite-$s"
+    done
+    # Throughput: measure only (no accuracy run), two seconds per row, in
+    # three settings: cudaMalloc per request with cuDNN's heuristic (the
+    # baseline), CUDA's stream-ordered pool, and the pool with the timed
+    # algorithm search.
+    for b in 256 1024; do
+        for v in malloc:heuristic:cudamalloc async:heuristic:async \
+                 search:search:async; do
+            name=${v%%:*} rest=${v#*:}
+            DLBENCH_CUDNN_ALGO=${rest%%:*} DLBENCH_CUDA_ALLOC=${rest#*:} \
+                check "perf-b$b-$name" 600 "$DLBENCH" --suite amp \
+                --backend cuda --set batch=$b --set train_steps=0 \
+                --set warmup=0.5s --set time_cap=2s --out "$OUT/perf-b$b-$name"
+        done
+    done
+fi
+
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    check torch 600 python3 "$SRC/tests/gpu/torch_train.py" --seconds 2
+    grep '^{' "$OUT/torch.log" >"$OUT/torch.jsonl" 2>/dev/null
+else
+    record torch "NOT RUN" 0 "no PyTorch with CUDA"
+fi
+
+# Per-operation errors, as the op test printed them.
+grep -h 'rel err\|identical\|^FAIL' "$OUT/ops.log" >"$OUT/op-errors.txt" 2>/dev/null
+
+# ---- the table -------------------------------------------------------------
+python3 - "$OUT" <<'EOF' | tee "$OUT/table.txt"
+import glob, json, os, sys
+out = sys.argv[1]
+print("\n== checks ==")
+for line in open(os.path.join(out, "summary.txt")):
+    name, st, secs, note = line.rstrip("\n").split("|", 3)
+    print(f"{name:22} {st:10} {secs:>5}s  {note}")
+ops = os.path.join(out, "op-errors.txt")
+if os.path.exists(ops):
+    worst = {}
+    for l in open(ops):
+        p = l.split()
+        if "rel" in p and p[0] == "ok":
+            i = p.index("rel")
+            t, e = p[i - 1], float(p[i + 2])
+            worst[t] = max(worst.get(t, 0.0), e)
+    fails = sum(1 for l in open(ops) if l.startswith("FAIL"))
+    print("\n== cuda vs ref: worst relative error per type ==")
+    for t, e in sorted(worst.items()):
+        print(f"{t:6} {e:.2e}")
+    print(f"failed operations: {fails} (details: op-errors.txt)")
+mp = os.path.join(out, "mempool.log")
+if os.path.exists(mp):
+    print("\n== mempool over cudaMalloc (LeNet b256 step sizes) ==")
+    for l in open(mp):
+        if l.startswith("mempool ratio:") or l.startswith("alloc+free pair"):
+            print(l.rstrip())
+torch = {}
+tj = os.path.join(out, "torch.jsonl")
+if os.path.exists(tj):
+    for l in open(tj):
+        r = json.loads(l)
+        torch[(r["model"], r["batch"], r["precision"])] = r["samples_per_s"]
+rows = {}
+modes = ("malloc", "async", "search")
+for f in sorted(glob.glob(os.path.join(out, "perf-b*", "results.json"))):
+    mode = f.split(os.sep)[-2].rsplit("-", 1)[-1]
+    for r in json.load(open(f)).get("records", []):
+        c = r.get("config", {})
+        key = (c.get("model"), c.get("batch"), c.get("amp.precision"))
+        tp = (r.get("throughput") or {}).get("median") if r.get("status") == "ok" else None
+        rows.setdefault(key, {})[mode] = tp if tp else r.get("status")
+if rows:
+    print("\n== training throughput, samples/s (dlbench cuda vs PyTorch eager) ==")
+    print("malloc: cudaMalloc per request + cuDNN heuristic; async: CUDA's pool;"
+          " search: pool + timed cuDNN search")
+    print(f"{'model':10} {'batch':>5} {'prec':5} " +
+          " ".join(f"{m:>9}" for m in modes) + f" {'pytorch':>9} {'best/pt':>8}")
+    fmt = lambda v: f"{v:9.0f}" if isinstance(v, (int, float)) else f"{str(v or '-'):>9}"
+    for key in sorted(rows, key=lambda k: tuple(str(x) for x in k)):
+        m, b, p = key
+        vals = [rows[key].get(md) for md in modes]
+        nums = [v for v in vals if isinstance(v, (int, float))]
+        pt = torch.get((m, b, p))
+        ratio = f"{max(nums) / pt:.2f}x" if nums and pt else "-"
+        print(f"{m:10} {b:5} {p:5} " + " ".join(fmt(v) for v in vals) +
+              f" {fmt(pt)} {ratio:>8}")
+EOF
+grep -q 'FAIL\|TIMEOUT' "$SUMMARY" && exit 1
+exit 0

@@ -1,0 +1,77 @@
+#!/bin/sh
+# suites/distill.ini in its --quick form (LeNet distilled from a LeNet
+# teacher of 50 reference steps, 30 steps): the run succeeds; every row
+# has its accuracy; the distilled rows carry the teacher's accuracy, both
+# models' size and inference throughput at batch 256, the plugin's step
+# time and the cache's figures, and their speedup and accuracy change
+# against the student trained alone; the cache on and off train the same
+# student (equal accuracy). Bad settings are refused at suite load with
+# the file and line (exit 2); an unknown teacher fails its configuration
+# in probe, naming the teacher; plugin-help lists every parameter.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+"$DLBENCH" --suite "$top_srcdir/suites/distill.ini" --quick --out run >out.txt 2>err.txt
+rc=$?
+ok "quick distill run succeeds (rc $rc)" [ "$rc" -eq 0 ]
+ok "results.json written" [ -s run/results.json ]
+
+base='distill.enable=off distill.temperature=4 distill.alpha=0.9 distill.teacher_cache=on'
+on='distill.enable=on distill.temperature=4 distill.alpha=0.9 distill.teacher_cache=on'
+off='distill.enable=on distill.temperature=4 distill.alpha=0.9 distill.teacher_cache=off'
+rec() { json run/results.json "[r for r in d['records'] if r['id']=='$1'][0]$2"; }
+fig() { rec "$1" "['metrics']['$2']['value']"; }
+positive() { python3 -c "import sys; assert float(sys.argv[1]) > 0, sys.argv[1]" "$1"; }
+
+for id in "$base" "$on" "$off"; do
+    ok "$id: ok" [ "$(status_of run/results.json "$id")" = ok ]
+    ok "$id: accuracy" positive "$(fig "$id" accuracy)"
+done
+for id in "$on" "$off"; do
+    for f in teacher_accuracy teacher_params student_params teacher_infer_ips \
+             student_infer_ips infer_speedup step_s steps setup_s; do
+        ok "$id: distill.$f" positive "$(fig "$id" "distill.$f")"
+    done
+    ok "$id: speedup vs the student alone" positive "$(rec "$id" "['vs_baseline']['speedup']")"
+    ok "$id: accuracy change vs the student alone" \
+        python3 -c "import sys; float(sys.argv[1])" "$(rec "$id" "['vs_baseline']['accuracy_drop']")"
+    ok "$id: baseline is the student alone" [ "$(rec "$id" "['vs_baseline']['baseline_id']")" = "$base" ]
+done
+ok "cache: every lookup hits (augment off)" [ "$(fig "$on" distill.cache_hit_rate)" = 100.0 ]
+ok "cache: its size recorded" positive "$(fig "$on" distill.cache_bytes)"
+ok "cache on and off: same student" [ "$(fig "$on" accuracy)" = "$(fig "$off" accuracy)" ]
+ok "vs baseline table printed" grep -q "^vs baseline" out.txt
+
+# Bad settings: refused at load with the file and line, exit status 2.
+bad() { # NAME KEY VALUE
+    printf '[suite]\nmode = train\n[distill]\n%s = %s\n' "$2" "$3" >"$1.ini"
+    "$DLBENCH" --suite "$1.ini" --out "o-$1" >/dev/null 2>"$1.txt"
+    ok "$2 = $3 refused (exit 2)" [ $? -eq 2 ]
+    ok "... with file and line" grep -q "$1.ini:4" "$1.txt"
+}
+bad t0 temperature 0
+bad tneg temperature -1
+bad a15 alpha 1.5
+bad aneg alpha -0.1
+
+# An unknown teacher: the configuration fails in probe, saying which.
+cat > noteacher.ini <<'INI'
+[suite]
+mode = train
+train_steps = 2
+warmup = 0.05s
+time_cap = 0.2s
+min_samples = 2
+[distill]
+teacher = no-such-net
+INI
+"$DLBENCH" --suite noteacher.ini --out nt >/dev/null 2>nt.txt
+ok "unknown teacher: run fails" [ $? -ne 0 ]
+ok "... the configuration failed" [ "$(status_of nt/results.json default)" = failed ]
+ok "... naming the teacher" python3 -c "import sys; assert 'no-such-net' in sys.argv[1], sys.argv[1]" \
+    "$(json nt/results.json "d['records'][0]['reason']")"
+
+"$DLBENCH" plugin-help distill >help.txt 2>&1
+for p in teacher temperature alpha teacher_cache teacher_steps; do
+    ok "plugin-help lists $p" grep -q "$p" help.txt
+done
+finish

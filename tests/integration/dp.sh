@@ -1,0 +1,158 @@
+#!/bin/sh
+# suites/dp.ini in its --quick form, run as two shards (--shard 1/2, 2/2)
+# joined by `dlbench merge`: one worker, two replica threads and two MPI
+# ranks started through `mpirun -np 2` (with --oversubscribe, and
+# --allow-run-as-root as root); every row ok, rank 0's record names the world
+# (size and the host of every rank), the weights are bit-identical on every
+# worker, the figures are there, and the two engines, which sum the same
+# gradients in the same order, reach the same accuracy. Then:
+#   - a rank killed half-way fails the configuration with a reason naming
+#     the rank, long before the timeout; a rank that hangs is ended by the
+#     timeout, launcher and ranks alike;
+#   - dlbench started under mpirun itself refuses, saying what to do;
+#   - engine nccl without the cuda backend is skipped with the reason;
+#   - merge refuses shards of another suite, of another version of the
+#     suite, or run with other --set options (exit 2).
+# Skipped (77) without mpirun or when the dp plugin has no mpi engine.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+command -v mpirun >/dev/null 2>&1 || { echo "no mpirun: skipped"; exit 77; }
+# A sanitizer build (--enable-sanitizers) reports what Open MPI keeps until
+# exit; that is not ours to fail on.
+LSAN_OPTIONS="suppressions=$top_srcdir/tests/integration/lsan-openmpi.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+ASAN_OPTIONS="fast_unwind_on_malloc=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export LSAN_OPTIONS ASAN_OPTIONS
+printf '[suite]\nmodel = lenet\nwarmup = 0.01s\ntime_cap = 0.05s\nmin_samples = 2\n[dp]\nengine = mpi\nreplicas = 1\n' >probe.ini
+"$DLBENCH" --suite probe.ini --out probe >/dev/null 2>&1
+if grep -q "not built" probe/results.json 2>/dev/null; then
+    echo "dp has no mpi engine in this build: skipped"; exit 77
+fi
+SUITE="$top_srcdir/suites/dp.ini"
+launcher="mpirun --oversubscribe -np {ranks}"
+[ "$(id -u)" -eq 0 ] && launcher="mpirun --allow-run-as-root --oversubscribe -np {ranks}"
+
+# The quick suite in two shards, merged: the merged run is checked below.
+"$DLBENCH" --suite "$SUITE" --quick --shard 1/2 --out s1 >s1.txt 2>&1
+rc1=$?
+"$DLBENCH" --suite "$SUITE" --quick --shard 2/2 --out s2 >s2.txt 2>&1
+rc2=$?
+ok "quick dp shards succeed (rc $rc1 $rc2)" [ "$rc1" -le 1 ] && [ "$rc2" -le 1 ]
+ok "shard 1/2 ran 3 of 5" [ "$(json s1/results.json "len(d['records'])")" = 3 ]
+ok "shard 2/2 ran 2 of 5" [ "$(json s2/results.json "len(d['records'])")" = 2 ]
+ok "shard recorded" [ "$(json s1/results.json "d['context']['shard']['n']")" = 2 ]
+"$DLBENCH" merge s1 s2 --out run >out.txt 2>err.txt
+rc=$?
+ok "merge joins the shards (rc $rc)" [ "$rc" -eq 0 ]
+[ "$rc" -eq 0 ] || sed -n '1,40p' s1.txt s2.txt err.txt >&2
+ok "... every configuration" [ "$(json run/results.json "len(d['records'])")" = 5 ]
+ok "... names its shards" [ "$(json run/results.json "len(d['context']['merged_from'])")" = 2 ]
+
+base='dp.engine=threads dp.replicas=1 dp.ranks=1 dp.bucket_size=16KiB dp.overlap=on'
+thr='dp.engine=threads dp.replicas=2 dp.ranks=1 dp.bucket_size=16KiB dp.overlap=on'
+thr_off='dp.engine=threads dp.replicas=2 dp.ranks=1 dp.bucket_size=16KiB dp.overlap=off'
+mpi='dp.engine=mpi dp.replicas=1 dp.ranks=2 dp.bucket_size=16KiB dp.overlap=on'
+mpi_off='dp.engine=mpi dp.replicas=1 dp.ranks=2 dp.bucket_size=16KiB dp.overlap=off'
+rec() { json run/results.json "[r for r in d['records'] if r['id']=='$1'][0]$2"; }
+metric() { rec "$1" "['metrics']['$2']['value']"; }
+for id in "$base" "$thr" "$thr_off" "$mpi" "$mpi_off"; do
+    ok "$id ok" [ "$(status_of run/results.json "$id")" = ok ]
+done
+ok "mpi record: world size 2" [ "$(rec "$mpi" "['world']['size']")" = 2 ]
+ok "mpi record: a host per rank" [ "$(rec "$mpi" "['world']['hosts'].__len__()")" = 2 ]
+ok "mpi record: rank 0's host is this one" \
+    [ "$(rec "$mpi" "['world']['hosts'][0]")" = "$(hostname)" ]
+ok "threads record: no world" [ "$(rec "$thr" ".get('world')")" = None ]
+for id in "$thr" "$thr_off" "$mpi" "$mpi_off"; do
+    ok "weights bit-identical: $id" [ "$(metric "$id" dp.weights_identical)" = 1.0 ]
+    ok "2 workers: $id" [ "$(metric "$id" dp.workers)" = 2.0 ]
+    ok "global batch 64: $id" [ "$(metric "$id" dp.global_batch)" = 64.0 ]
+    ok "local batch 32: $id" [ "$(metric "$id" dp.local_batch)" = 32.0 ]
+    ok "lr stated: $id" [ "$(metric "$id" dp.lr)" = 0.01 ]
+    for m in dp.allreduce_s dp.busbw dp.hidden_share dp.exposed_s dp.grad_bytes; do
+        ok "$m: $id" python3 -c "import sys; assert float(sys.argv[1]) >= 0" \
+            "$(metric "$id" $m)"
+    done
+    ok "scaling efficiency: $id" python3 -c "import sys; assert 0 < float(sys.argv[1]) < 2" \
+        "$(rec "$id" "['vs_baseline']['scaling_efficiency']")"
+done
+ok "mpi all-reduce timed on its own" python3 -c "import sys; assert float(sys.argv[1]) > 0" \
+    "$(metric "$mpi" dp.allreduce_in_step_s)"
+acc() { metric "$1" accuracy; }
+ok "threads and mpi sum alike: same accuracy" [ "$(acc "$thr")" = "$(acc "$mpi")" ]
+ok "overlap changes no result (threads)" [ "$(acc "$thr")" = "$(acc "$thr_off")" ]
+ok "overlap changes no result (mpi)" [ "$(acc "$mpi")" = "$(acc "$mpi_off")" ]
+ok "scaling table printed" grep -q "^scaling" out.txt
+ok "mpi row in it" grep -q "^$mpi " out.txt
+
+# A rank killed half-way: the configuration fails naming the rank, soon.
+cat > die.sh <<'EOF'
+#!/bin/sh
+# Rank 1 is killed one second in; every rank then runs dlbench.
+if [ "${OMPI_COMM_WORLD_RANK:-}" = 1 ]; then (sleep 1; kill -9 $$) & fi
+exec "$@"
+EOF
+start=$(date +%s)
+"$DLBENCH" --suite "$SUITE" --quick --set dp.engine=mpi --set dp.overlap=on \
+    --set timeout=90s --set time_cap=20s \
+    --launcher "$launcher sh $T/die.sh" --out dead >dead.txt 2>&1
+rc=$?
+took=$(( $(date +%s) - start ))
+ok "a dead rank fails the run (rc $rc)" [ "$rc" -eq 1 ]
+ok "... well before the timeout (${took}s)" [ "$took" -lt 60 ]
+did="dp.engine=mpi dp.replicas=1 dp.ranks=2 dp.bucket_size=16KiB dp.overlap=on"
+ok "... crashed" [ "$(status_of dead/results.json "$did")" = crashed ]
+ok "... the reason names rank 1" python3 -c \
+    "import sys; assert 'rank 1' in sys.argv[1] and 'signal 9' in sys.argv[1], sys.argv[1]" \
+    "$(json dead/results.json "[r for r in d['records'] if r['id']=='$did'][0]['reason']")"
+
+# A rank that hangs: the timeout ends launcher and ranks.
+cat > hang.sh <<'EOF'
+#!/bin/sh
+# Rank 1 stops one second in; rank 0 then waits for it in a collective.
+if [ "${OMPI_COMM_WORLD_RANK:-}" = 1 ]; then (sleep 1; kill -STOP $$) & fi
+exec "$@"
+EOF
+"$DLBENCH" --suite "$SUITE" --quick --set dp.engine=mpi --set dp.overlap=on \
+    --set timeout=6s --set time_cap=20s \
+    --launcher "$launcher sh $T/hang.sh" --out hung >hung.txt 2>&1
+ok "a hanging rank times out" [ "$(status_of hung/results.json "$did")" = timeout ]
+sleep 1
+ok "... and leaves no rank behind" sh -c "! pgrep -f '__chil[d] --suite $T/hung/'"
+pkill -KILL -f "__chil[d] --suite $T/hung/" 2>/dev/null
+
+# dlbench itself under a launcher: refused, saying what to do.
+OMPI_COMM_WORLD_SIZE=2 "$DLBENCH" --suite "$SUITE" --quick --out under >/dev/null 2>under.txt
+ok "dlbench under mpirun refuses (exit 2)" [ $? -eq 2 ]
+ok "... and says to set the launcher" grep -q "without mpirun" under.txt
+"$DLBENCH" --suite "$SUITE" --quick --launcher "srun -n 2" --out nolabel >/dev/null 2>nolabel.txt
+ok "a launcher without {ranks} is refused (exit 2)" [ $? -eq 2 ]
+ok "... saying so" grep -q "{ranks}" nolabel.txt
+
+# nccl without the cuda backend: skipped with the reason.
+"$DLBENCH" --suite "$SUITE" --quick --set dp.engine=nccl --out nccl >/dev/null 2>&1
+nid="dp.engine=nccl dp.replicas=1 dp.ranks=2 dp.bucket_size=16KiB dp.overlap=on"
+ok "nccl on cpu skipped" [ "$(status_of nccl/results.json "$nid")" = skipped ]
+ok "... needing backend cuda" python3 -c \
+    "import sys; assert 'cuda' in sys.argv[1], sys.argv[1]" \
+    "$(json nccl/results.json "[r for r in d['records'] if r['id']=='$nid'][0]['reason']")"
+
+# Merge refuses shards that do not belong together.
+"$DLBENCH" merge s1 s1 --out twice >/dev/null 2>twice.txt
+ok "merge refuses a shard twice (exit 2)" [ $? -eq 2 ]
+"$DLBENCH" --suite "$SUITES/ok.ini" --shard 2/2 --out other >/dev/null 2>&1
+"$DLBENCH" merge s1 other --out mixed >/dev/null 2>mixed.txt
+ok "merge refuses shards of two suites (exit 2)" [ $? -eq 2 ]
+ok "... naming both" grep -q "suite 'dp'.*suite 'ok'" mixed.txt
+ok "... and writes nothing" [ ! -e mixed ]
+# Shard 2/2 as another version of the suite file would leave it, and as
+# a run with another --set would.
+cp -r s2 edited
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["context"]["suite"]["crc32"] = "00000000"; json.dump(d, open(sys.argv[1], "w"))' edited/results.json
+"$DLBENCH" merge s1 edited --out edits >/dev/null 2>edits.txt
+ok "merge refuses another version of the suite (exit 2)" [ $? -eq 2 ]
+ok "... by its hash" grep -q "suite hashes" edits.txt
+cp -r s2 seeded
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); d["sets"].append("seed=7"); json.dump(d, open(sys.argv[1], "w"))' seeded/invocation.json
+"$DLBENCH" merge s1 seeded --out seeds >/dev/null 2>seeds.txt
+ok "merge refuses shards run with other --set (exit 2)" [ $? -eq 2 ]
+finish

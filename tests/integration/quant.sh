@@ -1,0 +1,113 @@
+#!/bin/sh
+# suites/quant.ini in its --quick form (LeNet at batch 256, fp32 and four
+# int8 configurations): the run succeeds; on a CPU with VNNI every int8
+# row is ok and carries the plugin's figures (accuracy before and after,
+# model size and ratio, calibration time, an SQNR per int8 layer), its
+# accuracy within 2 points of fp32 (the quick run calibrates on 128
+# images and scores 2,000: a 1-point drop is the full suite's bar, and
+# 2,000 images put a 0.5-point noise on each figure), a model at most
+# 0.3 of fp32's size, and a speedup against fp32 in results.json; without
+# VNNI the int8 rows are skipped with the backend's reason, never run in
+# fp32. Also: bad settings are refused at suite load with the file and
+# line and exit status 2, and plugin-help lists every parameter.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+"$DLBENCH" --suite "$top_srcdir/suites/quant.ini" --quick --out run >out.txt 2>err.txt
+rc=$?
+ok "quick quant run succeeds (rc $rc)" [ "$rc" -eq 0 ]
+ok "results.json written" [ -s run/results.json ]
+
+base='model=lenet batch=256 quant.enable=off quant.calibrator=minmax quant.weights=per_tensor'
+rec() { json run/results.json "[r for r in d['records'] if r['id']=='$1'][0]$2"; }
+metric() { rec "$1" "['metrics']['$2']['value']"; }
+ok "fp32 row ok" [ "$(status_of run/results.json "$base")" = ok ]
+ok "fp32 has accuracy" python3 -c "import sys; assert float(sys.argv[1]) > 10" \
+    "$(metric "$base" accuracy)"
+
+vnni=0
+grep -q avx512_vnni /proc/cpuinfo 2>/dev/null && vnni=1
+grep -q avx_vnni /proc/cpuinfo 2>/dev/null && vnni=1
+for cal in minmax entropy; do
+    for w in per_tensor per_channel; do
+        id="model=lenet batch=256 quant.enable=on quant.calibrator=$cal quant.weights=$w"
+        st=$(status_of run/results.json "$id")
+        if [ "$vnni" -eq 0 ]; then
+            ok "$cal/$w skipped without VNNI ($st)" [ "$st" = skipped ]
+            ok "$cal/$w skip says why" python3 -c "import sys; assert 'int8' in sys.argv[1], sys.argv[1]" \
+                "$(rec "$id" "['reason']")"
+            continue
+        fi
+        ok "$cal/$w ok ($st)" [ "$st" = ok ]
+        for m in accuracy_fp32 accuracy_int8 accuracy_drop model_bytes_fp32 \
+                 model_bytes_int8 size_ratio calib_time_s calib_images \
+                 int8_layers sqnr_conv1 sqnr_conv2 sqnr_fc1 sqnr_fc2; do
+            ok "$cal/$w records quant.$m" python3 -c "import sys; float(sys.argv[1])" \
+                "$(metric "$id" "quant.$m")"
+        done
+        ok "$cal/$w: int8 accuracy within 2 points of fp32" python3 -c \
+            "import sys; a, b = map(float, sys.argv[1:]); assert abs(a - b) <= 2, (a, b)" \
+            "$(metric "$id" quant.accuracy_int8)" "$(metric "$id" quant.accuracy_fp32)"
+        ok "$cal/$w: the plugin's int8 accuracy is the configuration's" python3 -c \
+            "import sys; a, b = map(float, sys.argv[1:]); assert a == b, (a, b)" \
+            "$(metric "$id" quant.accuracy_int8)" "$(metric "$id" accuracy)"
+        ok "$cal/$w: drop against the fp32 row within 2 points" python3 -c \
+            "import sys; assert abs(float(sys.argv[1])) <= 2, sys.argv[1]" \
+            "$(rec "$id" "['vs_baseline']['accuracy_drop']")"
+        ok "$cal/$w: size at most 0.3 of fp32" python3 -c \
+            "import sys; assert 0 < float(sys.argv[1]) <= 0.3, sys.argv[1]" \
+            "$(metric "$id" quant.size_ratio)"
+        ok "$cal/$w: every layer in int8, data int8 between them" python3 -c \
+            "import sys; assert sys.argv[1:] == ['4.0', '3.0'], sys.argv[1:]" \
+            "$(metric "$id" quant.int8_layers)" "$(metric "$id" quant.int8_outputs)"
+        ok "$cal/$w: SQNR above 20 dB" python3 -c \
+            "import sys; assert float(sys.argv[1]) > 20, sys.argv[1]" \
+            "$(metric "$id" quant.sqnr_conv2)"
+        ok "$cal/$w: speedup recorded" python3 -c "import sys; assert float(sys.argv[1]) > 0" \
+            "$(rec "$id" "['vs_baseline']['speedup']")"
+    done
+done
+
+# Bad settings: refused at load, naming the file and line, exit 2.
+bad() { # NAME LINE PHRASE, the suite on stdin
+    cat >"$1.ini"
+    "$DLBENCH" --suite "$1.ini" --out "run-$1" >/dev/null 2>"$1.err"
+    rc=$?
+    ok "$1: exit 2 (got $rc)" [ "$rc" -eq 2 ]
+    ok "$1: names $1.ini:$2 ($(cat "$1.err"))" grep -q "$1.ini:$2" "$1.err"
+    ok "$1: says '$3'" grep -q -- "$3" "$1.err"
+    ok "$1: no run directory" [ ! -e "run-$1" ]
+}
+bad unknown-calibrator 4 "expected one of minmax, moving_minmax, percentile, entropy" <<'INI'
+[suite]
+mode = infer
+[quant]
+calibrator = kl_divergence
+INI
+bad percentile-zero 4 "> 0 and <= 1" <<'INI'
+[suite]
+mode = infer
+[quant]
+percentile = 0
+INI
+bad percentile-above 5 "> 0 and <= 1" <<'INI'
+[suite]
+mode = infer
+[sweep]
+quant.enable = off, on
+quant.percentile = 99.9, 100.01
+INI
+# Activations have one scale per tensor (oneDNN's int8 source scale):
+# per-channel activations cannot be.
+bad per-channel-activations 4 "expected one of u8, s8" <<'INI'
+[suite]
+mode = infer
+[quant]
+activations = per_channel
+INI
+
+"$DLBENCH" plugin-help quant >help.txt 2>&1
+for p in weights activations calibrator percentile calib_images calib_batch \
+         averaging; do
+    ok "plugin-help lists $p" grep -q "^$p " help.txt
+done
+finish
