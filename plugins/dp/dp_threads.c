@@ -31,7 +31,7 @@ struct dp_threads {
     int R;
     struct tw *w;
     struct dp_plan plan;
-    int started, quit;
+    int started, go, quit;          /* go: every worker thread exists */
     dlb_status start_status;     /* of the first step's setup */
     pthread_barrier_t bar;
     pthread_mutex_t mu;
@@ -253,6 +253,15 @@ static void *worker_main(void *arg)
     struct tw *w = arg;
     struct dp_threads *t = w->t;
     uint64_t seen = 0;
+    /* Every worker thread exists before any meets the barrier: when one
+     * cannot be started, the others leave here instead. */
+    pthread_mutex_lock(&t->mu);
+    while (!t->go && !t->quit)
+        pthread_cond_wait(&t->cv, &t->mu);
+    int quit = t->quit;
+    pthread_mutex_unlock(&t->mu);
+    if (quit)
+        return NULL;
     fail(w, t->ro->create(t->h, t->w[0].model, t->s.replica_threads, w->index,
                           &w->model));
     pthread_barrier_wait(&t->bar); /* created (or not) */
@@ -261,7 +270,7 @@ static void *worker_main(void *arg)
         while (t->gen == seen && !t->quit)
             pthread_cond_wait(&t->cv, &t->mu);
         seen = t->gen;
-        int quit = t->quit;
+        quit = t->quit;
         pthread_mutex_unlock(&t->mu);
         if (quit)
             break;
@@ -336,11 +345,16 @@ static dlb_status start(struct dp_threads *t, struct dlb_model *m)
     t->w[0].model = m;
     for (int r = 1; r < t->R; r++) {
         if (pthread_create(&t->w[r].tid, NULL, worker_main, &t->w[r]) != 0) {
-            t->h->log(t->h, DLB_LOG_ERROR, "cannot start worker thread %d", r);
-            abort(); /* the barrier counts on it: nothing sane remains */
+            t->h->log(t->h, DLB_LOG_ERROR, "cannot start worker thread %d of "
+                      "%d", r, t->R - 1);
+            return DLB_ERR_RUNTIME; /* fini sends the others home */
         }
         t->w[r].have_thread = 1;
     }
+    pthread_mutex_lock(&t->mu);
+    t->go = 1;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
     pthread_barrier_wait(&t->bar);
     for (int r = 1; r < t->R; r++)
         if (t->w[r].status != DLB_OK)

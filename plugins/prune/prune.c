@@ -10,7 +10,25 @@
  * other tools find missing is recorded beside the nominal ones: zeros
  * counted on the model, parameters, size and FLOPs before and after,
  * accuracy before, after pruning and after fine-tuning, and which layers
- * ran sparse at what measured cost. */
+ * ran sparse at what measured cost.
+ *
+ * Figures (prune.NAME in the results):
+ *   sparsity_nominal        the setting
+ *   sparsity_measured       zeros / weights of the pruned layers, counted
+ *                           on the model (magnitude); units removed / units
+ *                           (filters), read from the model's shapes
+ *   zeros_set, zeros_counted, weights_targeted      (magnitude)
+ *   units_targeted, units_removed, weights_removed_fraction   (filters)
+ *   params_before, params_after, nonzero_params_after
+ *   size_before_bytes, size_after_bytes   fp32 dense storage
+ *   size_csr_bytes          the pruned tensors in CSR instead (magnitude)
+ *   flops_before, flops_after            forward FLOPs per image
+ *   accuracy_dense, accuracy_pruned, accuracy_finetuned   test set, %
+ *   finetune_s, finetune_loss_last
+ *   sparse_layers; per linear layer L with a sparse mode: sparse.L (1 when
+ *   it ran CSR at the batch size it ran most), and for auto
+ *   sparse_dense_us.L, sparse_csr_us.L, sparse_speedup.L (the timings
+ *   that decided). */
 #include <stdio.h>
 #include <stdlib.h>
 
