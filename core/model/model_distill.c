@@ -94,11 +94,12 @@ static dlb_status add_soft_term(struct dlb_model *m, struct dlb_buffer *dy,
     const char *name = m->spec->layers[nl - 1].name;
     uint32_t classes = m->spec->layers[nl - 1].in_c;
     size_t count = (size_t)m->n * classes;
-    float *z = malloc(2 * count * sizeof *z), *g = z + count;
+    float *z = malloc(2 * count * sizeof *z), *g;
     dlb_status s;
     if (!z)
         return dlb_errorf(err, DLB_ERR_NOMEM, "%s: out of memory for the "
                           "logits", name);
+    g = z + count;
     s = to_host(m, m->act[nl - 1], count, z, name, err);
     if (s == DLB_OK && alpha > 0.0f &&
         (s = to_host(m, dy, count, g, name, err)) == DLB_OK) {
