@@ -372,6 +372,17 @@ dlb_status dlb_cpu_pool_bwd(struct dlb_backend *be,
                             const struct dlb_pool_desc *d,
                             const struct dlb_buffer *dy,
                             const struct dlb_buffer *ws, struct dlb_buffer *dx);
+/* The oneDNN inference pooling primitive of d over layouts x and y: a
+ * builder for dlb_cpu_cache_get (cpu_pool_blocked.c); `op` names the
+ * operation in errors. */
+struct dlb_cpu_pool_arg {
+    const char *op;
+    const struct dlb_pool_desc *d;
+    const dnnl_memory_desc_t *x, *y;
+};
+dlb_status dlb_cpu_pool_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
+                              const void *arg);
+
 /* cpu_pool_blocked.c: pooling on channel-blocked layouts; 0 when the
  * input is not in one (the caller then runs on the host view), else 1
  * with the op's status in *st. */

@@ -9,40 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct pool8_arg {
-    const struct dlb_pool_desc *d;
-    dnnl_memory_desc_t x, y;
-};
-
-static dlb_status pool8_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
-                              const void *arg)
-{
-    const struct pool8_arg *a = arg;
-    const struct dlb_pool_desc *d = a->d;
-    struct dlb_cpu *cpu = dlb_backend_ctx(be);
-    const char *op = "pool_int8_fwd";
-    dnnl_dims_t strides = { d->stride_h, d->stride_w };
-    dnnl_dims_t kernel = { d->kh, d->kw };
-    dnnl_dims_t dil = { 0, 0 };
-    dnnl_dims_t pad = { d->pad_h, d->pad_w };
-    dnnl_pooling_v2_desc_t pd;
-    dnnl_dims_t pad_r;
-    dlb_status s = DLB_OK;
-    /* oneDNN's right padding makes the output size exact. */
-    pad_r[0] = (dnnl_dim_t)(d->out_h - 1) * d->stride_h + d->kh - d->in_h -
-               d->pad_h;
-    pad_r[1] = (dnnl_dim_t)(d->out_w - 1) * d->stride_w + d->kw - d->in_w -
-               d->pad_w;
-    DLB_DNNL(be, op, dnnl_pooling_v2_forward_desc_init(
-        &pd, dnnl_forward_inference, dnnl_pooling_max, &a->x, &a->y, strides,
-        kernel, dil, pad, pad_r));
-    DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &pd, NULL));
-    DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[0], &a->x));
-    DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[1], &a->y));
-out:
-    return s;
-}
-
 /* Max pooling on nhwc, separably: for each output row, the element-wise
  * maximum of the window's input rows into v (one contiguous run of
  * w * c bytes per row), then, without horizontal padding, of each
@@ -172,7 +138,8 @@ dlb_status dlb_cpu_pool_int8_fwd(struct dlb_backend *be,
     const char *op = "pool_int8_fwd";
     size_t xn = (size_t)d->n * d->c * d->in_h * d->in_w;
     size_t yn = (size_t)d->n * d->c * d->out_h * d->out_w;
-    struct pool8_arg a = { d, { 0 }, { 0 } };
+    dnnl_memory_desc_t xmd, ymd;
+    struct dlb_cpu_pool_arg a = { op, d, &xmd, &ymd };
     struct dlb_cpu_prim *p;
     struct dlb_cpu_key k;
     dlb_status s;
@@ -192,10 +159,10 @@ dlb_status dlb_cpu_pool_int8_fwd(struct dlb_backend *be,
     dnnl_dims_t xd = { d->n, d->c, d->in_h, d->in_w };
     dnnl_dims_t yd = { d->n, d->c, d->out_h, d->out_w };
     dnnl_data_type_t t = dlb_cpu_dnnl_type(x->dtype);
-    DLB_DNNL(be, op, dnnl_memory_desc_init_by_tag(&a.x, 4, xd, t, tag));
-    DLB_DNNL(be, op, dnnl_memory_desc_init_by_tag(&a.y, 4, yd, t, tag));
+    DLB_DNNL(be, op, dnnl_memory_desc_init_by_tag(&xmd, 4, xd, t, tag));
+    DLB_DNNL(be, op, dnnl_memory_desc_init_by_tag(&ymd, 4, yd, t, tag));
     if (tag == dnnl_acdb) {
-        if ((s = dlb_cpu_set_layout(be, y, &a.y)))
+        if ((s = dlb_cpu_set_layout(be, y, &ymd)))
             return s;
         s = nhwc_max(be, d, x, y);
         dlb_cpu_written(y);
@@ -207,8 +174,8 @@ dlb_status dlb_cpu_pool_int8_fwd(struct dlb_backend *be,
     memset(&k, 0, sizeof k);
     k.op = DLB_CPU_POOL_INT8;
     memcpy(k.w, v, sizeof v);
-    if ((s = dlb_cpu_cache_get(be, &k, pool8_build, &a, &p)) ||
-        (s = dlb_cpu_set_layout(be, y, &a.y)))
+    if ((s = dlb_cpu_cache_get(be, &k, dlb_cpu_pool_build, &a, &p)) ||
+        (s = dlb_cpu_set_layout(be, y, &ymd)))
         return s;
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[0], x->data));
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[1], y->data));

@@ -240,18 +240,15 @@ static int stage_alloc(struct stage *t, int conv, size_t in, size_t out)
  * its nhwc kernel ran LeNet's 10-channel pool1 at batch 1024 in about a
  * quarter of the own loop's time and scales over threads; training keeps
  * the own loops, whose workspace is the interface's (oneDNN's is not). */
-struct pool_arg {
-    const struct dlb_pool_desc *d;
-    const dnnl_memory_desc_t *x, *y;
-};
-
-static dlb_status pool_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
-                             const void *arg)
+/* The oneDNN pooling primitive for a->d over layouts a->x and a->y, for
+ * the primitive cache; inference int8 pooling builds the same one. */
+dlb_status dlb_cpu_pool_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
+                              const void *arg)
 {
-    const struct pool_arg *a = arg;
+    const struct dlb_cpu_pool_arg *a = arg;
     const struct dlb_pool_desc *d = a->d;
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
-    const char *op = "pool_fwd";
+    const char *op = a->op;
     dnnl_dims_t strides = { d->stride_h, d->stride_w };
     dnnl_dims_t kernel = { d->kh, d->kw };
     dnnl_dims_t dil = { 0, 0 };
@@ -282,7 +279,7 @@ static dlb_status pool_infer(struct dlb_backend *be,
                              const dnnl_memory_desc_t *ymd)
 {
     struct dlb_cpu_key k;
-    struct pool_arg a = { d, dlb_cpu_layout(x), ymd };
+    struct dlb_cpu_pool_arg a = { "pool_fwd", d, dlb_cpu_layout(x), ymd };
     struct dlb_cpu_prim *p;
     dlb_status s;
     uint32_t v[] = { d->kind, d->n, d->c, d->in_h, d->in_w, d->kh, d->kw,
@@ -291,7 +288,7 @@ static dlb_status pool_infer(struct dlb_backend *be,
     memset(&k, 0, sizeof k);
     k.op = DLB_CPU_POOL_FWD_INFER;
     memcpy(k.w, v, sizeof v);
-    if ((s = dlb_cpu_cache_get(be, &k, pool_build, &a, &p)) ||
+    if ((s = dlb_cpu_cache_get(be, &k, dlb_cpu_pool_build, &a, &p)) ||
         (s = dlb_cpu_set_layout(be, y, ymd)))
         return s;
     DLB_DNNL(be, "pool_fwd", dlb_cpu_bind(p->mem[0], x->data));
