@@ -118,6 +118,10 @@ int dlb_cmd_plugin_help(const struct dlb_options *o)
     if (d->executor) printf(" executor");
     if (d->workload) printf(" workload");
     if (d->metrics) printf(" metrics");
+    /* ABI 1.3's check: read only where the descriptor reaches it. */
+    if (d->struct_size >= offsetof(struct dlb_plugin, check) + sizeof d->check &&
+        d->check)
+        printf(" check");
     printf("\n");
     dlb_session_close(&s);
     return 0;

@@ -15,9 +15,11 @@
 #include "model/model_file.h"
 #include "model/model_find.h"
 #include "peak.h"
+#include "plot.h"
 #include "postrun.h"
 #include "progress.h"
 #include "run_check.h"
+#include "run_check_plugins.h"
 #include "run_launch.h"
 #include "runner.h"
 #include "search.h"
@@ -39,30 +41,8 @@ struct run_state {
     json_t *context;
     struct dlb_journal *journal;
     int journal_failed;        /* an append failed: start nothing more */
+    int slimmed;               /* some records are kept slim: see run_round */
 };
-
-static dlb_status copy_file(const char *from, const char *to, struct dlb_error *err)
-{
-    FILE *in = fopen(from, "rb");
-    if (!in)
-        return dlb_errorf(err, DLB_ERR_IO, "cannot read %s: %s", from, strerror(errno));
-    FILE *out = fopen(to, "wbx");
-    if (!out) {
-        fclose(in);
-        return dlb_errorf(err, DLB_ERR_IO, "cannot create %s: %s", to, strerror(errno));
-    }
-    char buf[8192];
-    size_t n;
-    int bad = 0;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-        if (fwrite(buf, 1, n, out) != n)
-            bad = 1;
-    bad |= ferror(in);
-    fclose(in);
-    if (fclose(out) != 0 || bad)
-        return dlb_errorf(err, DLB_ERR_IO, "cannot write %s: %s", to, strerror(errno));
-    return DLB_OK;
-}
 
 static char *path_join(const char *a, const char *b)
 {
@@ -379,6 +359,18 @@ static int is_failure(json_t *rec)
     return !s || (strcmp(s, "ok") != 0 && strcmp(s, "skipped") != 0);
 }
 
+/* The runner's `started` hook: the previous record's fsync, while the
+ * next configuration's process starts up. */
+static void sync_journal(void *ctx)
+{
+    struct run_state *r = ctx;
+    struct dlb_error err = {""};
+    if (!r->journal_failed && dlb_journal_sync(r->journal, &err) != DLB_OK) {
+        fprintf(stderr, "dlbench: %s\n", err.msg);
+        r->journal_failed = 1;
+    }
+}
+
 /* Run the configurations of one search round not yet in the journal.
  * Returns how many could not start before --time-limit. */
 static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
@@ -416,7 +408,7 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
             snprintf(logname, sizeof logname, "logs/config-%zu.log", c->index);
         char *log = path_join(r->dir, logname);
         double timeout = dlb_config_core(&r->ses.plan, c, "timeout")->f;
-        struct dlb_child_spec spec = {av, timeout, log, NULL, NULL};
+        struct dlb_child_spec spec = {av, timeout, log, NULL, NULL, sync_journal, r};
         json_t *rec = NULL;
         if (!av || !log ||
             dlb_run_launch_prepare(&r->ses.plan, c, r->dir, av, &spec, err) != DLB_OK ||
@@ -442,7 +434,9 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
             json_object_set_new(rec, "round", json_integer(rd->round));
             json_object_set_new(rec, "budget", json_real(rd->scale));
         }
-        if (dlb_journal_append(r->journal, rec, err) != DLB_OK) {
+        /* Written now, synced while the next configuration starts. */
+        int kept = dlb_journal_write(r->journal, rec, err) == DLB_OK;
+        if (!kept) {
             /* A full disk or a file-size limit: what runs next could not
              * be kept either. */
             fprintf(stderr, "dlbench: %s\n", err->msg);
@@ -453,9 +447,51 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
             warn_noise(c->id, rec);
         if (is_failure(rec))
             (*failures)++;
+        /* Until the end a plain sweep needs only which configurations
+         * ran and how they ended; a search's rounds need the figures.
+         * Journaled records of a sweep stay in memory as that much, so the
+         * parent's size does not grow with the sweep's length, and come
+         * back whole from the journal at the end (restore_records). */
+        json_t *slim = NULL;
+        if (kept && rd->round < 0 &&
+            (slim = json_pack("{s:O,s:O,s:O}", "index", json_object_get(rec, "index"),
+                              "id", json_object_get(rec, "id"),
+                              "status", json_object_get(rec, "status")))) {
+            json_decref(rec);
+            rec = slim;
+            r->slimmed = 1;
+        }
         json_array_append_new(r->records, rec);
     }
     return not_run;
+}
+
+/* Put back the whole records run_round slimmed, from the journal, whose
+ * records are the first ones of r->records in the same order. A record
+ * the journal could not take (a full disk) was kept whole. */
+static dlb_status restore_records(struct run_state *r, struct dlb_error *err)
+{
+    char *path = path_join(r->dir, "journal.jsonl");
+    json_t *journal = NULL;
+    dlb_status st = path ? dlb_journal_read(path, &journal, NULL, err)
+                         : dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    free(path);
+    if (st != DLB_OK)
+        return st;
+    size_t i;
+    json_t *full;
+    json_array_foreach(journal, i, full) {
+        json_t *rec = json_array_get(r->records, i);
+        if (!rec || !json_equal(json_object_get(rec, "index"), json_object_get(full, "index")) ||
+            !json_equal(json_object_get(rec, "id"), json_object_get(full, "id"))) {
+            json_decref(journal);
+            return dlb_errorf(err, DLB_ERR_INTERNAL, "%s/journal.jsonl: record %zu is "
+                              "not the one this run wrote there", r->dir, i + 1);
+        }
+        json_array_set(r->records, i, full);
+    }
+    json_decref(journal);
+    return DLB_OK;
 }
 
 /* Run the suite's search (core/search.c) round by round: a round is
@@ -498,7 +534,8 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
         r->dir = strdup(o->resume_dir);
         r->suite_copy = path_join(r->dir, "suite.ini");
         size_t n_given = o->n_sets;
-        if ((st = load_invocation(o, r->dir, &r->origin, err)) != DLB_OK)
+        if ((st = dlb_rundir_check_set_up(r->dir, err)) != DLB_OK ||
+            (st = load_invocation(o, r->dir, &r->origin, err)) != DLB_OK)
             return st;
         if ((st = dlb_session_open(&r->ses, o, r->suite_copy, err)) != DLB_OK) {
             blame_invocation(o, o->n_sets - n_given, r->dir, err);
@@ -510,7 +547,10 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
             (st = check_models(r, r->origin, err)) != DLB_OK ||
             (st = dlb_run_check_data(&r->ses.plan,
                                      (const char *const[]){r->origin, r->ses.suite_path},
-                                     2, err)) != DLB_OK)
+                                     2, err)) != DLB_OK ||
+            (st = dlb_run_check_plugins(&r->ses.plan,
+                                        (const char *const[]){r->origin, r->ses.suite_path},
+                                        2, err)) != DLB_OK)
             return st;
         if ((st = read_journal(r, err)) != DLB_OK ||
             (st = check_resume_records(r, err)) != DLB_OK)
@@ -525,6 +565,9 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
         (st = dlb_run_check_data(&r->ses.plan,
                                  (const char *const[]){r->origin, r->ses.suite_path},
                                  2, err)) != DLB_OK ||
+        (st = dlb_run_check_plugins(&r->ses.plan,
+                                    (const char *const[]){r->origin, r->ses.suite_path},
+                                    2, err)) != DLB_OK ||
         (st = check_workload(r, err)) != DLB_OK)
         return st;
     r->dir = o->out_dir ? strdup(o->out_dir) : dlb_rundir_default("results", r->ses.suite.name);
@@ -533,15 +576,10 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
     if ((st = dlb_rundir_create(r->dir, err)) != DLB_OK)
         return st;
     r->suite_copy = path_join(r->dir, "suite.ini");
-    if ((st = copy_file(r->ses.suite_path, r->suite_copy, err)) != DLB_OK)
-        return st;
-    char *inv_path = path_join(r->dir, "invocation.json");
     json_t *inv = invocation_json(o, r->origin ? r->origin : r->ses.suite_path);
-    int bad = json_dump_file(inv, inv_path, JSON_INDENT(2)) != 0;
+    st = inv ? dlb_rundir_setup(r->dir, r->ses.suite_path, inv, err)
+             : dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     json_decref(inv);
-    if (bad)
-        st = dlb_errorf(err, DLB_ERR_IO, "cannot write %s", inv_path);
-    free(inv_path);
     r->records = json_array();
     return st;
 }
@@ -607,7 +645,12 @@ int dlb_cmd_run(struct dlb_options *o)
     r.opts = o;
     double start = dlb_now();
     int rc = 2, failures = 0;
-    dlb_status st = prepare_dir(&r, &err);
+    double plot_timeout;
+    /* A setting the plots read at the end is checked before anything is
+     * measured: a typo there must not cost a night's run its plots. */
+    dlb_status st = dlb_gnuplot_timeout(&plot_timeout, &err);
+    if (st == DLB_OK)
+        st = prepare_dir(&r, &err);
     if (st == DLB_OK)
         st = dlb_journal_open(r.dir, &r.journal, &err);
     if (st != DLB_OK) {
@@ -627,8 +670,17 @@ int dlb_cmd_run(struct dlb_options *o)
             r.ses.plan.n, r.ses.plan.n == 1 ? "" : "s", r.dir);
 
     size_t not_run = run_missing(&r, &failures, &err);
+    sync_journal(&r);
     dlb_journal_close(r.journal);
     r.journal = NULL;
+    if (r.slimmed && restore_records(&r, &err) != DLB_OK) {
+        /* Without the journal's figures the results would be wrong, not
+         * short: they stay in the journal for --resume to finish. */
+        fprintf(stderr, "dlbench: %s; dlbench --resume %s writes the results\n",
+                err.msg, r.dir);
+        rc = 1;
+        goto out;
+    }
 
     add_suite_context(&r, start);
     json_t *recs = dlb_search_final_records(&r.ses.plan, r.records);

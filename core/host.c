@@ -287,6 +287,10 @@ void dlb_host_setup(struct dlb_host_priv *h, struct dlb_host_shared *shared,
     h->pub.prune_ops = &dlb_host_prune_ops;
     h->pub.replica_ops = &dlb_host_replica_ops;
     h->pub.train_ops = &dlb_host_train_ops;
+    h->pub.stage_ops = &dlb_host_stage_ops;
+    h->pub.pinned_supported = dlb_host_pinned_supported;
+    h->pub.pinned_alloc = dlb_host_pinned_alloc;
+    h->pub.pinned_free = dlb_host_pinned_free;
 }
 
 void dlb_host_set_data(const struct dlb_host *h, const struct dlb_host_data *data)

@@ -42,6 +42,12 @@ struct dlb_host_shared {
      * that reason rather than failing as out of memory (host_device.c). */
     json_t *device;
     char device_why[256];
+    /* Page-locked memory (host_pinned.c): the workload's backend, which
+     * lends it, and the blocks lent to plugins, by which the core knows a
+     * pinned batch when it sees one. */
+    struct dlb_backend *backend;
+    struct dlb_host_pinned_block *pinned;
+    size_t n_pinned, cap_pinned;
 };
 
 struct dlb_error;
@@ -81,6 +87,7 @@ extern const struct dlb_quant_ops dlb_host_quant_ops;
 extern const struct dlb_prune_ops dlb_host_prune_ops;
 extern const struct dlb_replica_ops dlb_host_replica_ops;
 extern const struct dlb_train_ops dlb_host_train_ops;
+extern const struct dlb_stage_ops dlb_host_stage_ops; /* host_stage.c */
 
 /* Lend `data` to every plugin of the configuration of host `h`. */
 void dlb_host_set_data(const struct dlb_host *h, const struct dlb_host_data *data);
@@ -117,5 +124,17 @@ void dlb_host_pool_free(const struct dlb_host *h, void *p, size_t bytes);
 /* Keep `device` (a reference is taken over) for the configuration's
  * record; NULL drops it. */
 void dlb_host_set_device(const struct dlb_host *h, json_t *device);
+
+/* ---- page-locked memory (host_pinned.c, ABI 1.4) ---------------------
+ * The workload names its backend once open (NULL before closing it);
+ * pinned_alloc lends that backend's page-locked memory to plugins. */
+void dlb_host_set_backend(const struct dlb_host *h, struct dlb_backend *be);
+dlb_status dlb_host_pinned_supported(const struct dlb_host *h, char *reason,
+                                     size_t len);
+void *dlb_host_pinned_alloc(const struct dlb_host *h, size_t bytes);
+void dlb_host_pinned_free(const struct dlb_host *h, void *p, size_t bytes);
+/* 1 when [p, p + bytes) lies within one block pinned_alloc lent. */
+int dlb_host_pinned_holds(const struct dlb_host *h, const void *p,
+                          size_t bytes);
 
 #endif

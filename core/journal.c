@@ -1,6 +1,7 @@
 /* The journal: DIR/journal.jsonl, one compact JSON record per line, each
- * synced to disk as soon as its configuration finishes, so that a killed
- * run loses at most the line it was writing and --resume can carry on. */
+ * written as soon as its configuration finishes and synced to disk at once
+ * or while the next configuration starts, so that a killed run loses at
+ * most the line it was writing and --resume can carry on. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "results.h"
@@ -18,6 +19,7 @@ struct dlb_journal {
     int fd;
     off_t size; /* bytes of whole records; a failed append is cut back to it */
     int damaged; /* a partial line could not be cut back: append no more */
+    int unsynced; /* the last record was written but not yet fsync'ed */
     char *path;
 };
 
@@ -190,8 +192,8 @@ dlb_status dlb_journal_open(const char *dir, struct dlb_journal **out,
     return DLB_OK;
 }
 
-dlb_status dlb_journal_append(struct dlb_journal *j, json_t *record,
-                              struct dlb_error *err)
+static dlb_status append(struct dlb_journal *j, json_t *record, int sync,
+                         struct dlb_error *err)
 {
     /* A record the reader would refuse must not reach the file: it would
      * make the whole journal unreadable for --resume. */
@@ -226,7 +228,7 @@ dlb_status dlb_journal_append(struct dlb_journal *j, json_t *record,
         done += (size_t)w;
     }
     free(text);
-    if (!e && fsync(j->fd) != 0)
+    if (!e && sync && fsync(j->fd) != 0)
         e = errno;
     if (e) {
         /* Drop the partial line so that later appends stay readable; if
@@ -240,6 +242,35 @@ dlb_status dlb_journal_append(struct dlb_journal *j, json_t *record,
                           strerror(e));
     }
     j->size += (off_t)(len + 1);
+    j->unsynced = !sync;
+    return DLB_OK;
+}
+
+dlb_status dlb_journal_append(struct dlb_journal *j, json_t *record,
+                              struct dlb_error *err)
+{
+    return append(j, record, 1, err);
+}
+
+dlb_status dlb_journal_write(struct dlb_journal *j, json_t *record,
+                             struct dlb_error *err)
+{
+    return append(j, record, 0, err);
+}
+
+dlb_status dlb_journal_sync(struct dlb_journal *j, struct dlb_error *err)
+{
+    if (!j->unsynced)
+        return DLB_OK;
+    if (fsync(j->fd) != 0) {
+        /* What was written may or may not be on the disk: append no more,
+         * so the journal's end stays the last thing known to be whole. */
+        j->damaged = 1;
+        return dlb_errorf(err, DLB_ERR_IO, "cannot sync %s: %s; free some "
+                          "space and use --resume to carry on", j->path,
+                          strerror(errno));
+    }
+    j->unsynced = 0;
     return DLB_OK;
 }
 
@@ -247,6 +278,10 @@ void dlb_journal_close(struct dlb_journal *j)
 {
     if (!j)
         return;
+    /* A caller that cared about the error synced already; this is for a
+     * path that did not (an error elsewhere), so the record still lands. */
+    if (j->fd >= 0 && j->unsynced)
+        fsync(j->fd);
     if (j->fd >= 0)
         close(j->fd);
     free(j->path);

@@ -1,6 +1,7 @@
 /* Configurations run as several processes: see launcher.h. */
 #include "launcher.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -258,8 +259,50 @@ void dlb_launcher_explain(const char *log_path, char *out, size_t len,
     }
 }
 
+/* Up to `max` direct children of `pid`, from /proc, appended to out[*n]
+ * unless there already. */
+static void children_of(pid_t pid, pid_t *out, size_t *n, size_t max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL && *n < max) {
+        char path[64], buf[512];
+        long ppid = 0;
+        pid_t p = (pid_t)strtol(e->d_name, NULL, 10);
+        if (p <= 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)p);
+        FILE *f = fopen(path, "r");
+        size_t got = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[got] = '\0';
+        /* "PID (COMM) STATE PPID ...": COMM may hold blanks and parens. */
+        const char *rp = strrchr(buf, ')');
+        if (!rp || sscanf(rp + 1, " %*c %ld", &ppid) != 1 || ppid != pid)
+            continue;
+        size_t k = 0;
+        while (k < *n && out[k] != p)
+            k++;
+        if (k == *n)
+            out[(*n)++] = p;
+    }
+    if (d)
+        closedir(d);
+}
+
 void dlb_launcher_stop(pid_t pid, int graceful)
 {
+    /* mpirun puts every rank in a process group of its own: the group
+     * kill below misses them, and a launcher that is itself killed before
+     * it has stopped them (a loaded machine, a rank that is stopped or
+     * spinning in a collective) leaves them running for ever, a spinning
+     * rank taking a core from every later configuration. So its children
+     * are noted now, while they are still its own, and killed with it. */
+    pid_t kids[256];
+    size_t n = 0;
+    if (graceful)
+        children_of(pid, kids, &n, sizeof kids / sizeof kids[0]);
     if (graceful) {
         kill(-pid, SIGTERM);
         kill(pid, SIGTERM);
@@ -271,7 +314,13 @@ void dlb_launcher_stop(pid_t pid, int graceful)
                 break;
             usleep(10000);
         }
+        children_of(pid, kids, &n, sizeof kids / sizeof kids[0]);
     }
     kill(-pid, SIGKILL);
     kill(pid, SIGKILL);
+    /* Ranks that outlive their launcher keep their pids; one that ended
+     * in these few seconds has its pid free, and pids are not reused that
+     * soon. */
+    for (size_t k = 0; k < n; k++)
+        kill(kids[k], SIGKILL);
 }

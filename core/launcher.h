@@ -6,10 +6,15 @@
  * DLB_PLUGIN_MULTI_PROCESS capability has an integer parameter "ranks"
  * above 1 in it (the dp plugin's engines mpi and nccl). The parent then
  * starts the configuration's child through the launcher, "mpirun -np
- * {ranks}" unless the suite's `launcher` key (or --launcher) says
- * otherwise ("srun -n {ranks}"): every rank runs `dlbench __child`, and
+ * {ranks}" unless --launcher (or DLBENCH_LAUNCHER) says otherwise
+ * ("srun -n {ranks}"): every rank runs `dlbench __child`, and
  * rank 0 writes the record to a file in the run directory, since the
- * record descriptor does not survive a launcher. */
+ * record descriptor does not survive a launcher.
+ *
+ * The launcher is split into an argv and started with execvp, never by a
+ * shell; it comes from the user's command line or environment only: the
+ * suite loader refuses a `launcher` key in a suite file, since a suite
+ * may come from someone else and must not name a program to run. */
 #ifndef DLB_CORE_LAUNCHER_H
 #define DLB_CORE_LAUNCHER_H
 
@@ -53,7 +58,8 @@ void dlb_launcher_explain(const char *log_path, char *out, size_t len,
 
 /* End a configuration's process group that ran out of time. A launcher
  * (graceful) first gets SIGTERM and a few seconds to stop its ranks,
- * which live in process groups of their own; then SIGKILL. */
+ * which live in process groups of their own; then SIGKILL, to it and to
+ * the ranks it started on this host, so that none outlives it. */
 void dlb_launcher_stop(pid_t pid, int graceful);
 
 #endif

@@ -17,6 +17,9 @@ dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
     *drawn = 0;
     dlb_status st = dlb_plotter_init(&p, pdir, "plots/", err);
     p.suite = json_string_value(dlb_context_get(context, "suite.name"));
+    /* Each plot is its own gnuplot process: drawn side by side, the
+     * report waits for the slowest one rather than for their sum. */
+    p.parallel = 1;
     if (st == DLB_OK)
         st = dlb_plot_throughput(&p, records, selection, err);
     if (st == DLB_OK)
@@ -29,6 +32,7 @@ dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
         st = dlb_plot_scaling(&p, records, "dp.replicas", err);
     if (st == DLB_OK)
         st = dlb_plot_steps(&p, records, err);
+    dlb_plotter_wait(&p);
     if (st == DLB_OK) {
         *plots = json_incref(p.plots);
         *drawn = p.drawn;

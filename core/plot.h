@@ -18,4 +18,9 @@ dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
                            json_t *selection, json_t **plots, int *drawn,
                            struct dlb_error *err);
 
+/* The limit on one gnuplot process: $DLBENCH_GNUPLOT_TIMEOUT seconds
+ * (fractions allowed), or 60 when unset. An unusable value is
+ * DLB_ERR_INPUT naming the variable: a run checks it before it measures. */
+dlb_status dlb_gnuplot_timeout(double *seconds, struct dlb_error *err);
+
 #endif

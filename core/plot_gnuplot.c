@@ -3,6 +3,9 @@
  * command language. */
 #include "plot_impl.h"
 
+#include "interrupt.h"
+#include "measure.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -61,14 +64,16 @@ void dlb_plot_label(FILE *f, const char *s)
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !dlb_interrupted())
         ;
 }
 
-/* The child: stdin from the script, stderr to the log, stdout to the log
- * too (gnuplot prints nothing there unless a script does), then exec. */
+/* The child: its own process group (so that a timeout stops whatever the
+ * program started too), stdin from the script, stderr and stdout to the
+ * log (gnuplot prints nothing on stdout unless a script does), then exec. */
 static void child_exec(const char *gnuplot, const char *dir, const char *script)
 {
+    setpgid(0, 0);
     if (chdir(dir) != 0)
         _exit(126);
     int in = open(script, O_RDONLY | O_CLOEXEC);
@@ -83,48 +88,169 @@ static void child_exec(const char *gnuplot, const char *dir, const char *script)
     _exit(127);
 }
 
-int dlb_gnuplot_run(const char *gnuplot, const char *dir, const char *script,
-                    int timeout_s, char *why, size_t why_len)
+/* How a gnuplot that ended did, into why; DLB_GNUPLOT_OK or _FAILED. */
+static int outcome(const struct dlb_plotter *p, int status, const char *script,
+                   char *why, size_t why_len)
 {
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(why, why_len, "cannot start gnuplot: %s", strerror(errno));
-        return -1;
-    }
-    if (pid == 0)
-        child_exec(gnuplot, dir, script);
-    int status = 0;
-    long waited_ms = 0;
-    for (;;) {
-        pid_t r = waitpid(pid, &status, WNOHANG);
-        if (r == pid)
-            break;
-        if (r < 0 && errno != EINTR) {
-            snprintf(why, why_len, "waiting for gnuplot: %s", strerror(errno));
-            return -1;
-        }
-        if (waited_ms >= (long)timeout_s * 1000) {
-            kill(pid, SIGKILL);
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                ;
-            snprintf(why, why_len, "gnuplot on %s/%s took more than %d s and "
-                     "was stopped", dir, script, timeout_s);
-            return -1;
-        }
-        sleep_ms(waited_ms < 200 ? 5 : 50);
-        waited_ms += waited_ms < 200 ? 5 : 50;
-    }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        return 0;
+        return DLB_GNUPLOT_OK;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-        snprintf(why, why_len, "cannot run %s", gnuplot);
+        snprintf(why, why_len, "cannot run %s", p->gnuplot);
     else if (WIFEXITED(status))
         snprintf(why, why_len, "gnuplot failed on %s/%s (exit status %d); "
-                 "see %s/gnuplot.log", dir, script, WEXITSTATUS(status), dir);
+                 "see %s/gnuplot.log", p->dir, script, WEXITSTATUS(status), p->dir);
     else
-        snprintf(why, why_len, "gnuplot died on %s/%s (signal %d)", dir,
+        snprintf(why, why_len, "gnuplot died on %s/%s (signal %d)", p->dir,
                  script, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    return -1;
+    return DLB_GNUPLOT_FAILED;
+}
+
+/* Keep what went wrong with plot number `seq`: the reason of the first
+ * plot that failed, in the order they were started whatever order they
+ * ended in; once a gnuplot was stopped for its time, a warning naming
+ * every plot that was, which matters more. */
+static void note(struct dlb_plotter *p, int seq, const char *name, int rc,
+                 const char *why)
+{
+    if (rc == DLB_GNUPLOT_OK)
+        return;
+    p->drawn = 0;
+    if (rc == DLB_GNUPLOT_TIMED_OUT) {
+        size_t l = strlen(p->timed_out);
+        snprintf(p->timed_out + l, sizeof p->timed_out - l, "%s%s", l ? ", " : "",
+                 name);
+        snprintf(p->why, sizeof p->why, "gnuplot took more than %.3g s "
+                 "(DLBENCH_GNUPLOT_TIMEOUT) on plot%s %s and was stopped; their "
+                 "data and scripts are in %s: run `gnuplot NAME.gp` there",
+                 p->timeout_s, strchr(p->timed_out, ',') ? "s" : "", p->timed_out,
+                 p->dir);
+    } else if (!p->timed_out[0] && (!p->why[0] || seq < p->why_seq)) {
+        snprintf(p->why, sizeof p->why, "%s", why);
+        p->why_seq = seq;
+    }
+}
+
+/* Reap or stop job k, if it ended, ran past its deadline, or a signal
+ * reached dlbench since plotting began (gnuplot, in a group of its own, no
+ * longer hears the terminal's Ctrl-C itself). 1 when the job is gone. A
+ * group is killed while its leader is still unreaped, so its id cannot
+ * have been reused. */
+static int reap(struct dlb_plotter *p, int k)
+{
+    struct dlb_gp_job *j = &p->jobs[k];
+    char script[300], why[512];
+    int status = 0, rc;
+    snprintf(script, sizeof script, "%s.gp", j->name);
+    pid_t r = waitpid(j->pid, &status, WNOHANG);
+    if (r == 0) {
+        int by_signal = dlb_interrupted() != p->sig0;
+        if (!by_signal && dlb_now() < j->deadline)
+            return 0;
+        kill(-j->pid, SIGKILL);
+        kill(j->pid, SIGKILL);
+        while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        if (by_signal)
+            snprintf(why, sizeof why, "gnuplot on %s/%s was stopped by signal %d "
+                     "to dlbench", p->dir, script, dlb_interrupted());
+        else
+            snprintf(why, sizeof why, "gnuplot on %s/%s took more than %.3g s and "
+                     "was stopped", p->dir, script, p->timeout_s);
+        rc = by_signal ? DLB_GNUPLOT_FAILED : DLB_GNUPLOT_TIMED_OUT;
+    } else if (r < 0 && errno == EINTR) {
+        return 0;
+    } else if (r < 0) {
+        snprintf(why, sizeof why, "waiting for gnuplot on %s/%s: %s", p->dir,
+                 script, strerror(errno));
+        rc = DLB_GNUPLOT_FAILED;
+    } else {
+        rc = outcome(p, status, script, why, sizeof why);
+    }
+    note(p, j->seq, j->name, rc, why);
+    p->jobs[k] = p->jobs[--p->n_jobs];
+    dlb_interrupt_child(p->n_jobs ? p->jobs[p->n_jobs - 1].pid : 0);
+    return 1;
+}
+
+/* Wait until at most `left` jobs run. */
+static void wait_jobs(struct dlb_plotter *p, int left)
+{
+    long nap_ms = 2;
+    while (p->n_jobs > left) {
+        int gone = 0;
+        for (int k = p->n_jobs; k-- > 0;)
+            gone |= reap(p, k);
+        if (gone) {
+            nap_ms = 2;
+            continue;
+        }
+        /* Short naps first: most plots take a few tens of milliseconds. */
+        sleep_ms(nap_ms);
+        if (nap_ms < 50)
+            nap_ms *= 2;
+    }
+}
+
+void dlb_plotter_start(struct dlb_plotter *p, const char *name)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int most = cores < 1 ? 1 : cores > DLB_PLOT_JOBS ? DLB_PLOT_JOBS : (int)cores;
+    if (!p->parallel)
+        most = 1;
+    wait_jobs(p, most - 1);
+    char script[300], why[512];
+    snprintf(script, sizeof script, "%s.gp", name);
+    if (p->n_started && dlb_interrupted() != p->sig0) {
+        /* Stopped while plotting: the user wants out, not more plots. */
+        snprintf(why, sizeof why, "%s/%s not drawn: dlbench was stopped by "
+                 "signal %d", p->dir, script, dlb_interrupted());
+        note(p, p->n_started++, name, DLB_GNUPLOT_FAILED, why);
+        return;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, sizeof why, "cannot start gnuplot: %s", strerror(errno));
+        note(p, p->n_started++, name, DLB_GNUPLOT_FAILED, why);
+        return;
+    }
+    if (pid == 0)
+        child_exec(p->gnuplot, p->dir, script);
+    /* As in the child: whichever runs first, the group exists before it
+     * could be killed. */
+    setpgid(pid, pid);
+    if (!p->n_started)
+        p->sig0 = dlb_interrupted();
+    struct dlb_gp_job *j = &p->jobs[p->n_jobs++];
+    j->pid = pid;
+    j->seq = p->n_started++;
+    j->deadline = dlb_now() + p->timeout_s;
+    snprintf(j->name, sizeof j->name, "%s", name);
+    /* A second signal to dlbench kills this group before dlbench dies. */
+    dlb_interrupt_child(pid);
+}
+
+void dlb_plotter_wait(struct dlb_plotter *p)
+{
+    wait_jobs(p, 0);
+}
+
+dlb_status dlb_gnuplot_timeout(double *seconds, struct dlb_error *err)
+{
+    const char *v = getenv("DLBENCH_GNUPLOT_TIMEOUT");
+    *seconds = DLB_GNUPLOT_TIMEOUT_S;
+    if (!v || !*v)
+        return DLB_OK;
+    char *end;
+    errno = 0;
+    double s = strtod(v, &end);
+    /* A day is far beyond any plot; a larger figure is a typo. */
+    if (errno || end == v || *end || !(s > 0) || s > 86400)
+        return dlb_errorf(err, DLB_ERR_INPUT,
+                          "DLBENCH_GNUPLOT_TIMEOUT=%s: not a number of seconds "
+                          "between 0 and 86400 (the default is %d)", v,
+                          DLB_GNUPLOT_TIMEOUT_S);
+    *seconds = s;
+    return DLB_OK;
 }
 
 /* The program to run, or NULL: a name with a '/' is taken as it is, a bare
@@ -157,6 +283,9 @@ dlb_status dlb_plotter_init(struct dlb_plotter *p, const char *dir,
                             const char *rel, struct dlb_error *err)
 {
     memset(p, 0, sizeof *p);
+    dlb_status st = dlb_gnuplot_timeout(&p->timeout_s, err);
+    if (st != DLB_OK)
+        return st;
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
         return dlb_errorf(err, DLB_ERR_IO, "cannot create %s: %s", dir,
                           strerror(errno));
@@ -181,6 +310,7 @@ dlb_status dlb_plotter_init(struct dlb_plotter *p, const char *dir,
 
 void dlb_plotter_free(struct dlb_plotter *p)
 {
+    dlb_plotter_wait(p); /* no gnuplot outlives its plotter */
     free(p->dir);
     free(p->rel);
     free(p->gnuplot);

@@ -5,13 +5,27 @@
 #define DLB_CORE_PLOT_IMPL_H
 
 #include <stdio.h>
+#include <sys/types.h>
 #include <jansson.h>
 #include "error.h"
+#include "plot.h"
 
-/* Seconds one gnuplot process may take before it is killed. */
+/* Seconds one gnuplot process may take before its process group is
+ * killed, unless $DLBENCH_GNUPLOT_TIMEOUT says otherwise. */
 #define DLB_GNUPLOT_TIMEOUT_S 60
 /* Bytes of a label shown on a plot; the data file's comment says so. */
 #define DLB_PLOT_LABEL_MAX 72
+
+/* gnuplot processes one plotter runs at once, at most (and at most one per
+ * core): a run's plots are independent, so they are drawn side by side. */
+#define DLB_PLOT_JOBS 8
+
+struct dlb_gp_job {
+    pid_t pid;
+    int seq;            /* the plotter's n_started when it started */
+    double deadline;    /* dlb_now() after which it is stopped */
+    char name[128];
+};
 
 struct dlb_plotter {
     char *dir;          /* the folder the files go into */
@@ -20,6 +34,14 @@ struct dlb_plotter {
     char *gnuplot;      /* the program found, NULL when there is none */
     int drawn;          /* 1 while every script that ran drew its images */
     char why[512];      /* why something was not drawn, "" when all was */
+    double timeout_s;   /* the limit on one gnuplot process */
+    char timed_out[256]; /* the plots whose gnuplot was stopped, "a, b" */
+    int parallel;       /* draw side by side; then call dlb_plotter_wait */
+    struct dlb_gp_job jobs[DLB_PLOT_JOBS];
+    int n_jobs;
+    int n_started;      /* gnuplot processes started so far */
+    int why_seq;        /* the plot `why` is about */
+    int sig0;           /* dlb_interrupted() when the first one started */
     const char *suite;  /* the suite's name, for titles (escaped there), or NULL */
 };
 
@@ -49,11 +71,17 @@ dlb_status dlb_plot_emit(struct dlb_plotter *p, const char *name,
 /* The height of a plot with one row per configuration. */
 int dlb_plot_rows_height(int rows);
 
-/* Run gnuplot on DIR/SCRIPT with standard input from the script, the
- * working directory DIR, standard error into DIR/gnuplot.log, and a time
- * limit. No shell is involved. 0 when it exited 0. */
-int dlb_gnuplot_run(const char *gnuplot, const char *dir, const char *script,
-                    int timeout_s, char *why, size_t why_len);
+/* Start gnuplot on DIR/NAME.gp, with standard input from the script, the
+ * working directory DIR, standard error into DIR/gnuplot.log, in a process
+ * group of its own. No shell is involved. Unless p->parallel, it is waited
+ * for at once; otherwise up to one per core run side by side until
+ * dlb_plotter_wait. A gnuplot still running timeout_s after its start, or
+ * after a signal to dlbench, is killed with its group. Whatever went wrong
+ * ends up in p->drawn, p->why and p->timed_out. */
+enum { DLB_GNUPLOT_OK = 0, DLB_GNUPLOT_FAILED = -1, DLB_GNUPLOT_TIMED_OUT = -2 };
+void dlb_plotter_start(struct dlb_plotter *p, const char *name);
+/* Wait for every gnuplot started (dlb_plotter_free does too). */
+void dlb_plotter_wait(struct dlb_plotter *p);
 
 /* `s` as a gnuplot single-quoted string literal, into buf: inside single
  * quotes gnuplot expands neither backquotes, macros (@) nor backslash

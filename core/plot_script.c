@@ -79,13 +79,9 @@ dlb_status dlb_plot_emit(struct dlb_plotter *p, const char *name,
     if (st != DLB_OK)
         return st;
     if (p->gnuplot) {
-        char why[512];
-        if (dlb_gnuplot_run(p->gnuplot, p->dir, script, DLB_GNUPLOT_TIMEOUT_S,
-                            why, sizeof why) != 0) {
-            p->drawn = 0;
-            if (!p->why[0])
-                snprintf(p->why, sizeof p->why, "%s", why);
-        }
+        dlb_plotter_start(p, name);
+        if (!p->parallel)
+            dlb_plotter_wait(p);
     }
     if (list_plot(p, name, title) != DLB_OK)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");

@@ -28,6 +28,18 @@
  * not empty, so that no earlier result is ever overwritten. */
 dlb_status dlb_rundir_create(const char *dir, struct dlb_error *err);
 
+/* The first files of a run, in an empty DIR: suite.ini (a copy of
+ * `suite_path`), then invocation.json (what --resume needs to rebuild the
+ * plan), each written whole under a temporary name and renamed, then DIR
+ * synced. A run killed at any moment leaves either no invocation.json
+ * (nothing ran) or a complete pair. */
+dlb_status dlb_rundir_setup(const char *dir, const char *suite_path,
+                            json_t *invocation, struct dlb_error *err);
+
+/* For --resume DIR: DLB_ERR_INPUT, saying what to do, unless DIR is a run
+ * directory whose set-up finished (see dlb_rundir_setup). */
+dlb_status dlb_rundir_check_set_up(const char *dir, struct dlb_error *err);
+
 /* The default run directory: <base>/<suite>/<UTC yyyymmddThhmmssZ>-<host>,
  * base being the results root ("results" when NULL or ""); malloc'ed. */
 char *dlb_rundir_default(const char *base, const char *suite_name);
@@ -45,6 +57,16 @@ dlb_status dlb_journal_open(const char *dir, struct dlb_journal **out,
 /* Append one record as a single line, then fflush and fsync. */
 dlb_status dlb_journal_append(struct dlb_journal *j, json_t *record,
                               struct dlb_error *err);
+/* The same without the fsync: once write() returned the record survives
+ * dlbench being killed (it is in the kernel's page cache); only a crash of
+ * the machine before dlb_journal_sync can lose it. A run writes each
+ * record at once and syncs while the next configuration's process starts,
+ * so the disk's latency is not added to the sweep's time. */
+dlb_status dlb_journal_write(struct dlb_journal *j, json_t *record,
+                             struct dlb_error *err);
+/* fsync what dlb_journal_write left unsynced (nothing to do otherwise). A
+ * failure is an error naming the journal, and nothing more is appended. */
+dlb_status dlb_journal_sync(struct dlb_journal *j, struct dlb_error *err);
 void dlb_journal_close(struct dlb_journal *j);
 
 /* Read a journal. A torn last line (no newline at the end, or not JSON) is

@@ -8,6 +8,18 @@
 
 #include "launcher.h"
 
+/* --launcher (or --set launcher=) first, then DLBENCH_LAUNCHER; "" is
+ * the default mpirun. Never a suite file: the loader refuses the key. */
+static const char *launcher_cmd(const struct dlb_plan *p,
+                                const struct dlb_config *c)
+{
+    const char *cmd = dlb_config_core(p, c, "launcher")->s;
+    const char *env = getenv("DLBENCH_LAUNCHER");
+    if (cmd && *cmd)
+        return cmd;
+    return env ? env : "";
+}
+
 dlb_status dlb_run_launch_check(const struct dlb_options *o,
                                 const struct dlb_plan *p,
                                 struct dlb_error *err)
@@ -32,8 +44,8 @@ dlb_status dlb_run_launch_check(const struct dlb_options *o,
         char **argv = NULL;
         if (ranks <= 1 || !dlb_run_in_shard(o, i))
             continue;
-        dlb_status s = dlb_launcher_argv(dlb_config_core(p, c, "launcher")->s,
-                                         ranks, &argv, err);
+        dlb_status s = dlb_launcher_argv(launcher_cmd(p, c), ranks, &argv,
+                                         err);
         dlb_launcher_argv_free(argv);
         if (s != DLB_OK)
             return s;
@@ -67,8 +79,8 @@ dlb_status dlb_run_launch_prepare(const struct dlb_plan *p,
     char *rec = strdup(path);
     if (!rec)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
-    dlb_status s = dlb_launcher_argv(dlb_config_core(p, c, "launcher")->s,
-                                     ranks, &spec->launcher, err);
+    dlb_status s = dlb_launcher_argv(launcher_cmd(p, c), ranks,
+                                     &spec->launcher, err);
     if (s != DLB_OK) {
         free(rec);
         return s;

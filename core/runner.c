@@ -242,6 +242,8 @@ dlb_status dlb_runner_run(const struct dlb_child_spec *spec, json_t **record,
      * well closes the window before it runs. */
     setpgid(pid, pid);
     dlb_interrupt_child(pid);
+    if (spec->started)
+        spec->started(spec->started_ctx);
 
     char *buf = NULL;
     size_t len = 0;
@@ -256,6 +258,7 @@ dlb_status dlb_runner_run(const struct dlb_child_spec *spec, json_t **record,
     /* The child may still run after closing its end: wait for it under
      * the same deadline, without reaping it yet (WNOWAIT) so that its
      * process group id stays reserved while we kill what it left behind. */
+    useconds_t nap_us = 50;
     for (;;) {
         siginfo_t si;
         si.si_pid = 0;
@@ -276,8 +279,14 @@ dlb_status dlb_runner_run(const struct dlb_child_spec *spec, json_t **record,
             timed_out = 1;
             dlb_launcher_stop(pid, spec->launcher != NULL);
         }
-        if (deadline > 0)
-            usleep(2000);
+        /* The child closed its end, so it is most likely exiting: look
+         * again soon, then less often (a child that closed the pipe and
+         * lives on is the rare case the deadline is for). */
+        if (deadline > 0) {
+            usleep(nap_us);
+            if (nap_us < 2000)
+                nap_us *= 2;
+        }
     }
     kill(-pid, SIGKILL); /* anything the configuration left behind */
     int wstatus = 0;

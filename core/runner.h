@@ -18,6 +18,11 @@ struct dlb_child_spec {
      * writes the record. NULL: one process, record on the descriptor. */
     char **launcher;
     const char *record_path;
+    /* Called once the child has been started (may be NULL): the caller's
+     * slow bookkeeping, the previous record's fsync, overlaps the child's
+     * exec and start-up instead of adding to the sweep. */
+    void (*started)(void *ctx);
+    void *started_ctx;
 };
 
 /* Run it. *record is the child's record with "status" set (and "reason"

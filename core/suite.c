@@ -145,7 +145,9 @@ static dlb_status activate_plugins(struct dlb_suite_loader *L)
         const char *dot = e->key ? strchr(e->key, '.') : NULL;
         if (!e->key && !is_builtin(e->section)) {
             activate(L, e->section, e->line, 1);
-        } else if (e->key && !strcmp(e->section, "sweep") && dot) {
+        } else if (e->key && !strcmp(e->section, "sweep") && dot &&
+                   dlb_param_find(dlb_suite_keys, dlb_suite_n_keys,
+                                  e->key) < 0) {
             char name[256];
             snprintf(name, sizeof name, "%.*s", (int)(dot - e->key), e->key);
             activate(L, name, e->line, 0);
@@ -251,6 +253,8 @@ dlb_status dlb_suite_load(const char *path, dlb_plugin_lookup_fn lookup,
         for (size_t k = 0; k < L.n_ents && L.st == DLB_OK; k++)
             if (L.ents[k].key)
                 dlb_suite_check_entry(&L, &L.ents[k]);
+    if (L.st == DLB_OK)
+        dlb_suite_check_backend_keys(&L);
     if (L.st == DLB_OK && set_name(out) != DLB_OK)
         dlb_suite_fail_at(&L, 0, DLB_ERR_NOMEM, "out of memory");
     for (size_t k = 0; k < L.n_ents; k++) {

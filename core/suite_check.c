@@ -172,6 +172,16 @@ dlb_status dlb_suite_check_entry(struct dlb_suite_loader *L,
     char key[256];
     int sweep = !strcmp(e->section, "sweep");
     int quick = !strcmp(e->section, "quick");
+    /* The launcher is a program dlbench runs: it belongs to the machine
+     * and its user, never to a suite file someone may hand over (issue
+     * #9: a suite names plugins, not programs or paths). */
+    if ((sweep || quick || !strcmp(e->section, "suite")) &&
+        !strcmp(e->key, "launcher"))
+        return dlb_suite_fail_at(L, e->line, DLB_ERR_INPUT,
+                                 "[%s] launcher: a suite cannot name a program "
+                                 "to run; give it on the command line "
+                                 "(--launcher \"srun -n {ranks}\") or in "
+                                 "DLBENCH_LAUNCHER", e->section);
     if (!strcmp(e->section, "suite"))
         return section_key(L, e, 0);
     if (sweep && (!strcmp(e->key, "skip") || !strcmp(e->key, "only")))

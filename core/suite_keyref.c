@@ -49,6 +49,12 @@ dlb_status dlb_suite_resolve_key(const struct dlb_suite *s, const char *key,
     const char *dot = strchr(key, '.');
     if (!dot)
         return resolve_plain(s, key, out, err);
+    /* Core keys may have dotted names of their own (cuda.graphs). */
+    int core = dlb_param_find(s->ns[0].defs, s->ns[0].n, key);
+    if (core >= 0) {
+        *out = (struct dlb_keyref){0, (unsigned)core};
+        return DLB_OK;
+    }
     size_t len = (size_t)(dot - key);
     unsigned n;
     for (n = 0; n < s->n_ns; n++)

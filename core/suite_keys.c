@@ -14,6 +14,7 @@ static const char *const datasets[] = {"auto", "fashion-mnist", "synthetic",
 static const char *const backends[] = {"ref", "cpu", "cuda", NULL};
 static const char *const objectives[] = {"throughput", "latency",
                                          "time_to_accuracy", NULL};
+static const char *const cudnn_algos[] = {"heuristic", "search", NULL};
 
 const struct dlb_param_def dlb_suite_keys[] = {
     {"name", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
@@ -40,6 +41,17 @@ const struct dlb_param_def dlb_suite_keys[] = {
      "mini-batch size"},
     {"threads", DLB_PARAM_INT, "0", MIN_ | MAX_, 0, 4096, NULL, "threads",
      "CPU threads; 0 = all cores"},
+    /* Options of the cuda backend (suite_backend.c refuses them on other
+     * backends). Dotted names, so that they read as the backend's. */
+    {"cudnn.algo", DLB_PARAM_ENUM, "heuristic", 0, 0, 0, cudnn_algos, NULL,
+     "backend = cuda: convolution algorithms from cuDNN's heuristic, or "
+     "timed by search (the choices cached on disk per GPU, cuDNN version "
+     "and shape)"},
+    {"cuda.tf32", DLB_PARAM_BOOL, "off", 0, 0, 0, NULL, NULL,
+     "backend = cuda: TF32 tensor cores for fp32 convolutions and GEMMs"},
+    {"cuda.graphs", DLB_PARAM_BOOL, "off", 0, 0, 0, NULL, NULL,
+     "backend = cuda, mode = train: capture one training step into a CUDA "
+     "graph after a warm-up step and replay it every step"},
     {"lr", DLB_PARAM_FLOAT, "0.01", XMIN_, 0, 0, NULL, NULL,
      "SGD learning rate"},
     {"momentum", DLB_PARAM_FLOAT, "0.9", MIN_ | MAX_, 0, 1, NULL, NULL,
@@ -71,8 +83,9 @@ const struct dlb_param_def dlb_suite_keys[] = {
     {"launcher", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
      "how configurations that run as several processes (dp engines mpi and "
      "nccl) start their ranks, {ranks} standing for the count: \"srun -n "
-     "{ranks}\", \"mpirun -np {ranks} --hostfile hosts\"; \"\" = mpirun on "
-     "this host (--launcher sets it too)"},
+     "{ranks}\", \"mpirun -np {ranks} --hostfile hosts\"; \"\" = "
+     "DLBENCH_LAUNCHER, else mpirun on this host. Command line only "
+     "(--launcher or --set): a suite file cannot name a program to run"},
     {"plugins", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
      "comma-separated list of plugins to activate even without a section"},
     {"accuracy_tolerance", DLB_PARAM_FLOAT, "0.5", MIN_, 0, 0, NULL, "points",

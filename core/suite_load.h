@@ -42,5 +42,9 @@ dlb_status dlb_suite_read_ini(struct dlb_suite_loader *L);
 dlb_status dlb_suite_alloc_claims(struct dlb_suite_loader *L);
 dlb_status dlb_suite_check_entry(struct dlb_suite_loader *L,
                                  const struct dlb_suite_entry *e);
+/* After pass 3 (suite_backend.c): a backend's own keys (cuda.graphs ...)
+ * set to other than their defaults while the suite can only run other
+ * backends are an error at their line. */
+dlb_status dlb_suite_check_backend_keys(struct dlb_suite_loader *L);
 
 #endif

@@ -17,6 +17,8 @@
 #include "data/augment.h"
 #include "model/model_find.h"
 #include "model/ref_model.h"
+#include "model/batch_prefetch.h"
+#include "model/model_graph.h"
 #include "model/ref_weights.h"
 #include "model/train_run.h"
 #include "session.h"
@@ -172,14 +174,39 @@ static dlb_status lend_open_model(void *ctx, const struct dlb_host *h,
     return dlb_ref_model_open(&r, spec, out, err);
 }
 
+/* The cuda backend's keys on another backend (a suite that sweeps the
+ * backend): the configuration is skipped with the reason, never run as if
+ * the key were off. Fixed suites were refused at load (suite_backend.c). */
+static dlb_status backend_keys(struct cnn *c, const char *name,
+                               struct dlb_error *err)
+{
+    const char *set = key(c, "cuda.graphs")->i ? "cuda.graphs = on"
+                      : key(c, "cuda.tf32")->i ? "cuda.tf32 = on"
+                      : key(c, "cudnn.algo")->i ? "cudnn.algo = search"
+                      : NULL;
+    if (set && strcmp(name, "cuda") != 0)
+        return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "%s applies to backend = "
+                          "cuda only; this configuration runs backend = %s",
+                          set, name);
+    if (key(c, "cuda.graphs")->i && c->infer)
+        return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "cuda.graphs = on "
+                          "replays training steps; mode = infer runs eagerly");
+    return DLB_OK;
+}
+
 static dlb_status open_backend(struct cnn *c, struct dlb_error *err)
 {
     struct dlb_backend_config cfg = {
         .threads = (int)key(c, "threads")->i, .device = 0, .seed = c->seed,
         .host_alloc = cnn_host_alloc, .host_free = cnn_host_free,
-        .alloc_ctx = c};
+        .alloc_ctx = c,
+        .cudnn_search = key(c, "cudnn.algo")->i ? DLB_OPT_ON : DLB_OPT_OFF,
+        .tf32 = key(c, "cuda.tf32")->i ? DLB_OPT_ON : DLB_OPT_OFF};
     char why[512] = "";
     const char *name = key(c, "backend")->s;
+    dlb_status ks = backend_keys(c, name, err);
+    if (ks != DLB_OK)
+        return ks;
     if (dlb_host_device_pool(c->host)) {
         cfg.device_alloc = cnn_device_alloc;
         cfg.device_free = cnn_device_free;
@@ -188,6 +215,7 @@ static dlb_status open_backend(struct cnn *c, struct dlb_error *err)
     if (s != DLB_OK)
         return dlb_errorf(err, s, "%s", why[0] ? why : dlb_status_name(s));
     dlb_host_set_device(c->host, dlb_device_record(c->be));
+    dlb_host_set_backend(c->host, c->be); /* lends pinned batch memory */
     return DLB_OK;
 }
 
@@ -238,8 +266,11 @@ static dlb_status setup_train(struct cnn *c, struct dlb_workload_info *info,
         .model = c->model, .precision = x->precision,
         .precision_state = x->precision_state,
         .precision_abi_minor = x->precision_abi_minor, .executor = x->executor,
-        .executor_state = x->executor_state, .executor_host = x->executor_host};
+        .executor_state = x->executor_state, .executor_host = x->executor_host,
+        .graphs = (int)key(c, "cuda.graphs")->i};
     s = dlb_trainer_set_precision(&c->trainer, err);
+    if (s == DLB_OK) /* skipped with the reason rather than failing later */
+        s = dlb_trainer_graphs_check(&c->trainer, err);
     if (s == DLB_OK)
         s = dlb_batches_open(&c->train, &c->bspec, &c->plugin,
                              &c->trainer.batches, err);
@@ -379,12 +410,52 @@ static dlb_status eval_test(struct cnn *c, struct dlb_error *err)
  * share of the step time. Read before the training run adds its own. */
 static void record_casts(struct cnn *c)
 {
-    if (!c->ctx->precision || !c->measured_steps)
+    /* Graph replays run the casts untimed (model_graph.h). */
+    if (!c->ctx->precision || !c->measured_steps || c->trainer.graphs)
         return;
     double cast = dlb_model_cast_seconds(c->model);
     c->host->metric(c->host, "cast_time_s", "s", cast / (double)c->measured_steps);
     if (c->measured_s > 0)
         c->host->metric(c->host, "cast_share", "%", 100.0 * cast / c->measured_s);
+}
+
+/* Whether the measured steps were replayed from a graph, and what the
+ * graph cost: every record of a training configuration says it. */
+static void record_graphs(struct cnn *c)
+{
+    struct dlb_model_graph_figures f;
+    if (c->infer)
+        return;
+    dlb_model_graph_figures(c->trainer.graph, &f);
+    c->host->metric(c->host, "graphs_used", "", f.replays > 0);
+    if (!c->trainer.graphs)
+        return;
+    c->host->metric(c->host, "graph_capture_s", "s", f.capture_s);
+    c->host->metric(c->host, "graph_captures", "", (double)f.captures);
+    c->host->metric(c->host, "graph_replays", "", (double)f.replays);
+    c->host->metric(c->host, "graph_warmup_steps", "steps", (double)f.warmups);
+}
+
+/* Pinned batches uploaded a step ahead (batch_prefetch.h): bytes, copy
+ * time per batch and the share of it the measured steps hid. Absent when
+ * the batches came on the host. */
+static void record_uploads(struct cnn *c)
+{
+    struct dlb_prefetch_figures f;
+    if (c->infer)
+        return;
+    dlb_batches_upload_figures(c->trainer.batches, &f);
+    if (!f.batches)
+        return;
+    c->host->metric(c->host, "h2d_batches", "batches", (double)f.batches);
+    c->host->metric(c->host, "h2d_bytes", "B", f.bytes);
+    if (!f.measured || f.copy_s <= 0)
+        return;
+    c->host->metric(c->host, "h2d_copy_s", "s", f.copy_s / (double)f.measured);
+    c->host->metric(c->host, "h2d_exposed_s", "s",
+                    f.exposed_s / (double)f.measured);
+    c->host->metric(c->host, "h2d_overlap_share", "%",
+                    100.0 * (1.0 - f.exposed_s / f.copy_s));
 }
 
 static dlb_status cnn_evaluate(void *wl)
@@ -397,6 +468,8 @@ static dlb_status cnn_evaluate(void *wl)
     if (!c->infer && (s = dlb_trainer_settle(&c->trainer, &err)) != DLB_OK)
         return fail(c, s, &err);
     record_casts(c);
+    record_graphs(c);
+    record_uploads(c);
     if (!c->infer && c->train_steps == 0)
         return DLB_OK; /* measure only: no quality figures asked for */
     if (!c->infer) {
@@ -421,9 +494,11 @@ static void cnn_teardown(void *wl)
     dlb_host_set_data(c->host, NULL);
     if (c->be) /* peaks of the whole run, accuracy training included */
         dlb_device_memory_figures(c->be, c->host);
+    dlb_trainer_close_graph(&c->trainer);
     dlb_batches_close(c->trainer.batches);
     dlb_model_destroy(c->model);
     dlb_model_spec_free(c->spec);
+    dlb_host_set_backend(c->host, NULL);
     dlb_backend_close(c->be);
     if (c->have_train)
         dlb_dataset_free(&c->train);

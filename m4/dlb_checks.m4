@@ -53,7 +53,7 @@ AC_DEFUN([DLB_CHECK_MPI], [
   AM_CONDITIONAL([HAVE_MPI], [test "x$dlb_have_mpi" = xyes])
 ])
 
-dnl CUDA toolkit with cuDNN, cuBLAS(Lt) and NCCL: --with-cuda[=DIR].
+dnl CUDA toolkit with cuDNN, cuBLAS(Lt), cuSPARSE and NCCL: --with-cuda[=DIR].
 AC_DEFUN([DLB_CHECK_CUDA], [
   AC_ARG_WITH([cuda],
     [AS_HELP_STRING([--with-cuda@<:@=DIR@:>@], [CUDA toolkit prefix (default: /usr/local/cuda when found)])],
@@ -76,13 +76,14 @@ AC_DEFUN([DLB_CHECK_CUDA], [
     LIBS="-L$CUDA_HOME/lib64 $LIBS"
     dlb_cuda_ok=yes
     AS_IF([test -z "$NVCC"], [dlb_cuda_ok=no; dlb_cuda_why="nvcc not found"])
-    for dlb_h in cuda_runtime.h cudnn.h cublasLt.h nccl.h; do
+    for dlb_h in cuda_runtime.h cudnn.h cublasLt.h cusparse.h nccl.h; do
       AS_IF([test $dlb_cuda_ok = yes],
         [AC_CHECK_HEADER([$dlb_h], [], [dlb_cuda_ok=no; dlb_cuda_why="$dlb_h not found"])])
     done
     AS_IF([test $dlb_cuda_ok = yes], [AC_CHECK_LIB([cudart], [cudaGetDeviceCount], [], [dlb_cuda_ok=no; dlb_cuda_why="libcudart not found"])])
     AS_IF([test $dlb_cuda_ok = yes], [AC_CHECK_LIB([cudnn], [cudnnCreate], [], [dlb_cuda_ok=no; dlb_cuda_why="libcudnn not found"])])
     AS_IF([test $dlb_cuda_ok = yes], [AC_CHECK_LIB([cublasLt], [cublasLtCreate], [], [dlb_cuda_ok=no; dlb_cuda_why="libcublasLt not found"])])
+    AS_IF([test $dlb_cuda_ok = yes], [AC_CHECK_LIB([cusparse], [cusparseCreate], [], [dlb_cuda_ok=no; dlb_cuda_why="libcusparse not found"])])
     AS_IF([test $dlb_cuda_ok = yes], [AC_CHECK_LIB([nccl], [ncclGetVersion], [], [dlb_cuda_ok=no; dlb_cuda_why="libnccl not found"])])
     CPPFLAGS=$dlb_save_CPPFLAGS
     LIBS=$dlb_save_LIBS
@@ -90,7 +91,7 @@ AC_DEFUN([DLB_CHECK_CUDA], [
       dlb_have_cuda=yes
       dlb_have_cuda_msg="yes ($CUDA_HOME, `$NVCC --version | sed -n 's/.*release \(@<:@0-9.@:>@*\).*/\1/p'`)"
       CUDA_CFLAGS="-I$CUDA_HOME/include"
-      CUDA_LIBS="-L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcudnn -lcublasLt -lcublas -lnccl -lcudart"
+      CUDA_LIBS="-L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcudnn -lcublasLt -lcublas -lcusparse -lnccl -lcudart"
       AC_DEFINE([HAVE_CUDA], [1], [CUDA toolkit found])
     ], [
       dlb_have_cuda_msg="no ($dlb_cuda_why)"

@@ -3,7 +3,10 @@
 
 #include <stdlib.h>
 
+#include "backend/backend.h"
 #include "data/augment.h"
+#include "host.h"
+#include "model/batch_prefetch.h"
 
 struct dlb_batches {
     const struct dlb_dataset *d;
@@ -15,6 +18,7 @@ struct dlb_batches {
     uint32_t pos, index;       /* next image of the order, batch in epoch */
     float *images;
     int32_t *labels;
+    struct dlb_prefetch *pf;   /* pinned batches: uploads a step ahead */
 };
 
 dlb_status dlb_batches_open(const struct dlb_dataset *d,
@@ -110,10 +114,57 @@ void dlb_batches_close(struct dlb_batches *b)
 {
     if (!b)
         return;
+    dlb_prefetch_close(b->pf); /* its copies read the source's memory */
     if (b->plugin.hooks && b->src)
         b->plugin.hooks->close(b->src);
     free(b->order);
     free(b->images);
     free(b->labels);
     free(b);
+}
+
+/* A plugin batch whose images and labels lie in page-locked memory the
+ * host lent it. */
+static int pinned(const struct dlb_batches *b, const struct dlb_batch *x)
+{
+    const struct dlb_host *h = b->plugin.host;
+    size_t img = (size_t)x->n * x->c * x->h * x->w * sizeof(float);
+    return b->plugin.hooks && h &&
+           dlb_host_pinned_holds(h, x->images, img) &&
+           dlb_host_pinned_holds(h, x->labels, (size_t)x->n * sizeof(int32_t));
+}
+
+dlb_status dlb_batches_take(struct dlb_batches *b, struct dlb_backend *be,
+                            int device_ok, struct dlb_batch *host,
+                            struct dlb_dev_batch *dev, int *on_device,
+                            struct dlb_error *err)
+{
+    dlb_status s;
+    *on_device = 0;
+    if (b->pf) {
+        *on_device = 1;
+        return dlb_prefetch_next(b->pf, b, dev, err);
+    }
+    if ((s = dlb_batches_next(b, host, err)) != DLB_OK || !pinned(b, host))
+        return s;
+    if (!device_ok)
+        return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "batch source: pinned "
+                          "batches (dataloader.pinned = on) with a step "
+                          "executor, which copies the batch itself: set "
+                          "pinned = off with it");
+    if (!dlb_prefetch_supported(be))
+        return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "batch source: pinned "
+                          "batches on backend %s, which has no uploads on a "
+                          "copy stream", dlb_backend_name(be));
+    size_t per = (size_t)b->d->c * b->d->h * b->d->w;
+    if ((s = dlb_prefetch_open(be, b->spec.batch, per, host, &b->pf, err)))
+        return s;
+    *on_device = 1;
+    return dlb_prefetch_next(b->pf, b, dev, err);
+}
+
+void dlb_batches_upload_figures(const struct dlb_batches *b,
+                                struct dlb_prefetch_figures *out)
+{
+    dlb_prefetch_figures(b ? b->pf : NULL, out);
 }

@@ -44,4 +44,21 @@ dlb_status dlb_batches_next(struct dlb_batches *b, struct dlb_batch *out,
                             struct dlb_error *err);
 void dlb_batches_close(struct dlb_batches *b);
 
+/* The next batch for a training step on backend `be`. A plugin's batch in
+ * page-locked memory (plugin ABI 1.4) comes on the device (*dev, with
+ * *on_device 1) through uploads one step ahead (batch_prefetch.h); any
+ * other on the host (*host, *on_device 0) as dlb_batches_next gives it.
+ * `device_ok` 0 (a step executor uploads the batch itself) refuses a
+ * pinned batch with DLB_ERR_UNSUPPORTED: its asynchronous copy could
+ * still read the memory when the source refills it. */
+struct dlb_dev_batch;
+struct dlb_prefetch_figures;
+dlb_status dlb_batches_take(struct dlb_batches *b, struct dlb_backend *be,
+                            int device_ok, struct dlb_batch *host,
+                            struct dlb_dev_batch *dev, int *on_device,
+                            struct dlb_error *err);
+/* The uploads' figures (zero when batches came on the host). */
+void dlb_batches_upload_figures(const struct dlb_batches *b,
+                                struct dlb_prefetch_figures *out);
+
 #endif

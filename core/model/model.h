@@ -64,6 +64,14 @@ dlb_status dlb_model_forward_backward(struct dlb_model *m, const float *images,
                                       const int32_t *labels, uint32_t n,
                                       float loss_scale, double *loss,
                                       struct dlb_error *err);
+/* The same on a batch already on the model's backend (an F32 buffer of
+ * n images and an S32 buffer of n labels, uploaded by the caller); the
+ * model reads them and leaves them to the caller. */
+dlb_status dlb_model_forward_backward_dev(struct dlb_model *m,
+                                          struct dlb_buffer *images,
+                                          struct dlb_buffer *labels,
+                                          uint32_t n, float loss_scale,
+                                          double *loss, struct dlb_error *err);
 
 /* Divide every gradient by `loss_scale` (skipped when it is 1) and report
  * whether any is inf or NaN (*found_nonfinite may be NULL: no check). */

@@ -172,8 +172,9 @@ static dlb_status layer_bwd(struct dlb_model *m, size_t i, struct bwd_io *io,
     return s;
 }
 
-dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
-                              struct dlb_error *err)
+dlb_status dlb_model_loss_grad(struct dlb_model *m, float loss_scale,
+                               struct dlb_buffer **out, int *owned,
+                               struct dlb_error *err)
 {
     size_t nl = m->spec->n_layers;
     const struct dlb_layer_spec *last = &m->spec->layers[nl - 1];
@@ -181,6 +182,8 @@ dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
     struct dlb_buffer *dy = NULL;
     int dy_owned = 1;
     size_t count = (size_t)m->n * last->in_c;
+    *out = NULL;
+    *owned = 0;
     dlb_status s = dlb_model_step_alloc(m, dlb_buffer_dtype(m->act[nl]), count,
                                         last->name, &dy, err);
     if (s != DLB_OK)
@@ -201,16 +204,45 @@ dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
      * done, as an eager framework frees its saved tensors. */
     if (m->own[nl])
         dlb_model_step_free(m, &m->act[nl]);
-    return dlb_model_backward_from(m, nl - 1, dy, dy_owned, err);
+    m->own[nl] = 0;
+    *out = dy;
+    *owned = dy_owned;
+    return DLB_OK;
+}
+
+dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
+                              struct dlb_error *err)
+{
+    struct dlb_buffer *dy = NULL;
+    int dy_owned = 0;
+    dlb_status s = dlb_model_loss_grad(m, loss_scale, &dy, &dy_owned, err);
+    if (s != DLB_OK)
+        return s;
+    return dlb_model_backward_from(m, m->spec->n_layers - 1, dy, dy_owned, err);
 }
 
 dlb_status dlb_model_backward_from(struct dlb_model *m, size_t top,
                                    struct dlb_buffer *dy, int dy_owned,
                                    struct dlb_error *err)
 {
+    return dlb_model_backward_range(m, 0, top, dy, dy_owned, NULL, NULL, err);
+}
+
+dlb_status dlb_model_backward_range(struct dlb_model *m, size_t bottom,
+                                    size_t top, struct dlb_buffer *dy,
+                                    int dy_owned, struct dlb_buffer **dx,
+                                    int *dx_owned, struct dlb_error *err)
+{
     dlb_status s;
-    for (size_t i = top; i-- > 0;) {
-        struct bwd_io io = {m->act[i], m->act[i + 1], dy, NULL, 0, i > 0};
+    if (dx) {
+        *dx = NULL;
+        *dx_owned = 0;
+    }
+    for (size_t i = top; i-- > bottom;) {
+        /* The input gradient of the range's first layer is wanted only
+         * when the caller takes it (a pipeline stage hands it on). */
+        int need_dx = i > bottom ? 1 : (i > 0 && dx != NULL);
+        struct bwd_io io = {m->act[i], m->act[i + 1], dy, NULL, 0, need_dx};
         s = layer_bwd(m, i, &io, err);
         if (dy_owned && io.dx != dy)
             dlb_model_step_free(m, &dy);
@@ -232,7 +264,11 @@ dlb_status dlb_model_backward_from(struct dlb_model *m, size_t top,
         if (!dy)
             break;
     }
-    if (dy && dy_owned)
+    if (dx && dy) {
+        *dx = dy;
+        *dx_owned = dy_owned;
+    } else if (dy && dy_owned) {
         dlb_model_step_free(m, &dy);
+    }
     return DLB_OK;
 }

@@ -67,6 +67,8 @@ struct dlb_model {
      * casts of the steps are timed on the backend's timers, read back
      * (cast_s) once their marks completed. */
     int lowp, lp_stale, master;
+    /* Casts are not timed (a graph capture records no timer marks). */
+    int untimed_casts;
     struct dlb_timer **timers;
     size_t n_timers, timers_used;
     double cast_s;
@@ -123,6 +125,22 @@ dlb_status dlb_model_backward(struct dlb_model *m, float loss_scale,
 dlb_status dlb_model_backward_from(struct dlb_model *m, size_t top,
                                    struct dlb_buffer *dy, int dy_owned,
                                    struct dlb_error *err);
+/* Backward of layers top - 1 .. bottom from `dy` (as backward_from), for
+ * a pipeline stage: when dx is not NULL, *dx receives the gradient of
+ * act[bottom] (bottom > 0), owned by the caller when *dx_owned. */
+dlb_status dlb_model_backward_range(struct dlb_model *m, size_t bottom,
+                                    size_t top, struct dlb_buffer *dy,
+                                    int dy_owned, struct dlb_buffer **dx,
+                                    int *dx_owned, struct dlb_error *err);
+/* The mean NLL loss of the forward pass in flight (waits for the device). */
+dlb_status dlb_model_read_loss(struct dlb_model *m, double *loss,
+                               struct dlb_error *err);
+/* The loss's gradient at the logits (scaled by loss_scale), in the type of
+ * act[n_layers - 1]; releases the log-probabilities. dlb_model_backward is
+ * this and backward_from. */
+dlb_status dlb_model_loss_grad(struct dlb_model *m, float loss_scale,
+                               struct dlb_buffer **dy, int *dy_owned,
+                               struct dlb_error *err);
 /* The forward pass of a training step over n images and labels (uploaded
  * into act[0] and m->labels); backward or dlb_model_step_release follow. */
 dlb_status dlb_model_forward_train(struct dlb_model *m, const float *images,

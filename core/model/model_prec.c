@@ -80,7 +80,12 @@ dlb_status dlb_model_cast(struct dlb_model *m, size_t count,
 {
     const struct dlb_backend_ops *ops = dlb_backend_ops_of(m->be);
     struct dlb_timer *t = NULL;
-    dlb_status s = next_timer(m, &t);
+    dlb_status s;
+    if (m->untimed_casts) {
+        s = DLB_BE_CALL(m->be, cast, count, src, dst);
+        return s == DLB_OK ? s : dlb_model_be_fail(m, s, what, "cast", err);
+    }
+    s = next_timer(m, &t);
     if (s == DLB_OK)
         s = ops->timer_start(m->be, t);
     if (s == DLB_OK)

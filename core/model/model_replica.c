@@ -62,6 +62,22 @@ static struct dlb_model_spec *spec_dup(const struct dlb_model_spec *s)
     return d;
 }
 
+/* The master's mixed-precision policy (amp): every replica computes in
+ * the same types, or a data-parallel step would mix precisions. Kinds the
+ * network lacks keep the model's type. */
+static dlb_status copy_precision(struct dlb_model *r, const struct dlb_model *m,
+                                 struct dlb_error *err)
+{
+    enum dlb_dtype types[DLB_LAYER_KIND_COUNT];
+    if (!m->lowp)
+        return DLB_OK;
+    for (int k = 0; k < DLB_LAYER_KIND_COUNT; k++)
+        types[k] = m->dtype;
+    for (size_t i = 0; i < m->spec->n_layers; i++)
+        types[m->layers[i].spec->kind] = m->layers[i].ctype;
+    return dlb_model_set_precision(r, types, m->master, err);
+}
+
 dlb_status dlb_model_replica_create(const struct dlb_model *m, const char *name,
                                     const struct dlb_backend_config *cfg,
                                     uint64_t seed, struct dlb_model **out,
@@ -88,7 +104,12 @@ dlb_status dlb_model_replica_create(const struct dlb_model *m, const char *name,
         return s;
     }
     dlb_model_set_sgd(*out, m->lr, m->momentum);
-    return DLB_OK;
+    s = copy_precision(*out, m, err);
+    if (s != DLB_OK) {
+        dlb_model_replica_destroy(*out);
+        *out = NULL;
+    }
+    return s;
 }
 
 void dlb_model_replica_destroy(struct dlb_model *r)

@@ -27,6 +27,22 @@ static dlb_status clear_flag(struct dlb_model *m, struct dlb_error *err)
 dlb_status dlb_model_scaled_update(struct dlb_model *m, float loss_scale,
                                    struct dlb_error *err)
 {
+    dlb_status s = dlb_model_scaled_apply(m, loss_scale, err);
+    return s == DLB_OK ? dlb_model_scaled_post(m, err) : s;
+}
+
+dlb_status dlb_model_scaled_post(struct dlb_model *m, struct dlb_error *err)
+{
+    dlb_status s = DLB_BE_CALL(m->be, flag_post, m->found);
+    if (s != DLB_OK)
+        return dlb_model_be_fail(m, s, "gradients", "flag_post", err);
+    m->found_posted = 1;
+    return DLB_OK;
+}
+
+dlb_status dlb_model_scaled_apply(struct dlb_model *m, float loss_scale,
+                                  struct dlb_error *err)
+{
     /* The reciprocal the host path multiplies by, so both round alike. */
     float inv = loss_scale != 1.0f ? 1.0f / loss_scale : 1.0f;
     dlb_status s = clear_flag(m, err);
@@ -53,9 +69,6 @@ dlb_status dlb_model_scaled_update(struct dlb_model *m, float loss_scale,
         s = dlb_model_prune_after_update(m, err);
     if (s == DLB_OK)
         s = dlb_model_prec_updated(m, err);
-    if (s == DLB_OK && (s = DLB_BE_CALL(m->be, flag_post, m->found)) != DLB_OK)
-        return dlb_model_be_fail(m, s, "gradients", "flag_post", err);
-    m->found_posted = s == DLB_OK;
     return s;
 }
 

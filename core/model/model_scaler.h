@@ -23,6 +23,13 @@ int dlb_model_device_scaler(const struct dlb_model *m);
 dlb_status dlb_model_scaled_update(struct dlb_model *m, float loss_scale,
                                    struct dlb_error *err);
 
+/* The same in two parts, for a step replayed from a graph: apply enqueues
+ * everything but the post (which a capture cannot hold, backend.h), post
+ * enqueues the flag's copy after the replay. */
+dlb_status dlb_model_scaled_apply(struct dlb_model *m, float loss_scale,
+                                  struct dlb_error *err);
+dlb_status dlb_model_scaled_post(struct dlb_model *m, struct dlb_error *err);
+
 /* The posted flag: *found_nonfinite = 1 when the step was skipped. Waits
  * for the flag's copy only. DLB_ERR_INTERNAL when nothing was posted. */
 dlb_status dlb_model_scaled_result(struct dlb_model *m, int *found_nonfinite,

@@ -6,8 +6,8 @@
 #include "model/model_prune.h"
 
 /* The loss lives in a one-element buffer of the model's type. */
-static dlb_status read_loss(struct dlb_model *m, double *loss,
-                            struct dlb_error *err)
+dlb_status dlb_model_read_loss(struct dlb_model *m, double *loss,
+                               struct dlb_error *err)
 {
     const struct dlb_layer_spec *last = &m->spec->layers[m->spec->n_layers - 1];
     struct dlb_loss_desc ld = {m->n, last->in_c};
@@ -36,23 +36,11 @@ static dlb_status read_loss(struct dlb_model *m, double *loss,
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, last->name, "loss", err);
 }
 
-dlb_status dlb_model_forward_train(struct dlb_model *m, const float *images,
-                                   const int32_t *labels, uint32_t n,
-                                   struct dlb_error *err)
+/* The layers of a training forward pass over m->act[0]. */
+static dlb_status forward_layers(struct dlb_model *m, struct dlb_error *err)
 {
-    const struct dlb_backend_ops *ops = dlb_backend_ops_of(m->be);
     size_t nl = m->spec->n_layers;
     dlb_status s;
-    m->n = n;
-    if ((s = dlb_model_prec_begin(m, err)) ||
-        (s = dlb_model_upload_input(m, images, n, &m->act[0], err)))
-        return s;
-    m->own[0] = 1;
-    if ((s = dlb_model_step_alloc(m, DLB_S32, n, "labels", &m->labels, err)))
-        return s;
-    if ((s = ops->copy_from_host(m->be, m->labels, 0, labels,
-                                 (size_t)n * sizeof *labels)))
-        return dlb_model_be_fail(m, s, "labels", "upload", err);
     /* One fresh seed per dropout layer per step; backward reuses it. */
     for (size_t i = 0; i < nl; i++)
         if (m->layers[i].spec->kind == DLB_LAYER_DROPOUT)
@@ -65,6 +53,64 @@ dlb_status dlb_model_forward_train(struct dlb_model *m, const float *images,
             return s;
     }
     return DLB_OK;
+}
+
+dlb_status dlb_model_forward_train(struct dlb_model *m, const float *images,
+                                   const int32_t *labels, uint32_t n,
+                                   struct dlb_error *err)
+{
+    const struct dlb_backend_ops *ops = dlb_backend_ops_of(m->be);
+    dlb_status s;
+    m->n = n;
+    if ((s = dlb_model_prec_begin(m, err)) ||
+        (s = dlb_model_upload_input(m, images, n, &m->act[0], err)))
+        return s;
+    m->own[0] = 1;
+    if ((s = dlb_model_step_alloc(m, DLB_S32, n, "labels", &m->labels, err)))
+        return s;
+    if ((s = ops->copy_from_host(m->be, m->labels, 0, labels,
+                                 (size_t)n * sizeof *labels)))
+        return dlb_model_be_fail(m, s, "labels", "upload", err);
+    return forward_layers(m, err);
+}
+
+dlb_status dlb_model_forward_backward_dev(struct dlb_model *m,
+                                          struct dlb_buffer *images,
+                                          struct dlb_buffer *labels,
+                                          uint32_t n, float loss_scale,
+                                          double *loss, struct dlb_error *err)
+{
+    size_t nl = m->spec->n_layers;
+    dlb_status s;
+    if (n == 0 || nl == 0 ||
+        m->spec->layers[nl - 1].kind != DLB_LAYER_LOGSOFTMAX)
+        return dlb_errorf(err, DLB_ERR_INTERNAL, "%s: training needs a "
+                          "non-empty batch and a logsoftmax last layer",
+                          m->spec->path);
+    dlb_model_step_release(m);
+    m->n = n;
+    s = dlb_model_prec_begin(m, err);
+    /* The caller's buffers are read, never freed: own[0] stays 0 and the
+     * labels are taken back before the release. */
+    if (s == DLB_OK && m->dtype == DLB_F32) {
+        m->act[0] = images;
+        m->own[0] = 0;
+    } else if (s == DLB_OK &&
+               (s = dlb_model_cast_new(m, images, m->dtype,
+                                       (size_t)n * dlb_model_act_size(m, 0),
+                                       "input", &m->act[0], err)) == DLB_OK) {
+        m->own[0] = 1;
+    }
+    m->labels = labels;
+    if (s == DLB_OK)
+        s = forward_layers(m, err);
+    if (s == DLB_OK && loss)
+        s = dlb_model_read_loss(m, loss, err);
+    if (s == DLB_OK)
+        s = dlb_model_backward(m, loss_scale, err);
+    m->labels = NULL;
+    dlb_model_step_release(m);
+    return s;
 }
 
 dlb_status dlb_model_forward_backward(struct dlb_model *m, const float *images,
@@ -82,7 +128,7 @@ dlb_status dlb_model_forward_backward(struct dlb_model *m, const float *images,
     dlb_model_step_release(m);
     s = dlb_model_forward_train(m, images, labels, n, err);
     if (s == DLB_OK && loss)
-        s = read_loss(m, loss, err);
+        s = dlb_model_read_loss(m, loss, err);
     if (s == DLB_OK)
         s = dlb_model_backward(m, loss_scale, err);
     dlb_model_step_release(m);

@@ -21,6 +21,8 @@ dlb_status dlb_train_run(const struct dlb_trainer *tpl,
 {
     struct dlb_trainer t = *tpl;
     struct dlb_backend *be = dlb_model_backend(t.model);
+    /* A graph of its own: the template's may be replaying still. */
+    t.graph = NULL;
     dlb_status s = dlb_model_init(t.model, spec->seed, err);
     if (s != DLB_OK)
         return s;
@@ -42,6 +44,7 @@ dlb_status dlb_train_run(const struct dlb_trainer *tpl,
         *seconds = mono_now() - t0;
     if (last_loss)
         *last_loss = t.last_loss;
+    dlb_trainer_close_graph(&t);
     dlb_batches_close(t.batches);
     return s;
 }

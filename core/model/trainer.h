@@ -29,7 +29,19 @@ struct dlb_trainer {
      * keeps the check on the host where the device could do it. */
     int scaler_pending;
     int host_scaler;
+    /* cuda.graphs (model_graph.h): the baseline step is replayed from a
+     * graph, made on the first step and closed by dlb_trainer_close_graph
+     * (a copy of the trainer must start with graph NULL). */
+    int graphs;
+    struct dlb_model_graph *graph;
 };
+
+/* DLB_OK when t->graphs can be honoured, else DLB_ERR_UNSUPPORTED with
+ * the reason (a step executor, a host-side overflow check, a backend
+ * without graphs). */
+dlb_status dlb_trainer_graphs_check(const struct dlb_trainer *t,
+                                    struct dlb_error *err);
+void dlb_trainer_close_graph(struct dlb_trainer *t);
 
 /* Train on the next batch. With `want_loss` the step reads the loss back
  * into t->last_loss (a device wait); otherwise nothing waits for the

@@ -54,13 +54,26 @@ extern "C" {
  *   1.2  device memory from the caller (dlb_backend_config.device_alloc),
  *        the device record's versions and memory figures (the end of
  *        struct dlb_device_info), and the gradient scaler on the device
- *        (unscale_check, sgd_update_if_finite, flag_post, flag_wait). */
+ *        (unscale_check, sgd_update_if_finite, flag_post, flag_wait).
+ *   1.3  backend options from the suite (dlb_backend_config.cudnn_algo,
+ *        tf32) and graphs of a whole step (graph_create, graph_begin,
+ *        graph_end, graph_launch, graph_destroy).
+ *   1.4  page-locked host memory (host_alloc_pinned, host_free_pinned)
+ *        and uploads on a copy stream (upload_create, upload_destroy,
+ *        upload_async, upload_wait, upload_sync, upload_figures). */
 #define DLB_BACKEND_API_MAJOR 1
-#define DLB_BACKEND_API_MINOR 2
+#define DLB_BACKEND_API_MINOR 4
 
 struct dlb_backend;  /* the device handle (plugin.h) */
 struct dlb_buffer;   /* device memory: element type, count, bytes */
 struct dlb_timer;    /* a pair of stream marks */
+struct dlb_graph;    /* a captured sequence of operations (API 1.3) */
+struct dlb_upload;   /* copies to the device on a copy stream (API 1.4) */
+
+/* Tri-state backend options of API 1.3: UNSET leaves the choice to the
+ * backend (its documented environment variable, else its default), so
+ * that callers without a suite keep the old behaviour. */
+enum dlb_backend_opt { DLB_OPT_UNSET, DLB_OPT_OFF, DLB_OPT_ON };
 
 /* How the core opens a backend. */
 struct dlb_backend_config {
@@ -88,6 +101,12 @@ struct dlb_backend_config {
      * these. */
     void *(*device_alloc)(void *ctx, size_t bytes);
     void (*device_free)(void *ctx, void *p, size_t bytes);
+    /* API 1.3: options of GPU backends, from the suite keys cudnn.algo
+     * (ON = timed search, OFF = heuristic) and cuda.tf32 (ON = TF32
+     * tensor cores for F32 convolutions and GEMMs). Other backends
+     * ignore them; the suite refuses them there. */
+    enum dlb_backend_opt cudnn_search;
+    enum dlb_backend_opt tf32;
 };
 
 /* Capabilities a configuration may need. */
@@ -210,6 +229,19 @@ struct dlb_int8_desc {
     float y_scale;          /* > 0; read only when y is S8 or U8 */
     int32_t y_zero_point;   /* read only when y is S8 or U8 */
     int relu;               /* 1: ReLU on the real output, then requantise */
+};
+
+/* One host-to-device copy of an upload (upload_async, API 1.4). */
+struct dlb_upload_part {
+    struct dlb_buffer *dst;
+    size_t dst_off;         /* bytes */
+    const void *src;        /* host memory, page-locked for overlap */
+    size_t bytes;
+};
+
+/* A dropout seed to replace in a graph's replay (graph_launch). */
+struct dlb_graph_seed {
+    uint64_t captured, now;
 };
 
 /* ---- The table. Entries marked optional may be NULL: the core then
@@ -543,6 +575,83 @@ struct dlb_backend_ops {
     dlb_status (*flag_post)(struct dlb_backend *be,
                             const struct dlb_buffer *found);
     dlb_status (*flag_wait)(struct dlb_backend *be, int32_t *value);
+
+    /* ---- API 1.3: graphs of a whole training step (cuda.graphs) ---- */
+
+    /* Optional, all five or none. A graph records the operations enqueued
+     * between graph_begin and graph_end once and replays them with one
+     * launch, as CUDA graphs do.
+     * graph_create: an empty graph with memory of its own.
+     * graph_begin: from here to graph_end, buffers allocated come from
+     *   the graph's memory and stay the graph's after buffer_free (a
+     *   replay writes them again), and buffers of other memory freed in
+     *   between are released at graph_end. capture 0: the operations run
+     *   as usual; this warm-up sizes the graph's memory and every
+     *   workspace, and makes the per-shape choices (algorithm search),
+     *   so that the captured run needs none of it. capture 1: the
+     *   operations are recorded, not run, and must not allocate memory
+     *   the warm-up did not, wait for the device, or read results on the
+     *   host (copy_to_host, check_finite, flag_wait, timers): those fail
+     *   with DLB_ERR_INTERNAL and abandon the capture.
+     * graph_end: ends the run or the capture; a capture is made ready to
+     *   launch (a second capture replaces the first, updating it in place
+     *   where the shapes allow). *capture_s, when not NULL, is the host
+     *   time the capture and its instantiation took (0 after a warm-up).
+     * graph_launch: enqueue one replay on the stream. Dropout seeds are
+     *   arguments the capture froze: seeds[k].captured, a seed value the
+     *   captured step used, is replaced by seeds[k].now in this replay
+     *   (values the step did not use are ignored: a layer may not have
+     *   reached the backend), so that a replay draws fresh masks as an
+     *   eager step would; seeds not given keep their captured values.
+     * graph_destroy: waits for the replays in flight, then frees the
+     *   graph and the memory of its that no live buffer holds; NULL is
+     *   fine. */
+    dlb_status (*graph_create)(struct dlb_backend *be, struct dlb_graph **out);
+    dlb_status (*graph_begin)(struct dlb_backend *be, struct dlb_graph *g,
+                              int capture);
+    dlb_status (*graph_end)(struct dlb_backend *be, struct dlb_graph *g,
+                            double *capture_s);
+    dlb_status (*graph_launch)(struct dlb_backend *be, struct dlb_graph *g,
+                               const struct dlb_graph_seed *seeds, size_t n);
+    void (*graph_destroy)(struct dlb_backend *be, struct dlb_graph *g);
+
+    /* ---- API 1.4: batches uploaded on a copy stream (dataloader) ---- */
+
+    /* Optional, both or none; backends whose buffers live in host memory
+     * (ref, cpu) have none. Page-locked host memory, which the device
+     * reads by DMA without the host in the way (cudaHostAlloc); the host
+     * reads and writes it as any memory. host_free_pinned takes the same
+     * byte count and waits for nothing: no upload may still read it. */
+    dlb_status (*host_alloc_pinned)(struct dlb_backend *be, size_t bytes,
+                                    void **out);
+    void (*host_free_pinned)(struct dlb_backend *be, void *p, size_t bytes);
+
+    /* Optional, all six or none. An upload copies host memory into
+     * buffers on a copy stream of the backend's own, so that a batch's
+     * copy runs while the stream computes on the batch before.
+     * upload_create / upload_destroy: destroy waits for its copies.
+     * upload_async: enqueue the n copies on the copy stream, after all
+     *   work enqueued on the stream so far (which may still read the
+     *   destinations) and beside work enqueued later; returns at once.
+     *   The sources must stay untouched until upload_sync; from pageable
+     *   memory the copy is right but the host waits for it.
+     * upload_wait: work enqueued on the stream from now on runs after
+     *   the copies; the host does not wait.
+     * upload_sync: the host waits until the copies are done: their
+     *   sources may be written again.
+     * upload_figures: of the last upload_async and upload_wait, the
+     *   copies' device time and how long the stream waited for them at
+     *   upload_wait (0 when they were done before it got there); waits
+     *   for both marks. DLB_ERR_INTERNAL without a wait since the copy.
+     * None of them may run during a graph capture (DLB_ERR_INTERNAL). */
+    dlb_status (*upload_create)(struct dlb_backend *be, struct dlb_upload **out);
+    void (*upload_destroy)(struct dlb_backend *be, struct dlb_upload *u);
+    dlb_status (*upload_async)(struct dlb_backend *be, struct dlb_upload *u,
+                               const struct dlb_upload_part *parts, size_t n);
+    dlb_status (*upload_wait)(struct dlb_backend *be, struct dlb_upload *u);
+    dlb_status (*upload_sync)(struct dlb_backend *be, struct dlb_upload *u);
+    dlb_status (*upload_figures)(struct dlb_backend *be, struct dlb_upload *u,
+                                 double *copy_s, double *stall_s);
 };
 
 /* Output size of a convolution or pooling window along one axis; 0 when

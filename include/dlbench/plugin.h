@@ -35,9 +35,14 @@ extern "C" {
  *   1.2  struct dlb_host: model access for transforms and step executors,
  *        as tables (model_ops, quant_ops, prune_ops, replica_ops,
  *        train_ops; see
- *        dlbench/model_ops.h and the headers it names). */
+ *        dlbench/model_ops.h and the headers it names).
+ *   1.3  struct dlb_host: pipeline stages (stage_ops, dlbench/stage_ops.h).
+ *        struct dlb_plugin: check, the settings checked against the
+ *        configuration's model and batch when the suite is loaded.
+ *   1.4  struct dlb_host: page-locked batch memory for batch sources
+ *        (pinned_supported, pinned_alloc, pinned_free). */
 #define DLB_PLUGIN_ABI_MAJOR 1
-#define DLB_PLUGIN_ABI_MINOR 2
+#define DLB_PLUGIN_ABI_MINOR 4
 
 #define DLB_PLUGIN_ENTRY_NAME "dlb_plugin_entry"
 
@@ -68,6 +73,7 @@ struct dlb_quant_ops;    /* dlbench/quant_ops.h */
 struct dlb_prune_ops;    /* dlbench/prune_ops.h */
 struct dlb_replica_ops;  /* dlbench/replica_ops.h */
 struct dlb_train_ops;    /* dlbench/train_ops.h */
+struct dlb_stage_ops;    /* dlbench/stage_ops.h (ABI 1.3) */
 
 /* The core's services to plugins. Passed to every hook; valid until fini. */
 struct dlb_host {
@@ -164,6 +170,27 @@ struct dlb_host {
     const struct dlb_prune_ops *prune_ops;     /* masks, removal, sparse */
     const struct dlb_replica_ops *replica_ops; /* data-parallel replicas */
     const struct dlb_train_ops *train_ops;     /* other models, soft targets */
+
+    /* ---- 1.3: pipeline parallelism, for step executors. ---------------- */
+    const struct dlb_stage_ops *stage_ops;     /* layer ranges, micro-batches */
+
+    /* ---- 1.4: page-locked memory, for batch sources. --------------------
+     * DLB_OK when the configuration's backend lends page-locked host
+     * memory for its uploads (cuda), else DLB_ERR_UNSUPPORTED and why (ref
+     * and cpu keep their buffers in host memory: nothing is copied).
+     * Answered without opening the backend, so probe may call it. */
+    dlb_status (*pinned_supported)(const struct dlb_host *h, char *reason,
+                                   size_t len);
+    /* Page-locked host memory of the workload's backend (cudaHostAlloc);
+     * NULL when its backend has none, is not open yet, or has no more.
+     * A batch whose images and labels lie in it is uploaded by the core
+     * on the backend's copy stream one step ahead, beside the step
+     * before; the copy is done before the core calls next again, so the
+     * contract of next (buffers valid until the next call) is unchanged.
+     * pinned_free takes the same byte count. Not thread-safe: call them
+     * from open and close, not from worker threads. */
+    void *(*pinned_alloc)(const struct dlb_host *h, size_t bytes);
+    void (*pinned_free)(const struct dlb_host *h, void *p, size_t bytes);
 };
 
 /* Whether host `h` (possibly from an older core) has entry `field`. */
@@ -259,6 +286,23 @@ struct dlb_workload_hooks {
     void (*teardown)(void *wl);
 };
 
+/* What a plugin's check hook sees of one configuration (ABI 1.3): its
+ * model file, parsed, and its batch. */
+struct dlb_config_view {
+    uint32_t struct_size;
+    const char *model_path;        /* the model file */
+    uint32_t batch;                /* the suite's batch: images per step */
+    unsigned n_layers;
+    const char *const *layer_names; /* section names, in order */
+    const enum dlb_layer_kind *layer_kinds;
+    /* DLB_OK when model file `name` exists and parses, found as the
+     * suite's model key is (a second model a plugin opens, such as the
+     * distill teacher); else `reason` says where it looked. Check
+     * struct_size before calling. */
+    dlb_status (*find_model)(const struct dlb_config_view *cv,
+                             const char *name, char *reason, size_t len);
+};
+
 /* The descriptor. Unused hook pointers are NULL. */
 struct dlb_plugin {
     uint16_t abi_major;     /* DLB_PLUGIN_ABI_MAJOR */
@@ -290,6 +334,17 @@ struct dlb_plugin {
 
     /* Optional: record figures through h->metric at the end of a run. */
     dlb_status (*metrics)(void *state, const struct dlb_host *h);
+
+    /* ABI 1.3, optional: are the settings `p` valid for the model and
+     * batch of configuration `cv` (the built-in cnn workload)? Called in
+     * the parent when the suite is loaded, before anything runs, for each
+     * configuration that enables the plugin; it may not use a host. On
+     * DLB_ERR_INPUT, `reason` says what is wrong and *param is the index
+     * of the setting at fault (-1: none in particular): the run stops with
+     * the suite file and that setting's line, exit status 2. */
+    dlb_status (*check)(const struct dlb_params *p,
+                        const struct dlb_config_view *cv, int *param,
+                        char *reason, size_t reason_len);
 };
 
 typedef const struct dlb_plugin *(*dlb_plugin_entry_fn)(void);

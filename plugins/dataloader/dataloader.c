@@ -15,7 +15,14 @@
  * workload of its own: a plugin workload sees neither the suite's batch
  * and dataset keys nor the active batch source, so it would need copies of
  * them; at open the plugin has the very data set, batch and spec the
- * training then uses, and nothing else runs yet. */
+ * training then uses, and nothing else runs yet.
+ *
+ * pinned = on (a GPU backend): the batch buffers come from the host's
+ * page-locked memory (plugin ABI 1.4), and the core uploads each batch on
+ * the backend's copy stream during the step before, with the figures
+ * h2d_* in the configuration's record. The core's copy of a batch is
+ * done before it calls next again, so the slots are refilled exactly
+ * when they are without it. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1 /* sched_getaffinity */
 #endif
@@ -48,8 +55,9 @@ static const struct dlb_param_def dl_params[P_COUNT] = {
         "batches each worker may fill ahead (queue capacity = workers x "
         "prefetch)"},
     [P_PINNED] = {"pinned", DLB_PARAM_BOOL, "off", 0, 0, 0, NULL, NULL,
-        "page-locked batch buffers for host-to-device copies (GPU backends); "
-        "on the cpu and ref backends accepted and without effect"},
+        "page-locked batch buffers, uploaded on the backend's copy stream "
+        "one step ahead, beside the step before (backend cuda only: ref "
+        "and cpu have no host-to-device copy to speed up)"},
     [P_SHUFFLE] = {"shuffle", DLB_PARAM_ENUM, "auto", 0, 0, 0, dl_tristate,
         NULL, "seeded shuffle of each epoch; auto: as the workload asks "
         "(cnn: on, as the baseline)"},
@@ -76,7 +84,7 @@ struct dl_state {
     const struct dlb_host *h;
     unsigned workers, prefetch;
     int shuffle, augment, drop_last; /* -1 auto, else 0/1 */
-    int mmap_source, nice;
+    int mmap_source, nice, pinned;
     int64_t bench_images;
     cpu_set_t cpus;
     int has_cpus;
@@ -112,10 +120,16 @@ static dlb_status dl_probe(const struct dlb_host *h, const struct dlb_params *p,
                  "(plugin ABI 1.1); update dlbench");
         return DLB_ERR_UNSUPPORTED;
     }
-    const char *be = h->backend_name ? h->backend_name : "";
-    if (p->values[P_PINNED].i && strcmp(be, "cpu") && strcmp(be, "ref")) {
-        snprintf(reason, len, "dataloader: pinned = on needs a page-locked "
-                 "host allocator, which the host does not offer on %s yet", be);
+    if (!p->values[P_PINNED].i)
+        return DLB_OK;
+    if (!DLB_HOST_HAS(h, pinned_free)) {
+        snprintf(reason, len, "dataloader: pinned = on: this dlbench lends "
+                 "no page-locked memory (plugin ABI 1.4); update dlbench");
+        return DLB_ERR_UNSUPPORTED;
+    }
+    char why[384] = "";
+    if (h->pinned_supported(h, why, sizeof why) != DLB_OK) {
+        snprintf(reason, len, "dataloader: pinned = on: %s", why);
         return DLB_ERR_UNSUPPORTED;
     }
     return DLB_OK;
@@ -137,6 +151,7 @@ static dlb_status dl_init(const struct dlb_host *h, const struct dlb_params *p,
     s->drop_last = tristate(&p->values[P_DROP_LAST]);
     s->mmap_source = p->values[P_SOURCE].i == 1;
     s->nice = (int)p->values[P_NICE].i;
+    s->pinned = p->values[P_PINNED].i != 0;
     s->bench_images = p->values[P_BENCH_IMAGES].i;
     if (h->quick)
         s->bench_images /= DL_QUICK_DIVISOR;
@@ -168,6 +183,7 @@ static struct dl_config config_of(const struct dl_state *s,
     c.cpus = s->cpus;
     c.has_cpus = s->has_cpus;
     c.nice = s->nice;
+    c.pinned = s->pinned;
     return c;
 }
 

@@ -152,17 +152,40 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-static dlb_status alloc_parts(struct dl_queue *q)
+/* Batch memory: page-locked with pinned = on, else the host's. */
+static void *slot_alloc(const struct dl_queue *q, size_t bytes)
 {
     const struct dlb_host *h = q->h;
+    void *p = NULL;
+    if (!q->cfg.pinned)
+        return h->alloc(h, bytes);
+    if (DLB_HOST_HAS(h, pinned_free))
+        p = h->pinned_alloc(h, bytes);
+    if (!p)
+        h->log(h, DLB_LOG_ERROR, "pinned = on: no page-locked memory for a "
+               "batch buffer of %zu bytes (the backend lends none, or has "
+               "none left)", bytes);
+    return p;
+}
+
+static void slot_free(const struct dl_queue *q, void *p, size_t bytes)
+{
+    if (q->cfg.pinned)
+        q->h->pinned_free(q->h, p, bytes);
+    else
+        q->h->free(q->h, p, bytes);
+}
+
+static dlb_status alloc_parts(struct dl_queue *q)
+{
     q->slots = calloc(q->nslots, sizeof *q->slots);
     q->orders = calloc(q->norders, sizeof *q->orders);
     q->threads = calloc(q->cfg.workers ? q->cfg.workers : 1, sizeof *q->threads);
     if (!q->slots || !q->orders || !q->threads)
         return DLB_ERR_NOMEM;
     for (unsigned i = 0; i < q->nslots; i++) {
-        q->slots[i].images = h->alloc(h, q->image_bytes);
-        q->slots[i].labels = h->alloc(h, q->label_bytes);
+        q->slots[i].images = slot_alloc(q, q->image_bytes);
+        q->slots[i].labels = slot_alloc(q, q->label_bytes);
         if (!q->slots[i].images || !q->slots[i].labels)
             return DLB_ERR_NOMEM;
     }
@@ -310,9 +333,9 @@ void dl_queue_close(struct dl_queue *q)
         pthread_join(q->threads[i], NULL);
     for (unsigned i = 0; q->slots && i < q->nslots; i++) {
         if (q->slots[i].images)
-            q->h->free(q->h, q->slots[i].images, q->image_bytes);
+            slot_free(q, q->slots[i].images, q->image_bytes);
         if (q->slots[i].labels)
-            q->h->free(q->h, q->slots[i].labels, q->label_bytes);
+            slot_free(q, q->slots[i].labels, q->label_bytes);
     }
     for (unsigned i = 0; q->orders && i < q->norders; i++)
         free(q->orders[i].idx);

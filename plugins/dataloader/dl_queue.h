@@ -34,6 +34,9 @@ struct dl_config {
      * priority keeps a worker woken by next() from preempting the step's
      * own threads, which are pinned and cannot move away. */
     int nice;
+    /* 1: batch buffers from the host's page-locked memory (pinned_alloc,
+     * plugin ABI 1.4), which the core uploads on a copy stream. */
+    int pinned;
 };
 
 /* What the consumer saw, for the plugin's figures. */

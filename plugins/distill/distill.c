@@ -117,6 +117,29 @@ static dlb_status distill_probe(const struct dlb_host *h,
     return s;
 }
 
+/* At suite load (ABI 1.3): the teacher must exist, so that a misspelt
+ * name stops the run with the suite line that set it, not each
+ * configuration with a skip. The probe looks again in the configuration's
+ * process, for cores without this hook. */
+static dlb_status distill_check(const struct dlb_params *p,
+                                const struct dlb_config_view *cv, int *param,
+                                char *reason, size_t reason_len)
+{
+    char why[400] = "";
+    if (!p || p->count < KD_N_PARAMS)
+        return DLB_ERR_INTERNAL;
+    if (!cv || cv->struct_size < offsetof(struct dlb_config_view, find_model) +
+                                     sizeof cv->find_model ||
+        !cv->find_model)
+        return DLB_OK;
+    const char *name = p->values[KD_TEACHER].s;
+    if (cv->find_model(cv, name, why, sizeof why) == DLB_OK)
+        return DLB_OK;
+    *param = KD_TEACHER;
+    snprintf(reason, reason_len, "teacher '%s': %s", name, why);
+    return DLB_ERR_INPUT;
+}
+
 static dlb_status distill_init(const struct dlb_host *h,
                                const struct dlb_params *p, void **state)
 {
@@ -254,6 +277,7 @@ static const struct dlb_plugin distill_plugin = {
     .fini = distill_fini,
     .executor = &distill_executor,
     .metrics = distill_metrics,
+    .check = distill_check,
 };
 
 DLB_PLUGIN_DEFINE(distill_plugin)

@@ -41,8 +41,9 @@ static const struct dlb_param_def dp_params[DP_N_PARAMS] = {
         .name = "ranks", .type = DLB_PARAM_INT, .def = "1",
         .flags = DLB_PARAM_HAS_MIN | DLB_PARAM_HAS_MAX, .min = 1, .max = 65536,
         .unit = "ranks",
-        .help = "engines mpi and nccl: processes, started through the suite's "
-                "launcher (mpirun -np RANKS by default) (threads: 1)",
+        .help = "engines mpi and nccl: processes, started through the "
+                "launcher (--launcher or DLBENCH_LAUNCHER; mpirun -np RANKS "
+                "by default) (threads: 1)",
     },
     [DP_BUCKET] = {
         .name = "bucket_size", .type = DLB_PARAM_SIZE, .def = "25MiB",

@@ -7,7 +7,9 @@
  *   mpi      one process per rank; MPI_(I)allreduce on host memory
  *            (dp_mpi.c)
  *   nccl     one process and GPU per rank; ncclAllReduce on a stream of
- *            its own, the NCCL id broadcast over MPI (dp_nccl.c)
+ *            its own, the NCCL id broadcast over MPI (dp_nccl.c, built
+ *            as dp_nccl.so and loaded by dp_nccl_load.c only when asked
+ *            for, so that dp.so links no CUDA library)
  * Engines this build cannot run have stubs that say why (dp_*_none.c). */
 #ifndef DLB_DP_H
 #define DLB_DP_H

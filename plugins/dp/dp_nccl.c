@@ -1,17 +1,23 @@
 /* Engine nccl: one rank and one GPU per process on the cuda backend,
  * gradients all-reduced by NCCL on a stream of its own; the NCCL unique id
- * is broadcast over MPI, as nccl-tests does.
+ * is broadcast over MPI, as nccl-tests does. Built as dp_nccl.so, which
+ * dp loads only for engine = nccl (dp_nccl_module.h), so that dp.so
+ * itself links no CUDA library.
  *
- * Each rank sees one GPU: unless CUDA_VISIBLE_DEVICES is set, the probe
- * sets it to the rank's index on its node before anything starts CUDA,
- * so the backend's device 0 is the rank's own. Backward hands each bucket
- * over as its gradients become final: the compute stream is waited for
- * (the backend's synchronize), the gradients are copied device to device
- * into the bucket's part of a flat device buffer and ncclAllReduce is
- * enqueued on the NCCL stream, which then runs beside the rest of
- * backward. After backward the NCCL stream is waited for, the sums go
- * back into the gradients, and every rank applies the same update. */
-#define _POSIX_C_SOURCE 200809L /* barriers, clock_gettime, setenv */
+ * Each rank sees one GPU: before anything starts CUDA, the probe narrows
+ * CUDA_VISIBLE_DEVICES to the rank's own device (its index on its node,
+ * or that entry of a list the user set), so the backend's device 0 is the
+ * rank's own. NCCL works on the gradients where the cuda backend keeps
+ * them: replica_ops' grad_map shows each in place in device memory
+ * (device = 1), and a backend that cannot is refused at the first step.
+ * Backward hands each bucket over as its gradients become final: the
+ * compute stream is waited for (the backend's synchronize), the gradients
+ * are copied device to device into the bucket's part of a flat device
+ * buffer and ncclAllReduce is enqueued on the NCCL stream, which then
+ * runs beside the rest of backward. After backward the NCCL stream is
+ * waited for, the sums go back into the gradients (grad_unmap, written),
+ * and every rank applies the same update. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <stdio.h>
@@ -19,6 +25,7 @@
 #include <string.h>
 
 #include "dp.h"
+#include "dp_nccl_module.h"
 #include "dp_world.h"
 
 struct dp_nccl {
@@ -54,21 +61,40 @@ static const char *local_rank_env(void)
     return NULL;
 }
 
+/* CUDA_VISIBLE_DEVICES for a rank with index `local` on its node: that
+ * index, or the local-th entry (wrapping) of the list already set, so that
+ * ranks sharing a node never share a GPU. */
+static void narrow_devices(const char *local)
+{
+    const char *set = getenv("CUDA_VISIBLE_DEVICES");
+    char one[64];
+    long k = strtol(local, NULL, 10), n = 1;
+    if (!set || !*set) {
+        setenv("CUDA_VISIBLE_DEVICES", local, 1);
+        return;
+    }
+    for (const char *c = set; *c; c++)
+        n += *c == ',';
+    if (n < 2)
+        return;
+    const char *p = set;
+    for (long i = 0; i < (k < 0 ? 0 : k) % n; i++)
+        p = strchr(p, ',') + 1;
+    snprintf(one, sizeof one, "%.*s", (int)strcspn(p, ","), p);
+    setenv("CUDA_VISIBLE_DEVICES", one, 1);
+}
+
+/* The loader checked the backend; this is about the device. */
 static dlb_status nccl_probe(const struct dlb_host *h, const struct dp_settings *s,
                              char *reason, size_t len)
 {
     int count = 0;
+    (void)h;
     (void)s;
-    if (!h->backend_name || strcmp(h->backend_name, "cuda") != 0) {
-        snprintf(reason, len, "engine nccl runs on GPUs: it needs backend = "
-                 "cuda (this configuration has backend %s)",
-                 h->backend_name ? h->backend_name : "?");
-        return DLB_ERR_UNSUPPORTED;
-    }
     /* Before the first CUDA call, which reads it. */
     const char *local = local_rank_env();
-    if (local && !getenv("CUDA_VISIBLE_DEVICES"))
-        setenv("CUDA_VISIBLE_DEVICES", local, 1);
+    if (local)
+        narrow_devices(local);
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count < 1) {
         snprintf(reason, len, "engine nccl: no CUDA device for this rank "
@@ -189,9 +215,11 @@ static dlb_status on_ready(void *ctx, unsigned layer)
                 return DLB_ERR_UNSUPPORTED;
             }
             n->view[p] = v.data;
-            cudaMemcpyAsync(n->flat + n->plan.offset[p], v.data,
-                            v.count * sizeof(float), cudaMemcpyDeviceToDevice,
-                            n->stream);
+            cudaError_t e = cudaMemcpyAsync(n->flat + n->plan.offset[p], v.data,
+                                            v.count * sizeof(float),
+                                            cudaMemcpyDeviceToDevice, n->stream);
+            if (e != cudaSuccess)
+                return cuda_fail(n->h, e, "copying a gradient into its bucket");
         }
         float *buf = n->flat + bk->offset;
         cudaEventRecord(n->ev[2 * b], n->stream);
@@ -213,9 +241,11 @@ static dlb_status finish_step(struct dp_nccl *n, double loss, uint32_t part,
     dlb_status s = DLB_OK;
     cudaError_t e;
     for (unsigned p = 0; p < n->plan.n_params; p++)
-        cudaMemcpyAsync(n->view[p], n->flat + n->plan.offset[p],
-                        n->plan.params[p].count * sizeof(float),
-                        cudaMemcpyDeviceToDevice, n->stream);
+        if ((e = cudaMemcpyAsync(n->view[p], n->flat + n->plan.offset[p],
+                                 n->plan.params[p].count * sizeof(float),
+                                 cudaMemcpyDeviceToDevice, n->stream)) !=
+            cudaSuccess)
+            return cuda_fail(n->h, e, "copying the sums into the gradients");
     if ((e = cudaStreamSynchronize(n->stream)) != cudaSuccess)
         return cuda_fail(n->h, e, "the NCCL stream");
     for (unsigned p = 0; p < n->plan.n_params && s == DLB_OK; p++)
@@ -345,7 +375,7 @@ static void nccl_fini(void *eng)
     free(n);
 }
 
-const struct dp_engine dp_engine_nccl = {
+static const struct dp_engine nccl_engine = {
     .name = "nccl",
     .probe = nccl_probe,
     .init = nccl_init,
@@ -353,3 +383,18 @@ const struct dp_engine dp_engine_nccl = {
     .figures = nccl_figures,
     .fini = nccl_fini,
 };
+
+static const struct dp_nccl_module nccl_module = {
+    .version = DP_NCCL_MODULE_VERSION,
+    .engine_size = sizeof(struct dp_engine),
+    .settings_size = sizeof(struct dp_settings),
+    .figures_size = sizeof(struct dp_figures),
+    .engine = &nccl_engine,
+};
+
+/* The one exported symbol (dp_nccl_module.h). */
+const struct dp_nccl_module *dlb_dp_nccl_module(void);
+const struct dp_nccl_module *dlb_dp_nccl_module(void)
+{
+    return &nccl_module;
+}

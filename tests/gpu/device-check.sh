@@ -2,8 +2,10 @@
 # The GPU checks in one call, for a machine with a GPU (see GPU.md):
 # the cuda backend op by op against ref, LeNet training against cpu, the
 # mempool over cudaMalloc (its alloc+free pair against cudaMalloc+cudaFree),
-# the gradient scaler on the device against ref, the
-# suites in --quick form on --backend cuda, training throughput of LeNet
+# the gradient scaler on the device against ref, pinned batches uploaded
+# on the copy stream against the pageable path (dataloader.pinned), the
+# suites in --quick form on --backend cuda (quant and prune among them:
+# the int8 and CSR layers), training throughput of LeNet
 # and vgg-small per precision at batch 256 and 1024 (cuDNN heuristic and
 # search), and the same training in PyTorch eager as a ratio. Logs go to
 # $OUT (default ./device-check-out); a table is printed last.
@@ -37,16 +39,21 @@ if [ "${1:-}" = "--prepare" ]; then
     (cd "$B" && { make -j"$(nproc)" all >/dev/null 2>&1 ||
         make -j"$(nproc)" dlbench core/backend/cuda/dlbench_cuda.la; } &&
         make -j"$(nproc)" tests/gpu/test_cuda_ops tests/gpu/test_cuda_train \
-        tests/gpu/test_cuda_mempool tests/gpu/test_cuda_scaler >/dev/null) || {
+        tests/gpu/test_cuda_mempool tests/gpu/test_cuda_scaler \
+        tests/gpu/test_cuda_graph tests/gpu/test_cuda_upload >/dev/null) || {
         echo "device-check: building in $B failed (a configured CUDA build?)" >&2
         exit 1
     }
     mkdir -p "$BUNDLE/bin" "$BUNDLE/backends" "$BUNDLE/plugins" "$BUNDLE/lib"
     cp "$B/dlbench" "$B/tests/gpu/test_cuda_ops" "$B/tests/gpu/test_cuda_train" \
         "$B/tests/gpu/test_cuda_mempool" "$B/tests/gpu/test_cuda_scaler" \
+        "$B/tests/gpu/test_cuda_graph" "$B/tests/gpu/test_cuda_upload" \
         "$BUNDLE/bin/" &&
     cp "$B/core/backend/cuda/.libs/dlbench_cuda.so" "$BUNDLE/backends/" || exit 1
     cp "$B"/plugins/.libs/*.so "$BUNDLE/plugins/" 2>/dev/null
+    # mp's engine nccl: a module beside mp.so, which mp looks for in mp/.
+    mkdir -p "$BUNDLE/plugins/mp"
+    cp "$B"/plugins/mp/.libs/mp_nccl.so "$BUNDLE/plugins/mp/" 2>/dev/null
     for lib in $(ldd "$B/dlbench" | awk '/=> \//{print $3}'); do
         case $(basename "$lib") in
         libinih*|libjansson*|libdnnl*|libgomp*) cp -L "$lib" "$BUNDLE/lib/" ;;
@@ -131,18 +138,20 @@ if [ $mode = plain ]; then
     }
     (
         set -x
-        for cu in cuda_elementwise cuda_nn cuda_scaler; do
+        # every .cu of the module, so that a new kernel file needs no edit here
+        for f in "$SRC"/core/backend/cuda/*.cu; do
+            cu=$(basename "$f" .cu)
             "$NVCC" -gencode arch=compute_90,code=sm_90 -O2 -std=c++17 \
                 -Xcompiler -fPIC -I"$SRC/include" -I"$SRC/core/backend/cuda" \
-                -c "$SRC/core/backend/cuda/$cu.cu" -o "$P/$cu.o" || exit 1
+                -c "$f" -o "$P/$cu.o" || exit 1
         done
         # shellcheck disable=SC2086
         gcc -std=c11 -O2 -fPIC -shared -D_GNU_SOURCE -I"$SRC/include" \
             -I"$SRC/core" $inc "$SRC"/core/backend/cuda/*.c \
-            "$SRC/core/backend/dtype.c" "$P"/cuda_elementwise.o "$P"/cuda_nn.o \
-            "$P"/cuda_scaler.o \
+            "$SRC/core/backend/dtype.c" "$P"/*.o \
             -o "$P/dlbench_cuda.so" $libdirs -l:"$(soname cudnn)" \
-            -l:"$(soname cublasLt)" -l:"$(soname nccl)" -l:"$(soname cudart)" \
+            -l:"$(soname cublasLt)" -l:"$(soname cusparse)" \
+            -l:"$(soname nccl)" -l:"$(soname cudart)" \
             -lstdc++ -ldl || exit 1
         gcc -std=c11 -O2 -D_GNU_SOURCE -DDLB_PKGLIBDIR='"/nonexistent"' \
             -I"$SRC/include" -I"$SRC/core" -I"$SRC/tests/unit" \
@@ -155,7 +164,7 @@ if [ $mode = plain ]; then
         record plain-build PASS 0 ""
         DLBENCH_BACKEND_PATH=$P check ops 600 "$P/test_cuda_ops"
     fi
-    for c in train mempool scaler list suites perf; do record "$c" "NOT RUN" 0 "bundle does not run here"; done
+    for c in train mempool scaler graph upload list suites perf; do record "$c" "NOT RUN" 0 "bundle does not run here"; done
 else
     export DLBENCH="$BUNDLE/bin/dlbench" DLBENCH_BACKEND_PATH="$BUNDLE/backends"
     export DLBENCH_PLUGIN_PATH="$BUNDLE/plugins" DLBENCH_SUITE_PATH="$SRC/suites"
@@ -165,11 +174,34 @@ else
     check train 600 "$BUNDLE/bin/test_cuda_train"
     check mempool 300 "$BUNDLE/bin/test_cuda_mempool"
     check scaler 600 "$BUNDLE/bin/test_cuda_scaler"
+    check graph 300 "$BUNDLE/bin/test_cuda_graph"
+    # pinned batches on the copy stream: the same batches and losses as
+    # the pageable path, and the overlap share
+    check upload 300 "$BUNDLE/bin/test_cuda_upload"
     check list 120 sh "$SRC/tests/gpu/cuda-backend.sh"
-    for s in baseline infer amp mempool; do
+    # quant and prune: int8 layers and CSR linear layers on the GPU
+    for s in baseline infer amp mempool cuda-graphs quant prune; do
         check "suite-$s" 300 "$DLBENCH" --suite "$s" --quick --backend cuda \
             --out "$OUT/suite-$s"
     done
+    # The dataloader with pinned = off and on (and on under cuda.graphs):
+    # the losses must agree, the h2d_* figures say what the copy cost
+    # and how much of it the step hid.
+    for p in off on graphs; do
+        case $p in
+        graphs) set -- --set dataloader.pinned=on --set cuda.graphs=on ;;
+        *) set -- --set dataloader.pinned=$p ;;
+        esac
+        check "suite-dataloader-pinned-$p" 300 "$DLBENCH" --suite dataloader \
+            --quick --backend cuda "$@" --out "$OUT/suite-dataloader-pinned-$p"
+    done
+    # mp's engine nccl runs a stage per GPU: its quick form only where
+    # there are two or more (the lent machines have one; it would skip).
+    if [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')" -ge 2 ]; then
+        check mp-nccl 300 sh "$SRC/tests/gpu/test_mp_nccl.sh"
+    else
+        record mp-nccl "NOT RUN" 0 "engine nccl needs two GPUs"
+    fi
     # Throughput: measure only (no accuracy run), two seconds per row, in
     # three settings: cudaMalloc per request with cuDNN's heuristic (the
     # baseline), CUDA's stream-ordered pool, and the pool with the timed
@@ -178,9 +210,10 @@ else
         for v in malloc:heuristic:cudamalloc async:heuristic:async \
                  search:search:async; do
             name=${v%%:*} rest=${v#*:}
-            DLBENCH_CUDNN_ALGO=${rest%%:*} DLBENCH_CUDA_ALLOC=${rest#*:} \
+            DLBENCH_CUDA_ALLOC=${rest#*:} \
                 check "perf-b$b-$name" 600 "$DLBENCH" --suite amp \
                 --backend cuda --set batch=$b --set train_steps=0 \
+                --set cudnn.algo=${rest%%:*} \
                 --set warmup=0.5s --set time_cap=2s --out "$OUT/perf-b$b-$name"
         done
     done
@@ -218,6 +251,23 @@ if os.path.exists(ops):
     for t, e in sorted(worst.items()):
         print(f"{t:6} {e:.2e}")
     print(f"failed operations: {fails} (details: op-errors.txt)")
+pin = {}
+for p in ("off", "on", "graphs"):
+    f = os.path.join(out, "suite-dataloader-pinned-" + p, "results.json")
+    if os.path.exists(f):
+        for r in json.load(open(f)).get("records", []):
+            m = r.get("metrics", {})
+            v = lambda k: (m.get(k) or {}).get("value")
+            pin[(p, r.get("id"))] = (r.get("status"), v("train_loss_last"),
+                                     v("h2d_copy_s"), v("h2d_overlap_share"),
+                                     (r.get("throughput") or {}).get("median"))
+if pin:
+    print("\n== dataloader pinned off/on (cuda): loss, copy per batch, overlap ==")
+    for (p, i), (st, loss, cp, ov, tp) in sorted(pin.items(), key=str):
+        cps = f"{cp * 1e6:8.1f}us" if cp else "        -"
+        ovs = f"{ov:5.1f}%" if ov is not None else "    -"
+        tps = f"{tp:9.0f}" if tp else "        -"
+        print(f"{p:7} {str(i):40} {st:8} loss {loss} copy {cps} overlap {ovs} {tps} samples/s")
 mp = os.path.join(out, "mempool.log")
 if os.path.exists(mp):
     print("\n== mempool over cudaMalloc (LeNet b256 step sizes) ==")

@@ -14,7 +14,10 @@
  * Whole LeNet passes (chains) in a 16-bit type: twice the type's bound,
  * since roundings compound from layer to layer.
  * Identical: the dropout mask and values, the max-pool workspace, casts,
- * scale, fill, (de)quantisation; SGD within 1e-6 per element.
+ * scale, fill, (de)quantisation, int8 max pooling; SGD within 1e-6 per
+ * element. int8 convolution and linear layers: within backend.h's bound
+ * (1 LSB for s8/u8 y, 1e-6 relative for f32 y), expected identical (see
+ * test_int8_and_sparse). CSR linear layers: TOL_F32.
  * Exits 77 without a GPU. */
 #include "check.h"
 
@@ -27,6 +30,7 @@
 
 #include "backend/backend.h"
 #include "backend/dtype.h"
+#include "backend/int8.h"
 #include "gpu_open.h"
 #include "rng.h"
 
@@ -568,6 +572,285 @@ static void test_chain_lenet(enum dlb_dtype t, uint32_t n)
             &dw2, &db2, &dw3, &db3, &dw4, &db4);
 }
 
+/* ---- int8 inference and CSR linear layers ------------------------------
+ * int8: the integer part is exact on both sides, and the cuda epilogue
+ * repeats ref's float steps one by one with round-to-nearest intrinsics
+ * (cuda_int8.cu), so y should be identical. The bound asserted is
+ * backend.h's contract, which lets a backend add the bias in another
+ * order: 1 LSB for s8/u8 y, 1e-6 relative for f32 y; each line says how
+ * many elements were not identical, so that a GPU run shows whether the
+ * stricter expectation holds. CSR: cuSPARSE's f32 sums against ref's
+ * double, TOL_F32. */
+#define TOL_INT8_F32 1e-6
+
+static struct pair rand_ints(enum dlb_dtype t, size_t n, int32_t lo,
+                             int32_t hi)
+{
+    float *v = malloc(n * sizeof *v + 1);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(lo + (int32_t)dlb_rng_below(&rng, (uint64_t)(hi - lo) + 1));
+    struct pair p = from_floats(t, v, n);
+    free(v);
+    return p;
+}
+
+static void expect_int8(const char *what, struct pair p)
+{
+    double *a = download(dev, p.d, p.n, p.t);
+    double *b = download(ref, p.r, p.n, p.t);
+    double num = 0.0, den = 0.0, worst = 0.0;
+    size_t differ = 0;
+    for (size_t i = 0; i < p.n; i++) {
+        double d = fabs(a[i] - b[i]);
+        differ += d != 0.0;
+        worst = d > worst ? d : worst;
+        num += d * d;
+        den += b[i] * b[i];
+    }
+    double rel = den > 0.0 ? sqrt(num / den) : sqrt(num);
+    int ok = p.t == DLB_F32 ? rel <= TOL_INT8_F32 : worst <= 1.0;
+    check_count++;
+    if (!ok) {
+        check_failures++;
+        fprintf(stderr, "FAIL %s (%s): %zu of %zu differ, worst %g%s\n", what,
+                dlb_dtype_name(p.t), differ, p.n, worst,
+                p.t == DLB_F32 ? "" : " LSB (bound 1)");
+    } else if (!differ) {
+        fprintf(stderr, "ok   %-46s %-4s identical\n", what, dlb_dtype_name(p.t));
+    } else {
+        fprintf(stderr, "ok   %-46s %-4s %zu of %zu within the bound, worst "
+                "%g\n", what, dlb_dtype_name(p.t), differ, p.n, worst);
+    }
+    free(a);
+    free(b);
+}
+
+/* One int8 layer's setting: activations (s8, u8, or f32 quantised to
+ * x_type), weight scales, output type, ReLU, bias; zp is u8 x's zero
+ * point (-1: 37, which needs the row-sum correction). */
+struct int8_case {
+    enum dlb_dtype xt;
+    int x_f32, per_channel;
+    enum dlb_dtype yt;
+    int relu, bias, zp;
+};
+
+/* x, w, scales and bias of a layer with `out` channels and k inputs per
+ * output; weights small enough that |acc| stays below 2^24 (backend.h). */
+static void int8_operands(const struct int8_case *c, size_t xn, uint32_t out,
+                          uint32_t k, struct dlb_int8_desc *q, struct pair *x,
+                          struct pair *w, struct pair *ws, struct pair *b)
+{
+    int32_t wmax = (int32_t)(((1 << 24) - 1) / (255.0 * k));
+    wmax = wmax > 127 ? 127 : wmax < 1 ? 1 : wmax;
+    memset(q, 0, sizeof *q);
+    q->x_type = c->xt;
+    q->x_scale = 0.02f;
+    q->x_zero_point = c->xt == DLB_U8 ? (c->zp < 0 ? 37 : c->zp) : 0;
+    /* outputs of a few dozen LSB, some beyond the range (clamping) */
+    q->y_scale = (float)(0.02 * 0.005 * sqrt((double)k) * 60.0 * wmax / 40.0);
+    q->y_zero_point = c->yt == DLB_U8 ? 100 : 0;
+    q->relu = c->relu;
+    *x = c->x_f32 ? rand_pair(DLB_F32, xn, 2.0)
+                  : rand_ints(c->xt, xn, dlb_int8_lo(c->xt),
+                              dlb_int8_hi(c->xt));
+    *w = rand_ints(DLB_S8, (size_t)out * k, -wmax, wmax);
+    uint32_t ns = c->per_channel ? out : 1;
+    float *s = malloc(ns * sizeof *s);
+    for (uint32_t i = 0; i < ns; i++)
+        s[i] = (float)(0.002 + 0.008 * dlb_rng_double(&rng));
+    *ws = from_floats(DLB_F32, s, ns);
+    free(s);
+    *b = c->bias ? rand_ints(DLB_S32, out, -20000, 20000) : none;
+}
+
+static void int8_name(char *what, size_t len, const char *layer,
+                      const struct int8_case *c)
+{
+    snprintf(what, len, "%s %s%s x%s, w per %s%s%s", layer,
+             c->x_f32 ? "f32->" : "", dlb_dtype_name(c->xt),
+             c->xt == DLB_U8 && c->zp == 128 ? " zp128" : "",
+             c->per_channel ? "channel" : "tensor", c->relu ? " relu" : "",
+             c->bias ? " +b" : "");
+}
+
+static void test_linear_int8(const char *name, uint32_t n, uint32_t in,
+                             uint32_t out, struct int8_case c)
+{
+    char what[160];
+    struct dlb_linear_desc d = { n, in, out };
+    struct dlb_int8_desc q;
+    struct pair x, w, ws, b, y = out_pair(c.yt, (size_t)n * out);
+    int8_operands(&c, (size_t)n * in, out, in, &q, &x, &w, &ws, &b);
+    CALL(linear_int8_fwd, &d, &q, B(x), B(w), B(ws), B(b), B(y));
+    int8_name(what, sizeof what, name, &c);
+    expect_int8(what, y);
+    RELEASE(&x, &w, &ws, &b, &y);
+}
+
+static void test_conv_int8(const char *name, struct dlb_conv2d_desc d,
+                           struct int8_case c)
+{
+    char what[160];
+    struct dlb_int8_desc q;
+    size_t xn = (size_t)d.n * d.in_c * d.in_h * d.in_w;
+    struct pair x, w, ws, b;
+    struct pair y = out_pair(c.yt, (size_t)d.n * d.out_c * d.out_h * d.out_w);
+    int8_operands(&c, xn, d.out_c, d.in_c * d.kh * d.kw, &q, &x, &w, &ws, &b);
+    CALL(conv2d_int8_fwd, &d, &q, B(x), B(w), B(ws), B(b), B(y));
+    int8_name(what, sizeof what, name, &c);
+    expect_int8(what, y);
+    RELEASE(&x, &w, &ws, &b, &y);
+}
+
+static void test_pool_int8(enum dlb_dtype t, uint32_t n, uint32_t ch,
+                           uint32_t h, uint32_t w, uint32_t k, uint32_t stride,
+                           uint32_t pad)
+{
+    char what[160];
+    struct dlb_pool_desc d = { DLB_POOL_MAX, n, ch, h, w, k, k, stride, stride,
+                               pad, pad, dlb_conv_out_size(h, k, stride, pad),
+                               dlb_conv_out_size(w, k, stride, pad) };
+    size_t yn = (size_t)n * ch * d.out_h * d.out_w;
+    struct pair x = rand_ints(t, (size_t)n * ch * h * w, dlb_int8_lo(t),
+                              dlb_int8_hi(t));
+    struct pair y = out_pair(t, yn);
+    CALL(pool_int8_fwd, &d, B(x), B(y));
+    snprintf(what, sizeof what, "int8 max pool %ux%u s%u pad%u", k, k, stride,
+             pad);
+    expect_same(what, y);
+    d.kind = DLB_POOL_AVG;
+    CHECK(DLB_BE_CALL(dev, pool_int8_fwd, &d, x.d, y.d) == DLB_ERR_UNSUPPORTED);
+    RELEASE(&x, &y);
+}
+
+/* Dense weights [out][in] with the given share of zeros, as CSR. */
+struct csr {
+    struct pair rows, cols, vals;
+    uint32_t nnz;
+};
+
+static struct csr make_csr(uint32_t in, uint32_t out, double sparsity)
+{
+    float *rows = malloc((out + 1) * sizeof *rows);
+    float *cols = calloc((size_t)in * out + 1, sizeof *cols);
+    float *vals = calloc((size_t)in * out + 1, sizeof *vals);
+    uint32_t nnz = 0;
+    for (uint32_t o = 0; o < out; o++) {
+        rows[o] = (float)nnz;
+        for (uint32_t i = 0; i < in; i++)
+            if (dlb_rng_double(&rng) >= sparsity) {
+                cols[nnz] = (float)i;
+                vals[nnz++] = (float)(0.3 * rand_nonzero());
+            }
+    }
+    rows[out] = (float)nnz;
+    struct csr c = { from_floats(DLB_S32, rows, out + 1),
+                     from_floats(DLB_S32, cols, nnz ? nnz : 1),
+                     from_floats(DLB_F32, vals, nnz ? nnz : 1), nnz };
+    free(rows);
+    free(cols);
+    free(vals);
+    return c;
+}
+
+static void csr_run(const char *name, uint32_t n, uint32_t in, uint32_t out,
+                    const struct csr *w, int bias)
+{
+    char what[160];
+    struct dlb_csr_linear_desc d = { n, in, out, w->nnz };
+    struct pair x = rand_pair(DLB_F32, (size_t)n * in, 1.0);
+    struct pair b = bias ? rand_pair(DLB_F32, out, 1.0) : none;
+    struct pair y = out_pair(DLB_F32, (size_t)n * out);
+    CALL(csr_linear_fwd, &d, B(x), B(w->rows), B(w->cols), B(w->vals), B(b),
+         B(y));
+    snprintf(what, sizeof what, "csr linear %s%s", name, bias ? " +bias" : "");
+    NEAR(what, y);
+    RELEASE(&x, &b, &y);
+}
+
+static void test_csr(const char *name, uint32_t n, uint32_t in, uint32_t out,
+                     double sparsity, int bias)
+{
+    char what[160];
+    struct csr w = make_csr(in, out, sparsity);
+    snprintf(what, sizeof what, "%s b%u %.0f%%", name, n, 100.0 * sparsity);
+    csr_run(what, n, in, out, &w, bias);
+    /* the kept descriptor, at the same and at another batch size */
+    snprintf(what, sizeof what, "%s b%u %.0f%% again", name, n, 100.0 * sparsity);
+    csr_run(what, n, in, out, &w, bias);
+    snprintf(what, sizeof what, "%s b%u %.0f%% (kept weights)", name, n + 5,
+             100.0 * sparsity);
+    csr_run(what, n + 5, in, out, &w, bias);
+    RELEASE(&w.rows, &w.cols, &w.vals);
+}
+
+/* A broken structure is reported at the next wait (columns in range but
+ * out of order, so that cuSPARSE reads nothing out of bounds); f16 x is
+ * refused. */
+static void test_csr_errors(void)
+{
+    const float rows[3] = { 0, 2, 3 }, cols[3] = { 5, 3, 1 }, vals[3] = { 1, 2, 3 };
+    struct pair r = from_floats(DLB_S32, rows, 3), c = from_floats(DLB_S32, cols, 3);
+    struct pair v = from_floats(DLB_F32, vals, 3);
+    struct pair x = rand_pair(DLB_F32, 8, 1.0), y = out_pair(DLB_F32, 2);
+    struct pair xh = rand_pair(DLB_F16, 8, 1.0);
+    struct dlb_csr_linear_desc d = { 1, 8, 2, 3 };
+    CHECK(DLB_BE_CALL(dev, csr_linear_fwd, &d, x.d, r.d, c.d, v.d, NULL, y.d) ==
+          DLB_OK);
+    CHECK(DLB_BE_CALL0(dev, synchronize) == DLB_ERR_INTERNAL);
+    CHECK(strstr(dlb_backend_last_error(dev), "CSR") != NULL);
+    CHECK(DLB_BE_CALL0(dev, synchronize) == DLB_OK);
+    CHECK(DLB_BE_CALL(dev, csr_linear_fwd, &d, xh.d, r.d, c.d, v.d, NULL, y.d) ==
+          DLB_ERR_UNSUPPORTED);
+    RELEASE(&r, &c, &v, &x, &y, &xh);
+}
+
+static void test_int8_and_sparse(void)
+{
+    const enum dlb_dtype U8 = DLB_U8, S8 = DLB_S8, F32 = DLB_F32;
+    /* linear: m and k multiples of 4 take cuBLASLt's IMMA path, the rest
+     * (out 10, in 17) the dp4a kernel */
+    test_linear_int8("int8 linear lenet fc1 b4", 4, 320, 50,
+                     (struct int8_case){ U8, 0, 0, F32, 0, 1, -1 });
+    test_linear_int8("int8 linear lenet fc1 b4", 4, 320, 52,
+                     (struct int8_case){ U8, 0, 1, U8, 1, 1, -1 });
+    test_linear_int8("int8 linear 84->10 b3", 3, 84, 10,
+                     (struct int8_case){ S8, 0, 1, S8, 0, 1, 0 });
+    test_linear_int8("int8 linear 17->5 b3", 3, 17, 5,
+                     (struct int8_case){ U8, 1, 1, U8, 1, 1, -1 });
+    test_linear_int8("int8 linear 120->84 b1", 1, 120, 84,
+                     (struct int8_case){ S8, 1, 0, S8, 0, 0, 0 });
+    test_linear_int8("int8 linear 64->32 b7", 7, 64, 32,
+                     (struct int8_case){ U8, 0, 1, F32, 1, 1, 128 });
+    test_linear_int8("int8 linear 400->120 b64", 64, 400, 120,
+                     (struct int8_case){ S8, 0, 1, F32, 0, 1, 0 });
+    test_linear_int8("int8 linear 400->120 b64", 64, 400, 120,
+                     (struct int8_case){ U8, 1, 0, S8, 1, 1, -1 });
+    /* conv: im2col pads k to a multiple of 4, the weights to out_c's */
+    test_conv_int8("int8 conv lenet conv1 b3", conv_desc(3, 1, 28, 28, 6, 5, 1, 0),
+                   (struct int8_case){ U8, 1, 1, U8, 1, 1, -1 });
+    test_conv_int8("int8 conv lenet conv2 b2", conv_desc(2, 6, 12, 12, 16, 5, 1, 0),
+                   (struct int8_case){ U8, 0, 1, F32, 0, 1, -1 });
+    test_conv_int8("int8 conv vgg 3x3 pad1 b2", conv_desc(2, 32, 14, 14, 64, 3, 1, 1),
+                   (struct int8_case){ S8, 0, 0, S8, 1, 1, 0 });
+    test_conv_int8("int8 conv vgg first 3->32 pad1 b2",
+                   conv_desc(2, 3, 32, 32, 32, 3, 1, 1),
+                   (struct int8_case){ U8, 1, 1, U8, 1, 1, -1 });
+    test_conv_int8("int8 conv 3->5 s2 pad2 7x9 b2", conv_desc(2, 3, 7, 9, 5, 3, 2, 2),
+                   (struct int8_case){ U8, 0, 1, U8, 0, 1, -1 });
+    test_conv_int8("int8 conv 7->13 pad1 b1", conv_desc(1, 7, 10, 10, 13, 3, 1, 1),
+                   (struct int8_case){ S8, 1, 1, F32, 0, 0, 0 });
+    test_pool_int8(S8, 2, 10, 24, 24, 2, 2, 0);
+    test_pool_int8(U8, 3, 4, 9, 7, 3, 2, 1);
+    test_csr("lenet fc1", 4, 320, 50, 0.5, 1);
+    test_csr("lenet fc1", 4, 320, 50, 0.9, 1);
+    test_csr("fc 400->120", 1, 400, 120, 0.9, 0);
+    test_csr("fc 400->120", 33, 400, 120, 0.5, 1);
+    test_csr("all zero", 3, 50, 10, 1.0, 1);
+    test_csr_errors();
+}
+
 /* ---- errors, timers, capabilities -------------------------------------- */
 
 static void test_errors(void)
@@ -628,9 +911,15 @@ static void test_timer_and_info(void)
     CHECK(strstr(info.driver, "cuDNN") != NULL);
     fprintf(stderr, "cuda backend: %s; %s; %.1f GiB\n", info.name, info.driver,
             (double)info.mem_total / 1073741824.0);
+    /* int8 layers: cuBLASLt's int8 GEMM or dp4a on every device the
+     * build runs on; the device record names cuSPARSE's version */
     CHECK(DLB_BE_CALL(dev, supports, DLB_CAP_INT8, reason, sizeof reason) ==
-          DLB_ERR_UNSUPPORTED);
-    CHECK(reason[0] != '\0');
+          DLB_OK);
+    int sparse_listed = 0;
+    for (int i = 0; i < 8 && info.libs[i].name[0]; i++)
+        sparse_listed |= !strcmp(info.libs[i].name, "cusparse") &&
+                         info.libs[i].version[0];
+    CHECK(sparse_listed);
 }
 
 static void run_all(int with_16bit)
@@ -686,6 +975,7 @@ int main(void)
     test_sgd(100003);
     test_elementwise(100003);
     test_chain_lenet(DLB_F32, 3);
+    test_int8_and_sparse();
 
     /* TF32: the same convolutions and GEMMs with tensor-core f32 inputs. */
     dlb_backend_close(dev);

@@ -3,8 +3,10 @@
 # plugin records its figures (the stall share among them), the training
 # sees the baseline's samples (its last loss is the baseline's, bit for bit,
 # with the loader inside the step and with 2 workers), the mmap source
-# writes its cache once and reuses it, and a bad setting is refused at
-# suite load with the file and line.
+# writes its cache once and reuses it, a bad setting is refused at
+# suite load with the file and line, and pinned = on is refused (backend
+# fixed) or skipped (backend swept) on backends without a host-to-device
+# copy.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 DLBENCH_CACHE_DIR="$T/cache"
@@ -70,5 +72,46 @@ ok "no run directory" [ ! -e run-bad ]
 ok "prefetch 0 via --set: exit 2" [ $? -eq 2 ]
 
 "$DLBENCH" plugin-help dataloader >help.txt 2>&1
-ok "help says pinned has no effect on the cpu" grep -q "without effect" help.txt
+ok "help says pinned uploads on a copy stream" grep -q "copy stream" help.txt
+
+# pinned = on needs a backend with a host-to-device copy (cuda): with the
+# backend fixed to cpu the suite is refused at the pinned line; with the
+# backend swept each configuration on ref or cpu is skipped with the reason.
+cat >pinned-fixed.ini <<'EOF2'
+[suite]
+batch = 64
+backend = cpu
+
+[dataloader]
+pinned = on
+EOF2
+"$DLBENCH" --suite ./pinned-fixed.ini --out run-pf >/dev/null 2>pf.err
+ok "pinned on a fixed cpu backend: exit 2" [ $? -eq 2 ]
+ok "names pinned-fixed.ini:6 and the backend ($(cat pf.err))" \
+    grep -q "pinned-fixed.ini:6: dataloader.pinned = on applies to backend = cuda only.*backend = cpu (line 3)" pf.err
+ok "no run directory" [ ! -e run-pf ]
+cat >pinned-swept.ini <<'EOF2'
+[suite]
+model = lenet
+batch = 64
+train_steps = 0
+warmup = 0.1s
+time_cap = 0.5s
+
+[dataloader]
+pinned = on
+
+[sweep]
+backend = cpu, ref
+EOF2
+"$DLBENCH" --suite ./pinned-swept.ini --out run-ps >/dev/null 2>ps.err
+ok "pinned with the backend swept: every configuration skipped with the reason" python3 -c "
+import json; d=json.load(open('run-ps/results.json'))
+rs = d['records']
+assert len(rs) == 2, len(rs)
+for r in rs:
+    assert r['status'] == 'skipped', r['status']
+    why = r['reason']
+    assert 'pinned = on' in why and r['config']['backend'] in why, why
+    assert 'host memory' in why, why"
 finish

@@ -10,11 +10,23 @@
 #     the rank, long before the timeout; a rank that hangs is ended by the
 #     timeout, launcher and ranks alike;
 #   - dlbench started under mpirun itself refuses, saying what to do;
-#   - engine nccl without the cuda backend is skipped with the reason;
+#   - engine nccl without the cuda backend is skipped with the reason, and
+#     so it is where dp_nccl.so cannot be loaded; dp.so links no CUDA;
+#   - amp bf16 (no scaler) under dp trains alike on threads and mpi; a loss
+#     scaler with dp is skipped, naming both plugins;
+#   - DLBENCH_LAUNCHER starts the ranks when --launcher is not given;
 #   - merge refuses shards of another suite, of another version of the
 #     suite, or run with other --set options (exit 2).
 # Skipped (77) without mpirun or when the dp plugin has no mpi engine.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
+
+# dp.so links no CUDA library (engine nccl is dp_nccl.so, loaded only for
+# it), so dp loads where the CUDA runtime or NCCL is missing.
+DP_SO="$DLB_PLUGIN_DIR/dp.so"
+if command -v objdump >/dev/null 2>&1 && [ -f "$DP_SO" ]; then
+    ok "dp.so needs no CUDA library ($(objdump -p "$DP_SO" | grep NEEDED | tr -s ' ' | tr '\n' ';'))" \
+        sh -c "! objdump -p '$DP_SO' | grep NEEDED | grep -Eq 'cuda|nccl|cublas|cudnn'"
+fi
 
 command -v mpirun >/dev/null 2>&1 || { echo "no mpirun: skipped"; exit 77; }
 # A sanitizer build (--enable-sanitizers) reports what Open MPI keeps until
@@ -135,6 +147,71 @@ ok "nccl on cpu skipped" [ "$(status_of nccl/results.json "$nid")" = skipped ]
 ok "... needing backend cuda" python3 -c \
     "import sys; assert 'cuda' in sys.argv[1], sys.argv[1]" \
     "$(json nccl/results.json "[r for r in d['records'] if r['id']=='$nid'][0]['reason']")"
+
+# Where dp_nccl.so cannot be loaded (no file; not a loadable object, as
+# when the CUDA libraries it needs are missing) engine nccl is skipped
+# with the loader's reason, on a dp.so copied into a directory of its own.
+if [ -f "$top_builddir/plugins/dp/.libs/dp_nccl.so" ]; then
+    mkdir -p own/dp && chmod 700 own && cp "$DP_SO" own/
+    printf '[suite]\nmodel = lenet\nbackend = cuda\nwarmup = 0.01s\ntime_cap = 0.05s\nmin_samples = 2\n[dp]\nengine = nccl\nranks = 1\n' >nc.ini
+    DLBENCH_PLUGIN_PATH="$T/own" "$DLBENCH" --suite nc.ini --out nc-none >/dev/null 2>&1
+    ok "no dp_nccl.so: skipped" [ "$(status_of nc-none/results.json default)" = skipped ]
+    ok "... saying where it looked" python3 -c \
+        "import sys; assert 'no dp_nccl.so in' in sys.argv[1], sys.argv[1]" \
+        "$(json nc-none/results.json "d['records'][0]['reason']")"
+    printf 'not an ELF object\n' >own/dp/dp_nccl.so
+    DLBENCH_PLUGIN_PATH="$T/own" "$DLBENCH" --suite nc.ini --out nc-junk >/dev/null 2>&1
+    ok "unloadable dp_nccl.so: skipped" [ "$(status_of nc-junk/results.json default)" = skipped ]
+    ok "... with dlopen's reason" python3 -c \
+        "import sys; assert 'cannot load' in sys.argv[1] and 'ldd' in sys.argv[1], sys.argv[1]" \
+        "$(json nc-junk/results.json "d['records'][0]['reason']")"
+    chmod o+w own/dp/dp_nccl.so
+    DLBENCH_PLUGIN_PATH="$T/own" "$DLBENCH" --suite nc.ini --out nc-ww >/dev/null 2>&1
+    ok "a world-writable dp_nccl.so is refused" python3 -c \
+        "import sys; assert 'world-writable' in sys.argv[1], sys.argv[1]" \
+        "$(json nc-ww/results.json "d['records'][0]['reason']")"
+fi
+
+# Mixed precision under dp: bf16 without a scaler runs on every worker in
+# bf16 (the threads engine's replicas take the model's precision), so
+# threads and mpi still sum the same gradients; a loss scaler, which the
+# step executor does not run, skips the configuration naming both plugins.
+printf '%s\n' '[suite]' 'model = lenet' 'batch = 64' 'threads = 1' \
+    'train_steps = 10' 'warmup = 0.01s' 'time_cap = 0.1s' 'min_samples = 2' \
+    'timeout = 120s' '[amp]' 'precision = bf16' '[dp]' 'bucket_size = 16KiB' \
+    '[sweep]' 'amp.loss_scale = none, dynamic' 'dp.engine = threads, mpi' \
+    'dp.ranks = 1, 2' 'skip = dp.engine=threads dp.ranks=2' \
+    'skip = dp.engine=mpi dp.ranks=1' >amp.ini
+"$DLBENCH" --suite amp.ini --launcher "$launcher" --out amp >amp.txt 2>&1
+ath='amp.loss_scale=none dp.engine=threads dp.ranks=1'
+amp_mpi='amp.loss_scale=none dp.engine=mpi dp.ranks=2'
+arec() { json amp/results.json "[r for r in d['records'] if r['id']=='$1'][0]$2"; }
+if [ "$(status_of amp/results.json "$ath")" = skipped ] &&
+   arec "$ath" "['reason']" | grep -q bf16; then
+    echo "no bf16 here: amp + dp runs not checked ($(arec "$ath" "['reason']"))"
+else
+    ok "amp bf16 + dp threads ok" [ "$(status_of amp/results.json "$ath")" = ok ]
+    ok "amp bf16 + dp mpi ok" [ "$(status_of amp/results.json "$amp_mpi")" = ok ]
+    ok "... the same accuracy on both engines" \
+        [ "$(arec "$ath" "['metrics']['accuracy']['value']")" = \
+          "$(arec "$amp_mpi" "['metrics']['accuracy']['value']")" ]
+    ok "... weights bit-identical (threads)" \
+        [ "$(arec "$ath" "['metrics']['dp.weights_identical']['value']")" = 1.0 ]
+fi
+for e in 'dp.engine=threads dp.ranks=1' 'dp.engine=mpi dp.ranks=2'; do
+    sid="amp.loss_scale=dynamic $e"
+    ok "amp loss scaling + dp: skipped ($e)" [ "$(status_of amp/results.json "$sid")" = skipped ]
+    ok "... naming both plugins" python3 -c \
+        "import sys; r = sys.argv[1]; assert 'plugin dp' in r and 'plugin amp' in r, r" \
+        "$(arec "$sid" "['reason']")"
+done
+
+# The launcher from the environment (a cluster's profile sets it once).
+printf '#!/bin/sh\n# Leaves a mark per rank, then runs the rank.\ntouch "%s/ran.${OMPI_COMM_WORLD_RANK:-x}"\nexec "$@"\n' "$T" >mark.sh
+DLBENCH_LAUNCHER="$launcher sh $T/mark.sh" "$DLBENCH" --suite "$SUITE" --quick \
+    --set dp.engine=mpi --set dp.overlap=on --set train_steps=0 --out envl >/dev/null 2>&1
+ok "DLBENCH_LAUNCHER starts the ranks" [ -e ran.0 ] && [ -e ran.1 ]
+ok "... and the configuration runs" [ "$(status_of envl/results.json "$did")" = ok ]
 
 # Merge refuses shards that do not belong together.
 "$DLBENCH" merge s1 s1 --out twice >/dev/null 2>twice.txt

@@ -57,6 +57,52 @@ sys.exit(0 if sorted(idx)==list(range(6)) else 1)"
     ok "no temporary file left (trial $trial)" sh -c "! ls -a $d | grep -q '\.tmp'"
 done
 
+# Kills very early: before, while and just after the run directory is set
+# up (its first files appear a few milliseconds in). A kill leaves no
+# directory, or one without invocation.json, which --resume refuses (exit
+# 2) saying to start the run again, and doing so completes it; or one that
+# --resume completes. Never a half-written suite.ini or invocation.json.
+# Log-uniform between 1 and 40 ms: the set-up's few milliseconds fall at a
+# different moment on each machine.
+early=$(awk -v s="$seed" 'BEGIN { srand(s + 1); for (i = 0; i < 8; i++) printf "%.4f ", 0.001 * exp(rand() * log(40)) }')
+k=0
+absent=0
+refused=0
+resumed=0
+for delay in $early; do
+    k=$((k + 1))
+    d=early-$k
+    killed --suite "$SUITES/resume.ini" --out "$d"
+    "$DLBENCH" --resume "$d" >/dev/null 2>"$d.err"
+    rc=$?
+    if [ ! -d "$d" ]; then
+        absent=$((absent + 1))
+        ok "early $k ($delay s): no directory: --resume exits 2 (got $rc)" [ "$rc" -eq 2 ]
+        ok "early $k: says to start again ($(cat "$d.err"))" \
+            grep -q "no such run directory (a run stopped before it created its directory measured nothing: start it again with --suite)" "$d.err"
+        "$DLBENCH" --suite "$SUITES/resume.ini" --out "$d" >/dev/null 2>&1
+        ok "early $k: the run started again exits 0" [ $? -eq 0 ]
+    elif [ ! -f "$d/invocation.json" ]; then
+        refused=$((refused + 1))
+        ok "early $k ($delay s): set-up cut short: --resume exits 2 (got $rc)" [ "$rc" -eq 2 ]
+        ok "early $k: says what to do ($(cat "$d.err"))" \
+            grep -q "before any configuration ran: there is nothing to resume; remove $d and start the run again" "$d.err"
+        ok "early $k: no record was written" [ ! -s "$d/journal.jsonl" ]
+        # Doing as told completes the run.
+        rm -r "$d"
+        "$DLBENCH" --suite "$SUITES/resume.ini" --out "$d" >/dev/null 2>&1
+        ok "early $k: the run started again exits 0" [ $? -eq 0 ]
+    else
+        resumed=$((resumed + 1))
+        ok "early $k ($delay s): suite.ini whole" cmp -s "$SUITES/resume.ini" "$d/suite.ini"
+        ok "early $k: --resume exits 0 (got $rc; $(tail -1 "$d.err"))" [ "$rc" -eq 0 ]
+    fi
+    ok "early $k: results.json has all six" [ "$(json "$d/results.json" "len(d['records'])")" -eq 6 ]
+    ok "early $k: no half-written file" no_half_files "$d"
+    ok "early $k: no temporary file left" sh -c "! ls -a $d | grep -q '\.tmp'"
+done
+echo "early kills: $absent before the directory, $refused during its set-up, $resumed after" >&2
+
 # A torn last journal line is dropped with a warning and run again.
 d=run-1
 head -n 2 "$d/journal.jsonl" >torn.jsonl

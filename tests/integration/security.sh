@@ -2,7 +2,8 @@
 # What a run writes is never writable by other users, whatever the umask;
 # a suite's name cannot place the run directory outside results/; no suite
 # string reaches a shell; plugins come only from the plugin search path,
-# never from the current directory.
+# never from the current directory; a suite cannot name a launcher (a
+# program to run).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 # A permissive umask: still nothing world-writable in the run.
@@ -40,4 +41,19 @@ printf 'junk\n' >plant/testload.so
 (cd plant && DLBENCH_PLUGIN_PATH=":$DLB_TEST_PLUGIN_DIR:" "$DLBENCH" --suite "$SUITES/ok.ini" \
     --out ../run-plant >/dev/null 2>../plant.err)
 ok "the planted plugin is not loaded ($(tail -1 plant.err))" [ -f run-plant/results.json ]
+
+# A suite that names a program to run as its launcher: refused at load
+# (exit 2), before anything starts, and nothing it names runs.
+cat >w/launch.ini <<EOF2
+[suite]
+workload = testload
+warmup = 0.01s
+time_cap = 0.05s
+launcher = sh -c "touch $T/pwned4" {ranks}
+EOF2
+"$DLBENCH" --suite w/launch.ini --out run-launch >/dev/null 2>launch.err
+ok "a suite's launcher key is refused (exit 2)" [ $? -eq 2 ]
+ok "... at its line ($(head -c 200 launch.err))" grep -q "launch.ini:5: .*launcher" launch.err
+ok "... and nothing ran: no pwned4, no run directory" \
+    [ ! -e "$T/pwned4" ] && [ ! -e run-launch ]
 finish

@@ -37,7 +37,7 @@ static const struct dlb_workload_hooks fake_workload = {NULL, NULL, NULL, NULL};
     static const struct dlb_plugin var = {                                  \
         DLB_PLUGIN_ABI_MAJOR, DLB_PLUGIN_ABI_MINOR, sizeof(struct dlb_plugin),\
         nm, "1.0", "fake " nm " for tests", 0, params, n, NULL, NULL, NULL,  \
-        NULL, NULL, NULL, NULL, NULL, wl, NULL}
+        NULL, NULL, NULL, NULL, NULL, wl, NULL, NULL}
 
 FAKE_PLUGIN(fake_amp, "amp", fake_amp_params, 3, NULL);
 FAKE_PLUGIN(fake_mempool, "mempool", fake_pool_params, 1, NULL);

@@ -685,6 +685,55 @@ static void test_chain_lenet(enum dlb_dtype t, uint32_t n)
         release(all[i]);
 }
 
+/* Batch norm on a convolution's blocked output (nChw16c), where bf16 data
+ * takes the cpu backend's own loops: x = a 1x1 identity convolution plus
+ * biases of 100 and more, large means against deviations of about 1 (the
+ * statistics must not cancel); dy in the host layout (viewed over);
+ * backward in place (dx is dy) as the model runs it; then inference. */
+static void test_bn_blocked(enum dlb_dtype t, uint32_t n)
+{
+    const uint32_t c = 32, h = 6, w = 5;
+    struct dlb_conv2d_desc cd = conv_desc(n, c, h, w, c, 1, 1, 0);
+    struct dlb_batchnorm_desc d = { n, c, h * w, 1e-5f, 0.1f };
+    size_t cnt = (size_t)n * c * h * w;
+    float *eye = calloc((size_t)c * c, sizeof *eye);
+    float *off = malloc(c * sizeof *off);
+    for (uint32_t i = 0; i < c; i++) {
+        eye[(size_t)i * c + i] = 1.0f;
+        off[i] = 100.0f + 4.0f * (float)i;
+    }
+    struct pair x = rand_pair(t, cnt, 2.0), wt = from_floats(t, eye, (size_t)c * c);
+    struct pair bias = from_floats(t, off, c);
+    free(eye);
+    free(off);
+    struct pair gm = rand_pair(DLB_F32, c, 1.0), bt = rand_pair(DLB_F32, c, 1.0);
+    struct pair rm = rand_pair(DLB_F32, c, 0.5), rv = alloc_pair(DLB_F32, c);
+    BOTH CHECK(DLB_BE_CALL(BE, fill, c, B(rv), 1.0) == DLB_OK);
+    struct pair sm = out_pair(DLB_F32, c), si = out_pair(DLB_F32, c);
+    struct pair dg = out_pair(DLB_F32, c), db = out_pair(DLB_F32, c);
+    struct pair cv = out_pair(t, cnt), y = out_pair(t, cnt);
+    struct pair g = rand_pair(t, cnt, 1.0);
+    CALL(conv2d_fwd, &cd, B(x), B(wt), B(bias), B(cv));
+    CALL(batchnorm_fwd_train, &d, B(cv), B(gm), B(bt), B(rm), B(rv), B(sm),
+         B(si), B(y));
+    expect_near("bn blocked mean 100 y", y);
+    expect_near("bn blocked mean 100 saved mean", sm);
+    expect_near("bn blocked mean 100 saved invstd", si);
+    expect_near("bn blocked mean 100 running mean", rm);
+    expect_near("bn blocked mean 100 running var", rv);
+    CALL(batchnorm_bwd, &d, B(cv), B(g), B(gm), B(sm), B(si), B(g), B(dg),
+         B(db));
+    expect_near("bn blocked in-place dx", g);
+    expect_near("bn blocked dgamma", dg);
+    expect_near("bn blocked dbeta", db);
+    CALL(batchnorm_fwd_infer, &d, B(cv), B(gm), B(bt), B(rm), B(rv), B(y));
+    expect_near("bn blocked inference y", y);
+    struct pair *all[] = { &x, &wt, &bias, &gm, &bt, &rm, &rv, &sm, &si, &dg,
+                           &db, &cv, &y, &g };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        release(all[i]);
+}
+
 /* conv -> bn -> relu -> dropout (blocked, 32 channels), max pool, conv ->
  * bn -> relu -> dropout2d, global average pool, linear; and back. */
 static void test_chain_vgg(enum dlb_dtype t, uint32_t n)
@@ -901,6 +950,7 @@ static void run_typed(enum dlb_dtype t)
     test_chain_lenet(t, 3);
     test_chain_lenet(t, 1);
     test_chain_vgg(t, 2);
+    test_bn_blocked(t, 3);
 }
 
 int main(void)

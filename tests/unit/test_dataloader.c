@@ -11,7 +11,10 @@
  *    and mmap sources), gives the baseline's batches and records its
  *    figures;
  *  - closing mid-epoch, with workers blocked or busy, neither hangs nor
- *    leaks (run it under ASan to see the latter; an alarm catches a hang). */
+ *    leaks (run it under ASan to see the latter; an alarm catches a hang);
+ *  - pinned = on is refused on ref and cpu with the reason, passes the
+ *    probe on cuda (answered without a GPU), and without page-locked
+ *    memory to lend the source fails to open instead of falling back. */
 #include "check.h"
 
 #include <stdio.h>
@@ -257,6 +260,39 @@ static void test_plugin(const struct dlb_host *h, struct dlb_host_shared *sh,
     }
 }
 
+/* pinned = on: refused where the backend keeps its buffers in host
+ * memory, and never a silent fallback to pageable memory. */
+static void test_pinned(struct dlb_host_priv *hp, const struct dlb_dataset *d)
+{
+    const struct dlb_plugin *p = dlb_plugin_entry();
+    struct dlb_value v[9] = {val_i(2), val_i(2), val_i(1), val_i(0), val_i(0),
+                             val_i(0), val_i(0), val_i(0), val_i(0)};
+    struct dlb_params prm = {p->params, v, p->n_params};
+    const char *host_backends[] = {"cpu", "ref"};
+    char why[300];
+    void *state = NULL, *src = NULL;
+    CHECK(DLB_HOST_HAS(&hp->pub, pinned_free));
+    for (int i = 0; i < 2; i++) {
+        hp->pub.backend_name = host_backends[i];
+        why[0] = '\0';
+        CHECK(p->probe(&hp->pub, &prm, why, sizeof why) == DLB_ERR_UNSUPPORTED);
+        CHECK(strstr(why, "pinned = on") && strstr(why, host_backends[i]) &&
+              strstr(why, "host memory"));
+        fprintf(stderr, "  probe on %s: %s\n", host_backends[i], why);
+    }
+    hp->pub.backend_name = "cuda";
+    CHECK(p->probe(&hp->pub, &prm, why, sizeof why) == DLB_OK);
+    /* No backend lends page-locked memory here: open fails. */
+    struct dlb_batch_spec spec = {T_BATCH, 1, 1, 1, T_SEED};
+    CHECK(p->init(&hp->pub, &prm, &state) == DLB_OK);
+    CHECK(p->batch_source->open(state, &hp->pub, d, &spec, &src) ==
+          DLB_ERR_NOMEM);
+    CHECK(src == NULL);
+    p->fini(state);
+    hp->pub.backend_name = NULL;
+    CHECK(hp->pub.pinned_alloc(&hp->pub, 64) == NULL);
+}
+
 int main(void)
 {
     struct dlb_host_shared shared = {0};
@@ -282,6 +318,7 @@ int main(void)
     test_plugin(&hp.pub, &shared, &syn, 0, 0);
     test_plugin(&hp.pub, &shared, &syn, 1, 1); /* writes the cache */
     test_plugin(&hp.pub, &shared, &syn, 1, 0); /* maps the one written */
+    test_pinned(&hp, &syn);
 
     char cmd[sizeof dir + 16];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

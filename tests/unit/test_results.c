@@ -352,6 +352,72 @@ static void test_table(void)
     json_decref(recs);
 }
 
+/* A record written without its fsync is in the file at once (a kill of
+ * dlbench cannot lose it); dlb_journal_sync then has nothing left over. */
+static void test_journal_write_then_sync(void)
+{
+    struct dlb_error err = {""};
+    char dir[600], path[700];
+    path_in(dir, sizeof dir, "j-sync");
+    CHECK(dlb_rundir_create(dir, &err) == DLB_OK);
+    struct dlb_journal *j = NULL;
+    CHECK(dlb_journal_open(dir, &j, &err) == DLB_OK);
+    json_t *a = ok_record(0, "batch=64", 0.0125);
+    CHECK(dlb_journal_write(j, a, &err) == DLB_OK);
+    snprintf(path, sizeof path, "%s/journal.jsonl", dir);
+    json_t *recs = NULL;
+    CHECK(dlb_journal_read(path, &recs, NULL, &err) == DLB_OK);
+    CHECK(json_array_size(recs) == 1 && json_equal(json_array_get(recs, 0), a));
+    json_decref(recs);
+    CHECK(dlb_journal_sync(j, &err) == DLB_OK);
+    CHECK(dlb_journal_sync(j, &err) == DLB_OK); /* nothing pending: fine */
+    dlb_journal_close(j);
+    json_decref(a);
+}
+
+/* The run directory's first files: whole, invocation.json last, and
+ * --resume's check says what to do when set-up never finished. */
+static void test_rundir_setup(void)
+{
+    struct dlb_error err = {""};
+    char dir[600], suite[700], path[700];
+    path_in(dir, sizeof dir, "setup");
+    path_in(suite, sizeof suite, "setup-suite.ini");
+    write_file(suite, "[suite]\nname = s\n");
+    CHECK(dlb_rundir_create(dir, &err) == DLB_OK);
+    CHECK(dlb_rundir_check_set_up(dir, &err) == DLB_ERR_INPUT);
+    CHECK(strstr(err.msg, "no invocation.json there") != NULL);
+    CHECK(strstr(err.msg, "there is nothing to resume") != NULL);
+    json_t *inv = json_pack("{s:s, s:[], s:b, s:[]}", "suite", suite, "sets",
+                            "quick", 0, "plugin_dirs");
+    CHECK(dlb_rundir_setup(dir, suite, inv, &err) == DLB_OK);
+    CHECK(dlb_rundir_check_set_up(dir, &err) == DLB_OK);
+    snprintf(path, sizeof path, "%s/invocation.json", dir);
+    json_t *back = json_load_file(path, 0, NULL);
+    CHECK(back && json_equal(back, inv));
+    json_decref(back);
+    json_decref(inv);
+    snprintf(path, sizeof path, "%s/suite.ini", dir);
+    FILE *f = fopen(path, "r");
+    char text[64] = "";
+    CHECK(f && fread(text, 1, sizeof text - 1, f) > 0);
+    if (f)
+        fclose(f);
+    CHECK(!strcmp(text, "[suite]\nname = s\n"));
+    /* Nothing but the two files: no temporary left behind. */
+    DIR *d = opendir(dir);
+    int others = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        others += strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+                  strcmp(e->d_name, "suite.ini") && strcmp(e->d_name, "invocation.json");
+    if (d)
+        closedir(d);
+    CHECK(others == 0);
+    path_in(dir, sizeof dir, "no-such-run");
+    CHECK(dlb_rundir_check_set_up(dir, &err) == DLB_ERR_INPUT);
+    CHECK(strstr(err.msg, "no such run directory") != NULL);
+}
+
 int main(void)
 {
     const char *t = getenv("TMPDIR");
@@ -363,6 +429,8 @@ int main(void)
     }
     test_rundir();
     test_journal_roundtrip();
+    test_journal_write_then_sync();
+    test_rundir_setup();
     test_journal_corrupt_middle();
     test_results_write();
     test_context();

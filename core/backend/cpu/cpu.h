@@ -363,6 +363,21 @@ dlb_status dlb_cpu_conv2d_bwd_weights(struct dlb_backend *be,
                                       const struct dlb_buffer *dy,
                                       struct dlb_buffer *dw,
                                       struct dlb_buffer *db);
+/* cpu_bnorm_bf16.c: batch norm on bf16 data in nChw16c with c % 16 == 0
+ * on AVX-512 (applies says whether it takes md); cpu_bnorm.c calls them.
+ * Forward: use_mean/use_var given (inference) normalise with them, else
+ * the batch mean and biased variance land in mean and var (c floats). */
+int dlb_cpu_bn16_applies(const dnnl_memory_desc_t *md, uint32_t c);
+dlb_status dlb_cpu_bn16_fwd(struct dlb_backend *be,
+                            const struct dlb_batchnorm_desc *d, const void *x,
+                            void *y, const float *gamma, const float *beta,
+                            const float *use_mean, const float *use_var,
+                            float *mean, float *var);
+dlb_status dlb_cpu_bn16_bwd(struct dlb_backend *be,
+                            const struct dlb_batchnorm_desc *d, const void *x,
+                            const void *dy, void *dx, const float *gamma,
+                            const float *mean, const float *invstd,
+                            float *dgamma, float *dbeta);
 /* cpu_pool.c */
 dlb_status dlb_cpu_pool_fwd(struct dlb_backend *be,
                             const struct dlb_pool_desc *d,
@@ -395,6 +410,23 @@ int dlb_cpu_pool_blocked_bwd(struct dlb_backend *be,
                              const struct dlb_buffer *dy,
                              const struct dlb_buffer *ws, struct dlb_buffer *dx,
                              dlb_status *st);
+/* cpu_pool_loops.c: the pooling loops over `blocks` blocks [h][w][B] of
+ * B channels (B = 1: the host view's planes), src to dst (forward: x to
+ * y; backward: dy to dx) in the buffers' own float types, with max
+ * pooling's workspace ws in dst's (forward) or src's (backward) block
+ * layout; ws may be NULL in the forward pass. */
+struct dlb_cpu_pool_blocks {
+    const struct dlb_pool_desc *d;
+    size_t B, blocks;
+    const struct dlb_buffer *src;
+    struct dlb_buffer *dst;
+};
+dlb_status dlb_cpu_pool_loops_fwd(struct dlb_backend *be,
+                                  const struct dlb_cpu_pool_blocks *r,
+                                  int32_t *ws);
+dlb_status dlb_cpu_pool_loops_bwd(struct dlb_backend *be,
+                                  const struct dlb_cpu_pool_blocks *r,
+                                  const int32_t *ws);
 /* cpu_act.c: relu (oneDNN eltwise) and dropout */
 dlb_status dlb_cpu_relu_fwd(struct dlb_backend *be, size_t count,
                             const struct dlb_buffer *x, struct dlb_buffer *y);

@@ -8,7 +8,8 @@
  *
  * A convolution's output arrives blocked (nChw16c): batch norm runs on it
  * as it is, with oneDNN's blocked kernels, which are several times faster
- * than its generic kernel on NCHW, and the output keeps the layout. */
+ * than its generic kernel on NCHW, and the output keeps the layout; bf16
+ * data in nChw16c goes to the own loops of cpu_bnorm_bf16.c. */
 #include "cpu.h"
 
 #include <math.h>
@@ -187,13 +188,17 @@ static dlb_status from_f32(struct dlb_backend *be, const dnnl_memory_desc_t *md,
 }
 
 /* The forward passes: layout, f32 operands, primitive; runs it with the
- * channel arguments `chan` (n of them) and converts y back. */
+ * channel arguments `chan` (gamma, beta, then the running mean and
+ * variance for inference, or the saved mean and inverse deviation for
+ * training) and converts y back. Training returns the batch mean and
+ * biased variance in *mean and *var: oneDNN's, or the bf16 loops' in the
+ * saved statistics' buffers. */
 static dlb_status bn_forward(struct dlb_backend *be, const char *op,
                              enum dlb_cpu_op kind,
                              const struct dlb_batchnorm_desc *d,
                              const struct dlb_buffer *x, struct dlb_buffer *y,
                              const struct dlb_buffer *const *cb,
-                             struct dlb_cpu_prim **pp)
+                             const float **mean, const float **var)
 {
     struct dlb_cpu_prim *p;
     dnnl_memory_desc_t md, md32;
@@ -203,17 +208,26 @@ static dlb_status bn_forward(struct dlb_backend *be, const char *op,
     if ((s = bn_layout(be, d, x, &md, &code)) ||
         (s = dlb_cpu_set_layout(be, y, code ? &md : NULL)))
         return s;
+    int train = kind != DLB_CPU_BN_FWD_INFER;
+    if (dlb_cpu_bn16_applies(&md, d->c)) {
+        float *m = train ? cb[2]->data : NULL, *v = train ? cb[3]->data : NULL;
+        s = dlb_cpu_bn16_fwd(be, d, x->data, y->data, cb[0]->data,
+                             cb[1]->data, train ? NULL : cb[2]->data,
+                             train ? NULL : cb[3]->data, m, v);
+        *mean = m;
+        *var = v;
+        dlb_cpu_written(y);
+        return s;
+    }
     f32_twin(&md, &md32);
     if ((s = to_f32(be, &md, &md32, x->data, DLB_CPU_SLOT_F32, &xp)) ||
         (s = f32_out(be, &md, &md32, y->data, DLB_CPU_SLOT_F32_B, &yp)) ||
         (s = bn_get(be, kind, d, &md32, code, &p)))
         return s;
-    *pp = p;
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SRC], xp));
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_DST], yp));
     for (int i = 0; i < n_args - 2; i++)
         DLB_DNNL(be, op, dlb_cpu_bind(p->mem[M_SCALE + i], cb[i]->data));
-    int train = kind != DLB_CPU_BN_FWD_INFER;
     dnnl_exec_arg_t args[6] = {
         { DNNL_ARG_SRC, p->mem[M_SRC] }, { DNNL_ARG_DST, p->mem[M_DST] },
         { DNNL_ARG_SCALE, p->mem[M_SCALE] }, { DNNL_ARG_SHIFT, p->mem[M_SHIFT] },
@@ -221,6 +235,8 @@ static dlb_status bn_forward(struct dlb_backend *be, const char *op,
         { DNNL_ARG_VARIANCE, p->mem[train ? M_OWN_VAR : M_VAR] },
     };
     DLB_DNNL(be, op, dlb_cpu_exec(dlb_backend_ctx(be), p->prim[0], 6, args));
+    *mean = handle(p->mem[M_OWN_MEAN]);
+    *var = handle(p->mem[M_OWN_VAR]);
     s = from_f32(be, &md, &md32, yp, y->data);
     dlb_cpu_written(y);
 out:
@@ -242,16 +258,18 @@ dlb_status dlb_cpu_bn_fwd_train(struct dlb_backend *be,
     const struct dlb_buffer *data[2] = { x, y };
     const struct dlb_buffer *chan[6] = { gamma, beta, running_mean,
                                          running_var, save_mean, save_invstd };
-    struct dlb_cpu_prim *p;
+    const struct dlb_buffer *fwd[4] = { gamma, beta, save_mean, save_invstd };
+    const float *mean, *var;
     dlb_status s;
     if ((s = check_all(be, op, d, data, 2, chan, 6)) ||
         (s = DLB_CPU_PLAIN(be, gamma, beta, running_mean, running_var,
                            save_mean, save_invstd)) ||
-        (s = bn_forward(be, op, DLB_CPU_BN_FWD_TRAIN, d, x, y, chan, &p)))
+        (s = bn_forward(be, op, DLB_CPU_BN_FWD_TRAIN, d, x, y, fwd, &mean,
+                        &var)))
         return s;
     {
-        const float *mean = handle(p->mem[M_OWN_MEAN]);
-        const float *var = handle(p->mem[M_OWN_VAR]);
+        /* mean and var may be save_mean's and save_invstd's storage: each
+         * channel is read before it is written. */
         float *sm = save_mean->data, *si = save_invstd->data;
         float *rm = running_mean->data, *rv = running_var->data;
         double m = (double)d->n * d->hw, mom = d->momentum;
@@ -284,12 +302,12 @@ dlb_status dlb_cpu_bn_fwd_infer(struct dlb_backend *be,
     const struct dlb_buffer *data[2] = { x, y };
     const struct dlb_buffer *chan[4] = { gamma, beta, running_mean,
                                          running_var };
-    struct dlb_cpu_prim *p;
+    const float *mean, *var;
     dlb_status s;
     if ((s = check_all(be, op, d, data, 2, chan, 4)) ||
         (s = DLB_CPU_PLAIN(be, gamma, beta, running_mean, running_var)))
         return s;
-    return bn_forward(be, op, DLB_CPU_BN_FWD_INFER, d, x, y, chan, &p);
+    return bn_forward(be, op, DLB_CPU_BN_FWD_INFER, d, x, y, chan, &mean, &var);
 }
 
 dlb_status dlb_cpu_bn_bwd(struct dlb_backend *be,
@@ -320,6 +338,15 @@ dlb_status dlb_cpu_bn_bwd(struct dlb_backend *be,
              : dlb_cpu_make_plain(be, dy);
     if (s || (s = dlb_cpu_set_layout(be, dx, code ? &md : NULL)))
         return s;
+    if (dlb_cpu_bn16_applies(&md, d->c)) {
+        s = dlb_cpu_bn16_bwd(be, d, x->data, dyp, dx->data, gamma->data,
+                             save_mean->data, save_invstd->data, dgamma->data,
+                             dbeta->data);
+        dlb_cpu_written(dx);
+        dlb_cpu_written(dgamma);
+        dlb_cpu_written(dbeta);
+        return s;
+    }
     f32_twin(&md, &md32);
     if ((s = to_f32(be, &md, &md32, x->data, DLB_CPU_SLOT_F32, &xp)) ||
         (s = to_f32(be, &md, &md32, dyp, DLB_CPU_SLOT_F32_B, &dy32)) ||

@@ -8,7 +8,9 @@
  * DLBENCH_CUDA_ALLOC=async frees in stream order instead). Convolutions
  * and batch normalisation go through cuDNN's legacy API, linear layers
  * through cuBLASLt, everything element-wise, pooling and the loss through
- * the module's own kernels (cuda_kernels.h).
+ * the module's own kernels (cuda_kernels.h). int8 layers are an s8 GEMM
+ * on cuBLASLt (im2col for convolutions) with the module's requantisation
+ * (cuda_int8_ops.c); CSR linear layers go through cuSPARSE (cuda_sparse.c).
  *
  * Types: F32, F16 and BF16 buffers everywhere a float is expected; F64 is
  * refused with DLB_ERR_UNSUPPORTED (no GPU code path is worth keeping for
@@ -47,12 +49,15 @@ enum dlb_cuda_algo_mode { DLB_CUDA_ALGO_HEURISTIC, DLB_CUDA_ALGO_SEARCH };
 
 struct dlb_cuda_conv;  /* cuda_conv.c's per-shape descriptors */
 struct dlb_cuda_gemm;  /* cuda_linear.c's per-shape matmul plans */
+struct dlb_cuda_igemm; /* cuda_int8_gemm.c's per-shape int8 plans */
+struct dlb_cuda_sparse; /* cuda_sparse.c's cuSPARSE handle, descriptors */
 struct dlb_cuda_algo_cache; /* cuda_algo.c's on-disk choices */
 
 struct dlb_cuda {
     int device;
     struct cudaDeviceProp prop;
     cudaStream_t stream;
+    cudaStream_t copy_stream;    /* uploads (cuda_upload.c); made on first use */
     cudnnHandle_t dnn;
     cublasLtHandle_t lt;
     void *lt_ws;                 /* DLB_CUDA_LT_WORKSPACE bytes */
@@ -65,13 +70,16 @@ struct dlb_cuda {
     volatile unsigned *kerr;     /* the error word (mapped pinned memory) */
     unsigned *kerr_dev;          /* its device address */
     uint64_t seed;
-    /* Options from the environment (cuda_module.c): */
-    enum dlb_cuda_algo_mode algo_mode; /* DLBENCH_CUDNN_ALGO */
-    int tf32;                          /* DLBENCH_CUDA_TF32 */
+    /* Options: the suite's (dlb_backend_config, API 1.3), else the
+     * environment's (cuda_module.c): */
+    enum dlb_cuda_algo_mode algo_mode; /* cudnn.algo, DLBENCH_CUDNN_ALGO */
+    int tf32;                          /* cuda.tf32, DLBENCH_CUDA_TF32 */
     int alloc_async;                   /* DLBENCH_CUDA_ALLOC=async */
     cudnnTensorDescriptor_t bn_x, bn_p; /* batch norm's, set per call */
     struct dlb_cuda_conv *convs;
     struct dlb_cuda_gemm *gemms;
+    struct dlb_cuda_igemm *igemms;
+    struct dlb_cuda_sparse *sparse; /* made on the first CSR layer */
     struct dlb_cuda_algo_cache *algo_cache;
     /* Buffers from the caller's allocator (a memory pool), API 1.2; NULL:
      * cudaMalloc per request (cuda_mem.c). */
@@ -83,6 +91,14 @@ struct dlb_cuda {
     int32_t *post_host;
     cudaEvent_t post_event;
     int posted;
+    /* Graphs (cuda_graph.c): the graph between graph_begin and graph_end
+     * (its memory serves buffer_alloc), whether the stream is capturing,
+     * how many graphs exist (scratch areas they may use are retired, not
+     * freed, when they grow), and the retired areas. */
+    struct dlb_graph *graph_on;
+    int capturing;
+    unsigned graphs_live;
+    struct dlb_cuda_retired *retired;
 };
 
 struct dlb_timer {
@@ -368,6 +384,85 @@ dlb_status dlb_cuda_flag_post(struct dlb_backend *be,
                               const struct dlb_buffer *found);
 dlb_status dlb_cuda_flag_wait(struct dlb_backend *be, int32_t *value);
 void dlb_cuda_scaler_free(struct dlb_cuda *cu);
+
+/* cuda_int8_ops.c: int8 inference (API 1.1); cuda_int8_gemm.c keeps the
+ * plans of its GEMMs. */
+dlb_status dlb_cuda_conv2d_int8_fwd(struct dlb_backend *be,
+                                    const struct dlb_conv2d_desc *d,
+                                    const struct dlb_int8_desc *q,
+                                    const struct dlb_buffer *x,
+                                    const struct dlb_buffer *w,
+                                    const struct dlb_buffer *w_scale,
+                                    const struct dlb_buffer *b,
+                                    struct dlb_buffer *y);
+dlb_status dlb_cuda_linear_int8_fwd(struct dlb_backend *be,
+                                    const struct dlb_linear_desc *d,
+                                    const struct dlb_int8_desc *q,
+                                    const struct dlb_buffer *x,
+                                    const struct dlb_buffer *w,
+                                    const struct dlb_buffer *w_scale,
+                                    const struct dlb_buffer *b,
+                                    struct dlb_buffer *y);
+dlb_status dlb_cuda_pool_int8_fwd(struct dlb_backend *be,
+                                  const struct dlb_pool_desc *d,
+                                  const struct dlb_buffer *x,
+                                  struct dlb_buffer *y);
+void dlb_cuda_int8_cache_free(struct dlb_cuda *cu);
+/* cuda_sparse.c: CSR linear layers on cuSPARSE (API 1.1). */
+dlb_status dlb_cuda_csr_linear_fwd(struct dlb_backend *be,
+                                   const struct dlb_csr_linear_desc *d,
+                                   const struct dlb_buffer *x,
+                                   const struct dlb_buffer *row_ptr,
+                                   const struct dlb_buffer *col,
+                                   const struct dlb_buffer *val,
+                                   const struct dlb_buffer *b,
+                                   struct dlb_buffer *y);
+void dlb_cuda_sparse_free(struct dlb_cuda *cu);
+
+/* cuda_graph.c: graphs of a whole step (API 1.3). */
+dlb_status dlb_cuda_graph_create(struct dlb_backend *be, struct dlb_graph **out);
+dlb_status dlb_cuda_graph_begin(struct dlb_backend *be, struct dlb_graph *g,
+                                int capture);
+dlb_status dlb_cuda_graph_end(struct dlb_backend *be, struct dlb_graph *g,
+                              double *capture_s);
+dlb_status dlb_cuda_graph_launch(struct dlb_backend *be, struct dlb_graph *g,
+                                 const struct dlb_graph_seed *seeds, size_t n);
+void dlb_cuda_graph_destroy(struct dlb_backend *be, struct dlb_graph *g);
+/* cuda_graph_mem.c: a graph's memory. take: a block of at least `bytes`
+ * for a buffer allocated between graph_begin and graph_end (*owner marks
+ * the buffer as the graph's); give: a graph buffer freed, its block kept
+ * for the next replay. defer: a buffer of other memory freed under a
+ * capture, released at graph_end; 0 when nothing is deferred. retire: a
+ * scratch area replaced while graphs may still use it, freed with the
+ * backend. */
+dlb_status dlb_cuda_graph_mem_take(struct dlb_backend *be, size_t bytes,
+                                   void **p, void **owner);
+void dlb_cuda_graph_mem_give(void *owner, void *p);
+int dlb_cuda_graph_defer(struct dlb_cuda *cu, struct dlb_buffer *b);
+void dlb_cuda_retire(struct dlb_cuda *cu, void *p, size_t bytes);
+void dlb_cuda_retired_free(struct dlb_cuda *cu);
+/* A failure naming `op` when the stream is capturing (operations that
+ * wait or read results on the host); DLB_OK otherwise. */
+dlb_status dlb_cuda_not_capturing(struct dlb_backend *be, const char *op);
+/* Where the dropout kernel reads `seed` from: NULL (the argument) unless
+ * a capture is on, then the graph's slot for this seed value. */
+dlb_status dlb_cuda_graph_seed_slot(struct dlb_backend *be, uint64_t seed,
+                                    const uint64_t **slot);
+
+/* cuda_upload.c: page-locked host memory and uploads on the copy
+ * stream (API 1.4). */
+dlb_status dlb_cuda_host_alloc_pinned(struct dlb_backend *be, size_t bytes,
+                                      void **out);
+void dlb_cuda_host_free_pinned(struct dlb_backend *be, void *p, size_t bytes);
+dlb_status dlb_cuda_upload_create(struct dlb_backend *be,
+                                  struct dlb_upload **out);
+void dlb_cuda_upload_destroy(struct dlb_backend *be, struct dlb_upload *u);
+dlb_status dlb_cuda_upload_async(struct dlb_backend *be, struct dlb_upload *u,
+                                 const struct dlb_upload_part *parts, size_t n);
+dlb_status dlb_cuda_upload_wait(struct dlb_backend *be, struct dlb_upload *u);
+dlb_status dlb_cuda_upload_sync(struct dlb_backend *be, struct dlb_upload *u);
+dlb_status dlb_cuda_upload_figures(struct dlb_backend *be, struct dlb_upload *u,
+                                   double *copy_s, double *stall_s);
 
 /* cuda_module.c: open the backend (the module's create). */
 dlb_status dlb_cuda_create(const struct dlb_backend_core *core,

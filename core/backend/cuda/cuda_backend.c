@@ -2,6 +2,7 @@
  * and the operation table. */
 #include "cuda.h"
 
+#include <cusparse.h>
 #include <nccl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +18,8 @@ static void cuda_destroy(struct dlb_backend *be)
         cudaStreamSynchronize(cu->stream);
     dlb_cuda_conv_cache_free(cu);
     dlb_cuda_gemm_cache_free(cu);
+    dlb_cuda_int8_cache_free(cu);
+    dlb_cuda_sparse_free(cu);
     dlb_cuda_algo_cache_free(cu);
     if (cu->bn_x)
         cudnnDestroyTensorDescriptor(cu->bn_x);
@@ -29,6 +32,7 @@ static void cuda_destroy(struct dlb_backend *be)
     dlb_cuda_mem_free(cu->dnn_ws, cu->dnn_ws_bytes);
     dlb_cuda_mem_free(cu->lt_ws, DLB_CUDA_LT_WORKSPACE);
     dlb_cuda_scaler_free(cu);
+    dlb_cuda_retired_free(cu); /* graphs were destroyed before */
     if (cu->flag_dev)
         cudaFree(cu->flag_dev);
     if (cu->flag_host)
@@ -39,6 +43,8 @@ static void cuda_destroy(struct dlb_backend *be)
         cublasLtDestroy(cu->lt);
     if (cu->dnn)
         cudnnDestroy(cu->dnn);
+    if (cu->copy_stream) /* uploads were destroyed before */
+        cudaStreamDestroy(cu->copy_stream);
     if (cu->stream)
         cudaStreamDestroy(cu->stream);
     free(cu);
@@ -61,10 +67,9 @@ static dlb_status cuda_supports(struct dlb_backend *be, enum dlb_backend_cap cap
                  p->major, p->minor);
         return DLB_ERR_UNSUPPORTED;
     case DLB_CAP_INT8:
-        snprintf(reason, len, "cuda has int8 quantize/dequantize only: the "
-                 "backend interface has no int8 convolution or linear "
-                 "operation yet");
-        return DLB_ERR_UNSUPPORTED;
+        /* cuBLASLt's IMMA kernels, or the dp4a fallback (sm_61 and newer):
+         * every device this build runs on has both. */
+        return DLB_OK;
     case DLB_CAP_MULTI_DEVICE:
         snprintf(reason, len, "cuda drives one GPU per process; several GPUs "
                  "need the dp plugin's NCCL executor, which does not exist yet");
@@ -118,7 +123,8 @@ static dlb_status cuda_device_info(struct dlb_backend *be,
     int drv = 0, rt = 0, nccl = 0, count = 0;
     size_t free_b = 0, total_b = 0;
     size_t dnn = cudnnGetVersion(), lt = cublasLtGetVersion();
-    char d[16], r[16], dv[32], lv[32], nv[32];
+    char d[16], r[16], dv[32], lv[32], nv[32], sv[32];
+    int sp[3] = { 0, 0, 0 };
     memset(out, 0, sizeof *out);
     cudaDriverGetVersion(&drv);
     cudaRuntimeGetVersion(&rt);
@@ -131,6 +137,13 @@ static dlb_status cuda_device_info(struct dlb_backend *be,
     lib_version(lv, sizeof lv, lt);
     /* NCCL's code is major * 10000 + minor * 100 + patch since 2.9. */
     lib_version(nv, sizeof nv, (size_t)nccl);
+    /* cuSPARSE gives its version without a handle, part by part. */
+    if (cusparseGetProperty(MAJOR_VERSION, &sp[0]) != CUSPARSE_STATUS_SUCCESS ||
+        cusparseGetProperty(MINOR_VERSION, &sp[1]) != CUSPARSE_STATUS_SUCCESS ||
+        cusparseGetProperty(PATCH_LEVEL, &sp[2]) != CUSPARSE_STATUS_SUCCESS)
+        sv[0] = '\0';
+    else
+        snprintf(sv, sizeof sv, "%d.%d.%d", sp[0], sp[1], sp[2]);
     set_field(out->name, sizeof out->name, "%s", p->name);
     set_field(out->arch, sizeof out->arch, "%d.%d", p->major, p->minor);
     set_lib(out, 0, "driver", d);
@@ -138,6 +151,7 @@ static dlb_status cuda_device_info(struct dlb_backend *be,
     set_lib(out, 2, "cudnn", dv);
     set_lib(out, 3, "cublaslt", lv);
     set_lib(out, 4, "nccl", nccl ? nv : "");
+    set_lib(out, 5, "cusparse", sv);
     set_field(out->driver, sizeof out->driver,
              "CUDA %s/%s cuDNN %s cuBLASLt %s NCCL %s", d, r, dv, lv,
              nccl ? nv : "none");
@@ -199,8 +213,12 @@ const struct dlb_backend_ops dlb_cuda_ops = {
     .quantize = dlb_cuda_quantize,
     .dequantize = dlb_cuda_dequantize,
     .allreduce_sum = dlb_cuda_allreduce_sum,
-    /* API 1.1: no int8 or sparse kernels yet (NULL: the core answers
-     * DLB_ERR_UNSUPPORTED naming the operation); buffers in place. */
+    /* API 1.1: int8 inference (cuda_int8_ops.c), CSR linear layers
+     * (cuda_sparse.c), buffers in place. */
+    .conv2d_int8_fwd = dlb_cuda_conv2d_int8_fwd,
+    .linear_int8_fwd = dlb_cuda_linear_int8_fwd,
+    .pool_int8_fwd = dlb_cuda_pool_int8_fwd,
+    .csr_linear_fwd = dlb_cuda_csr_linear_fwd,
     .map = dlb_cuda_map,
     .unmap = dlb_cuda_unmap,
     /* API 1.2: the gradient scaler on the device. */
@@ -208,4 +226,19 @@ const struct dlb_backend_ops dlb_cuda_ops = {
     .sgd_update_if_finite = dlb_cuda_sgd_update_if_finite,
     .flag_post = dlb_cuda_flag_post,
     .flag_wait = dlb_cuda_flag_wait,
+    /* API 1.3: graphs of a whole step (cuda_graph.c). */
+    .graph_create = dlb_cuda_graph_create,
+    .graph_begin = dlb_cuda_graph_begin,
+    .graph_end = dlb_cuda_graph_end,
+    .graph_launch = dlb_cuda_graph_launch,
+    .graph_destroy = dlb_cuda_graph_destroy,
+    /* API 1.4: pinned batches uploaded on a copy stream (cuda_upload.c). */
+    .host_alloc_pinned = dlb_cuda_host_alloc_pinned,
+    .host_free_pinned = dlb_cuda_host_free_pinned,
+    .upload_create = dlb_cuda_upload_create,
+    .upload_destroy = dlb_cuda_upload_destroy,
+    .upload_async = dlb_cuda_upload_async,
+    .upload_wait = dlb_cuda_upload_wait,
+    .upload_sync = dlb_cuda_upload_sync,
+    .upload_figures = dlb_cuda_upload_figures,
 };

@@ -61,10 +61,14 @@ __global__ void k_relu_bwd(size_t n, const void *y, int ty, const void *dy,
 }
 
 // The product in double, rounded once to float: what ref stores.
+// seed_at, when not NULL, holds the seed instead (a graph's replays set
+// it: the captured argument cannot change).
 __global__ void k_dropout(size_t n, const void *in, int tin, void *out,
-                          int tout, uint64_t seed, uint32_t threshold,
-                          double keep_scale, uint32_t hw)
+                          int tout, uint64_t seed, const uint64_t *seed_at,
+                          uint32_t threshold, double keep_scale, uint32_t hw)
 {
+    if (seed_at)
+        seed = *seed_at;
     DLB_CUDA_FOR(i, n) {
         uint64_t idx = hw > 1 ? i / hw : i;
         float v = 0.0f;
@@ -194,10 +198,10 @@ cudaError_t dlb_cuda_k_relu_bwd(cudaStream_t s, size_t n, const void *y,
 
 cudaError_t dlb_cuda_k_dropout(cudaStream_t s, size_t n, const void *in,
                                int tin, void *out, int tout, uint64_t seed,
-                               uint32_t threshold, double keep_scale,
-                               uint32_t hw)
+                               const uint64_t *seed_at, uint32_t threshold,
+                               double keep_scale, uint32_t hw)
 {
-    k_dropout<<<LAUNCH(n)>>>(n, in, tin, out, tout, seed, threshold,
+    k_dropout<<<LAUNCH(n)>>>(n, in, tin, out, tout, seed, seed_at, threshold,
                              keep_scale, hw);
     return cudaGetLastError();
 }

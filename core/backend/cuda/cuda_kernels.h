@@ -26,6 +26,7 @@ extern "C" {
  * status); the backend reports them when it next waits for the stream. */
 #define DLB_CUDA_KERR_LABEL 1u   /* nll: a label outside [0, classes) */
 #define DLB_CUDA_KERR_POOL_WS 2u /* pool_bwd: a workspace index out of range */
+#define DLB_CUDA_KERR_CSR 4u     /* csr_linear_fwd: a broken CSR structure */
 
 /* cudaSuccess when this build carries code the current device can run. */
 cudaError_t dlb_cuda_k_image_check(void);
@@ -48,11 +49,21 @@ cudaError_t dlb_cuda_k_relu_bwd(cudaStream_t s, size_t n, const void *y,
                                 int ty, const void *dy, int tdy, void *dx,
                                 int tdx);
 /* out = in * keep_scale where dlb_dropout_keep(seed, index, threshold),
- * else 0; index is i / hw (channel mode) or i (hw = 1). */
+ * else 0; index is i / hw (channel mode) or i (hw = 1). The seed is
+ * *seed_at (device memory) when seed_at is not NULL. */
 cudaError_t dlb_cuda_k_dropout(cudaStream_t s, size_t n, const void *in,
                                int tin, void *out, int tout, uint64_t seed,
-                               uint32_t threshold, double keep_scale,
-                               uint32_t hw);
+                               const uint64_t *seed_at, uint32_t threshold,
+                               double keep_scale, uint32_t hw);
+/* dst[k] = v[k] for k < n (n <= DLB_CUDA_GRAPH_SEEDS): a graph's replay
+ * seeds, given by value so that no host memory outlives the launch. */
+#define DLB_CUDA_GRAPH_SEEDS 32
+struct dlb_cuda_seed_set {
+    uint64_t v[DLB_CUDA_GRAPH_SEEDS];
+    unsigned n;
+};
+cudaError_t dlb_cuda_k_set_seeds(cudaStream_t s, uint64_t *dst,
+                                 struct dlb_cuda_seed_set set);
 cudaError_t dlb_cuda_k_sgd(cudaStream_t s, size_t n, void *w, int tw,
                            const void *g, int tg, void *v, int tv, float lr,
                            float momentum, float weight_decay);

@@ -89,7 +89,10 @@ dlb_status dlb_cuda_buffer_alloc(struct dlb_backend *be, enum dlb_dtype dtype,
     /* cudaMalloc(0) gives NULL; one byte keeps every buffer addressable. */
     struct dlb_cuda *cu = dlb_cuda_of(be);
     size_t want = b->bytes ? b->bytes : 1;
-    if (cu->device_alloc) {
+    if (cu->graph_on) {
+        /* Between graph_begin and graph_end: the graph's own blocks. */
+        s = dlb_cuda_graph_mem_take(be, want, &b->data, &b->impl);
+    } else if (cu->device_alloc) {
         b->data = cu->device_alloc(cu->alloc_ctx, want);
         s = b->data ? DLB_OK
                     : dlb_cuda_fail(be, DLB_ERR_NOMEM, "cuda buffer_alloc: %s: "
@@ -125,6 +128,14 @@ void dlb_cuda_buffer_free(struct dlb_backend *be, struct dlb_buffer *b)
      * one stream, and so does a pool that keeps the block for this
      * stream (backend.h, device_alloc). */
     size_t had = b->bytes ? b->bytes : 1;
+    if (b->impl) {
+        /* A graph's block: kept for its replays (cuda_graph_mem.c). */
+        dlb_cuda_graph_mem_give(b->impl, b->data);
+        free(b);
+        return;
+    }
+    if (dlb_cuda_graph_defer(cu, b))
+        return; /* cudaFree under a capture would break it */
     if (cu->device_alloc) {
         cu->device_free(cu->alloc_ctx, b->data, had);
     } else if (cu->alloc_async) {
@@ -154,6 +165,9 @@ dlb_status dlb_cuda_copy_from_host(struct dlb_backend *be,
 {
     struct dlb_cuda *cu = dlb_cuda_of(be);
     dlb_status s = range(be, "copy_from_host", dst, off, bytes);
+    /* A capture would keep the host pointer, not the data. */
+    if (!s)
+        s = dlb_cuda_not_capturing(be, "copy_from_host");
     if (s || !bytes)
         return s;
     return dlb_cuda_check(be, cudaMemcpyAsync((char *)dst->data + off, src,
@@ -168,6 +182,8 @@ dlb_status dlb_cuda_copy_to_host(struct dlb_backend *be, void *dst,
 {
     struct dlb_cuda *cu = dlb_cuda_of(be);
     dlb_status s = range(be, "copy_to_host", src, off, bytes);
+    if (!s)
+        s = dlb_cuda_not_capturing(be, "copy_to_host");
     if (s || !bytes)
         return s;
     s = dlb_cuda_check(be, cudaMemcpyAsync(dst, (const char *)src->data + off,
@@ -210,9 +226,12 @@ dlb_status dlb_cuda_copy(struct dlb_backend *be, struct dlb_buffer *dst,
 dlb_status dlb_cuda_wait(struct dlb_backend *be, const char *op)
 {
     struct dlb_cuda *cu = dlb_cuda_of(be);
-    dlb_status s = dlb_cuda_check(be, cudaStreamSynchronize(cu->stream), op,
-                                  "waiting for the stream");
+    dlb_status s = dlb_cuda_not_capturing(be, op);
     unsigned bits;
+    if (s != DLB_OK)
+        return s;
+    s = dlb_cuda_check(be, cudaStreamSynchronize(cu->stream), op,
+                       "waiting for the stream");
     if (s != DLB_OK)
         return s;
     bits = *cu->kerr;
@@ -220,14 +239,19 @@ dlb_status dlb_cuda_wait(struct dlb_backend *be, const char *op)
         return DLB_OK;
     *cu->kerr = 0;
     return dlb_cuda_fail(be, DLB_ERR_INTERNAL, "cuda %s: a kernel reported "
-                         "%s%s", op,
+                         "%s%s%s", op,
                          bits & DLB_CUDA_KERR_LABEL
                              ? "a label outside [0, classes) (nll_loss or "
                                "logsoftmax_nll_bwd) "
                              : "",
                          bits & DLB_CUDA_KERR_POOL_WS
                              ? "a max-pool workspace index outside the input "
-                               "plane (pool_bwd)"
+                               "plane (pool_bwd) "
+                             : "",
+                         bits & DLB_CUDA_KERR_CSR
+                             ? "a CSR structure whose row_ptr does not run "
+                               "from 0 to nnz or whose columns do not ascend "
+                               "below in (csr_linear_fwd)"
                              : "");
 }
 
@@ -241,10 +265,22 @@ dlb_status dlb_cuda_synchronize(struct dlb_backend *be)
 static dlb_status grow(struct dlb_backend *be, void **p, size_t *have,
                        size_t want, const char *what)
 {
+    struct dlb_cuda *cu = dlb_cuda_of(be);
     dlb_status s;
     if (*have >= want && *p)
         return DLB_OK;
-    dlb_cuda_mem_free(*p, *have);
+    /* A capture records the address; the warm-up run sized the area. */
+    if (cu->capturing)
+        return dlb_cuda_fail(be, DLB_ERR_INTERNAL, "cuda graph capture: the "
+                             "%s would grow from %zu to %zu bytes; the step's "
+                             "warm-up (graph_begin with capture 0) did not "
+                             "need it", what, *have, want);
+    /* A graph may still replay with the old area: keep it until the last
+     * graph goes. */
+    if (*p && cu->graphs_live)
+        dlb_cuda_retire(cu, *p, *have);
+    else
+        dlb_cuda_mem_free(*p, *have);
     *p = NULL;
     *have = 0;
     want = want ? want : 1;
@@ -314,14 +350,22 @@ void dlb_cuda_timer_destroy(struct dlb_backend *be, struct dlb_timer *t)
     free(t);
 }
 
+/* Under a capture an event record marks a dependency and takes no time
+ * at replay: refused rather than read as zero later. */
 dlb_status dlb_cuda_timer_start(struct dlb_backend *be, struct dlb_timer *t)
 {
+    dlb_status s = dlb_cuda_not_capturing(be, "timer_start");
+    if (s != DLB_OK)
+        return s;
     return dlb_cuda_check(be, cudaEventRecord(t->start, dlb_cuda_of(be)->stream),
                           "timer_start", "cudaEventRecord");
 }
 
 dlb_status dlb_cuda_timer_stop(struct dlb_backend *be, struct dlb_timer *t)
 {
+    dlb_status s = dlb_cuda_not_capturing(be, "timer_stop");
+    if (s != DLB_OK)
+        return s;
     return dlb_cuda_check(be, cudaEventRecord(t->stop, dlb_cuda_of(be)->stream),
                           "timer_stop", "cudaEventRecord");
 }

@@ -1,6 +1,10 @@
 /* The module's one exported symbol, and opening the backend: device,
  * stream, cuDNN and cuBLASLt handles, the small pinned areas, and the
- * options read from the environment:
+ * options. The algorithm choice and TF32 come from the configuration
+ * (dlb_backend_config.cudnn_search and tf32, API 1.3: the suite keys
+ * cudnn.algo and cuda.tf32, which every record shows); where the caller
+ * leaves them DLB_OPT_UNSET (programs that open the backend without a
+ * suite: the GPU tests, tools) the environment decides:
  *   DLBENCH_CUDNN_ALGO = heuristic (default) | search
  *   DLBENCH_CUDA_TF32  = 0 (default: f32 is f32) | 1 (TF32 tensor cores
  *                        for f32 convolutions and GEMMs)
@@ -11,9 +15,8 @@
  *                        steps, as frameworks' caching allocators do);
  *                        ignored when the configuration's mempool plugin
  *                        gives the buffers (dlb_backend_config.device_alloc)
- * Environment variables, not suite keys, so that they reach every
- * configuration's process without a change to the suite format; a sweep
- * over them is a run per value. */
+ * The allocator stays an environment variable: the mempool plugin is the
+ * suite's way to change the allocator. */
 #include "cuda.h"
 #include "cuda_kernels.h"
 
@@ -23,11 +26,19 @@
 
 const struct dlb_backend_core *dlb_cuda_core;
 
-static dlb_status read_options(struct dlb_cuda *cu, char *reason, size_t len)
+static dlb_status read_options(struct dlb_cuda *cu,
+                               const struct dlb_backend_config *cfg,
+                               char *reason, size_t len)
 {
     const char *algo = getenv("DLBENCH_CUDNN_ALGO");
     const char *tf32 = getenv("DLBENCH_CUDA_TF32");
     const char *alloc = getenv("DLBENCH_CUDA_ALLOC");
+    /* The configuration's choice wins: the environment is only read for
+     * what it leaves unset. */
+    if (cfg->cudnn_search != DLB_OPT_UNSET)
+        algo = cfg->cudnn_search == DLB_OPT_ON ? "search" : "heuristic";
+    if (cfg->tf32 != DLB_OPT_UNSET)
+        tf32 = cfg->tf32 == DLB_OPT_ON ? "1" : "0";
     if (!algo || !*algo || !strcmp(algo, "heuristic"))
         cu->algo_mode = DLB_CUDA_ALGO_HEURISTIC;
     else if (!strcmp(algo, "search"))
@@ -166,7 +177,7 @@ dlb_status dlb_cuda_create(const struct dlb_backend_core *core,
         cu->device_free = cfg->device_free;
         cu->alloc_ctx = cfg->alloc_ctx;
     }
-    if ((s = read_options(cu, reason, len)) ||
+    if ((s = read_options(cu, cfg, reason, len)) ||
         (s = pick_device(cu, cfg->device, reason, len)) ||
         (s = make_handles(cu, reason, len))) {
         dlb_cuda_ops.destroy(&tmp);

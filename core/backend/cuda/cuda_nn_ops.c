@@ -98,9 +98,14 @@ static dlb_status dropout(struct dlb_backend *be, const char *op,
     if ((s = dlb_cuda_check_float(be, op, "input", in, count)) ||
         (s = dlb_cuda_check_float(be, op, "output", out, count)))
         return s;
+    /* Under a graph capture the seed is read from the graph's slot, which
+     * each replay sets (cuda_graph.c). */
+    const uint64_t *seed_at = NULL;
+    if ((s = dlb_cuda_graph_seed_slot(be, d->seed, &seed_at)))
+        return s;
     return launched(be, dlb_cuda_k_dropout(dlb_cuda_of(be)->stream, count,
                                            in->data, (int)in->dtype, out->data,
-                                           (int)out->dtype, d->seed,
+                                           (int)out->dtype, d->seed, seed_at,
                                            dlb_dropout_threshold(d->p),
                                            keep_scale, hw),
                     op);

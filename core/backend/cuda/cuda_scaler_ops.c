@@ -81,7 +81,10 @@ dlb_status dlb_cuda_flag_post(struct dlb_backend *be,
 {
     struct dlb_cuda *cu = dlb_cuda_of(be);
     dlb_status s;
+    /* Under a capture the event would mark nothing at replay and
+     * flag_wait would read a stale flag: post after the launch instead. */
     if ((s = dlb_cuda_check_s32(be, "flag_post", "found", found, 1)) ||
+        (s = dlb_cuda_not_capturing(be, "flag_post")) ||
         (s = post_setup(be, cu)) ||
         (s = dlb_cuda_check(be, cudaMemcpyAsync(cu->post_host, found->data,
                                                 sizeof *cu->post_host,
