@@ -116,10 +116,11 @@ static json_t *baseline_record(const struct dlb_plan *plan,
 }
 
 /* Order `alive` (n plan positions) best first, as judged by the records of
- * `round`. */
+ * `round`; *tied (may be NULL) gets the length of the run from the first
+ * that the selection's own test cannot tell from the first. */
 static dlb_status rank(const struct dlb_plan *plan,
                        const struct dlb_select_settings *set, json_t *records,
-                       int round, size_t *alive, size_t n,
+                       int round, size_t *alive, size_t n, size_t *tied,
                        struct dlb_error *err)
 {
     struct dlb_sel_item *items = calloc(n ? n : 1, sizeof *items), base;
@@ -142,6 +143,14 @@ static dlb_status rank(const struct dlb_plan *plan,
     qsort(order, n, sizeof *order, by_score);
     for (size_t k = 0; k < n; k++)
         alive[k] = order[k]->pos;
+    if (tied) {
+        double p;
+        *tied = n > 0;
+        while (*tied < n && order[0]->ok && !order[0]->n_viol &&
+               order[*tied]->ok && !order[*tied]->n_viol &&
+               !dlb_sel_differ(set, order[0], order[*tied], &p))
+            ++*tied;
+    }
     for (size_t k = 0; k < n; k++)
         dlb_sel_item_free(&items[k]);
     dlb_sel_item_free(&base);
@@ -161,16 +170,21 @@ static void sort_positions(size_t *pos, size_t n)
 }
 
 /* Keep the better ceil(n/2) of `alive` (plan positions) as judged by the
- * records of `round`, in plan order. */
+ * records of `round`, in plan order, and with them every configuration
+ * that round cannot tell from its best: a short screening run on a noisy
+ * machine ranks near-equals at random, and dropping one of them drops
+ * what may be the grid's winner (the amp suite's LeNet rows sit within a
+ * few percent of each other at 10-20% step-time CV). */
 static dlb_status keep_better_half(const struct dlb_plan *plan,
                                    const struct dlb_select_settings *set,
                                    json_t *records, int round, size_t *alive,
                                    size_t *n, struct dlb_error *err)
 {
-    dlb_status st = rank(plan, set, records, round, alive, *n, err);
+    size_t tied = 0;
+    dlb_status st = rank(plan, set, records, round, alive, *n, &tied, err);
     if (st != DLB_OK)
         return st;
-    *n = (*n + 1) / 2;
+    *n = (*n + 1) / 2 > tied ? (*n + 1) / 2 : tied;
     /* plan order again, so rounds list configurations as the grid does */
     sort_positions(alive, *n);
     return DLB_OK;
@@ -313,7 +327,7 @@ static dlb_status halving_round(const struct dlb_plan *plan,
     size_t n = plan->n, take = 0, want = finalists;
     for (size_t k = 0; k < n; k++)
         out->pos[k] = k;
-    st = rank(plan, set, records, 0, out->pos, n, err);
+    st = rank(plan, set, records, 0, out->pos, n, NULL, err);
     for (size_t k = 0; st == DLB_OK && k < n && take < want; k++)
         if (!has_full_record(plan, records, out->pos[k], final, round))
             out->pos[take++] = out->pos[k];

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "executor.h"
 #include "dp.h"
 
 static const char *const dp_engines[] = {"threads", "mpi", "nccl", NULL};
@@ -73,16 +74,9 @@ static const struct dlb_param_def dp_params[DP_N_PARAMS] = {
     },
 };
 
-struct dp_state {
-    struct dp_settings s;
-    const struct dp_engine *eng;
-    void *e;
-    struct dlb_model *model;   /* the model the steps ran on */
-    uint32_t global_batch;
-};
-
-static void read_settings(const struct dlb_params *p, struct dp_settings *s)
+static void read_settings(const struct dlb_params *p, void *settings)
 {
+    struct dp_settings *s = settings;
     s->engine = (enum dp_engine_kind)p->values[DP_ENGINE].i;
     s->replicas = (int)p->values[DP_REPLICAS].i;
     s->ranks = (int)p->values[DP_RANKS].i;
@@ -114,62 +108,47 @@ static dlb_status dp_probe(const struct dlb_host *h, const struct dlb_params *p,
     return engine_of(s.engine)->probe(h, &s, reason, len);
 }
 
+static dlb_status start_engine(const struct dlb_host *h, const void *settings,
+                               struct dlb_exec_engine *e)
+{
+    const struct dp_settings *s = settings;
+    const struct dp_engine *eng = engine_of(s->engine);
+    e->step = eng->step;
+    e->fini = eng->fini;
+    return eng->init(h, s, &e->state);
+}
+
+static const struct dlb_exec_ops dp_exec = {
+    .n_params = DP_N_PARAMS,
+    .settings_size = sizeof(struct dp_settings),
+    .read = read_settings,
+    .start = start_engine,
+};
+
 static dlb_status dp_init(const struct dlb_host *h, const struct dlb_params *p,
                           void **state)
 {
-    if (!p || p->count < DP_N_PARAMS)
-        return DLB_ERR_INTERNAL;
-    struct dp_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return DLB_ERR_NOMEM;
-    read_settings(p, &st->s);
-    st->eng = engine_of(st->s.engine);
-    dlb_status s = st->eng->init(h, &st->s, &st->e);
-    if (s != DLB_OK) {
-        free(st);
-        return s;
-    }
-    *state = st;
-    return DLB_OK;
-}
-
-static void dp_fini(void *state)
-{
-    struct dp_state *st = state;
-    if (!st)
-        return;
-    st->eng->fini(st->e);
-    free(st);
-}
-
-static dlb_status dp_train_step(void *state, const struct dlb_host *h,
-                                struct dlb_model *model,
-                                const struct dlb_batch *batch)
-{
-    struct dp_state *st = state;
-    (void)h;
-    st->model = model;
-    st->global_batch = batch->n;
-    return st->eng->step(st->e, model, batch);
+    return dlb_exec_init(&dp_exec, h, p, state);
 }
 
 static dlb_status dp_metrics(void *state, const struct dlb_host *h)
 {
-    struct dp_state *st = state;
+    struct dlb_exec *x = state;
+    const struct dp_settings *ds = x->settings;
     struct dp_figures f;
     memset(&f, 0, sizeof f);
-    dlb_status s = st->eng->figures(st->e, st->model, &f);
-    if (st->global_batch) {
-        h->metric(h, "global_batch", "images", st->global_batch);
+    dlb_status s = engine_of(ds->engine)->figures(x->engine.state, x->model, &f);
+    if (x->global_batch) {
+        h->metric(h, "global_batch", "images", x->global_batch);
         h->metric(h, "local_batch", "images",
-                  (double)st->global_batch / (f.workers > 0 ? f.workers : 1));
+                  (double)x->global_batch / (f.workers > 0 ? f.workers : 1));
     }
-    dlb_status r = dp_figures_report(h, &st->s, &f, st->model);
+    dlb_status r = dp_figures_report(h, ds, &f, x->model);
     return s != DLB_OK ? s : r;
 }
 
 static const struct dlb_executor_hooks dp_executor = {
-    .train_step = dp_train_step,
+    .train_step = dlb_exec_train_step,
 };
 
 static const struct dlb_plugin dp_plugin = {
@@ -185,7 +164,7 @@ static const struct dlb_plugin dp_plugin = {
     .n_params = DP_N_PARAMS,
     .probe = dp_probe,
     .init = dp_init,
-    .fini = dp_fini,
+    .fini = dlb_exec_fini,
     .executor = &dp_executor,
     .metrics = dp_metrics,
 };

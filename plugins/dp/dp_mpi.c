@@ -16,13 +16,13 @@
 #include <string.h>
 
 #include "dp.h"
-#include "dp_world.h"
+#include "mpi_world.h"
 
 struct dp_mpi {
     const struct dlb_host *h;
     const struct dlb_replica_ops *ro;
     struct dp_settings s;
-    struct dp_world w;
+    struct dlb_mpi_world w;
     struct dp_plan plan;
     int planned;
     float *flat;               /* the buckets, contiguous each */
@@ -56,7 +56,7 @@ static dlb_status mpi_init(const struct dlb_host *h, const struct dp_settings *s
     m->h = h;
     m->ro = h->replica_ops;
     m->s = *s;
-    dlb_status st = dp_world_open(h, &m->w);
+    dlb_status st = dlb_mpi_world_open(h, &m->w);
     if (st != DLB_OK) {
         free(m);
         return st;
@@ -95,7 +95,7 @@ static dlb_status broadcast_state(struct dp_mpi *m, struct dlb_model *model)
     if (m->w.rank == 0)
         s = m->ro->state_read(m->h, model, DLB_STATE_ALL, m->state, m->state_n);
     if (s != DLB_OK)
-        dp_world_abort(m->h, &m->w, "cannot read the weights to broadcast");
+        dlb_mpi_world_abort(m->h, &m->w, "cannot read the weights to broadcast");
     MPI_Bcast(m->state, (int)m->state_n, MPI_FLOAT, 0, m->w.comm);
     if (m->w.rank != 0)
         s = m->ro->state_write(m->h, model, DLB_STATE_ALL, m->state, m->state_n);
@@ -176,7 +176,7 @@ static dlb_status average_stats(struct dp_mpi *m, double loss, uint32_t part,
                               m->stats_n);
     m->stats[m->stats_n] = (float)(loss * part / n);
     if (s != DLB_OK)
-        dp_world_abort(m->h, &m->w, "cannot read the batch-norm statistics");
+        dlb_mpi_world_abort(m->h, &m->w, "cannot read the batch-norm statistics");
     MPI_Allreduce(MPI_IN_PLACE, m->stats, (int)m->stats_n + 1, MPI_FLOAT,
                   MPI_SUM, m->w.comm);
     for (size_t j = 0; j < m->stats_n; j++)
@@ -199,18 +199,18 @@ static dlb_status mpi_step(void *eng, struct dlb_model *model,
     double t0 = dp_now();
     m->model = model;
     if (!m->planned && (s = setup(m, model)) != DLB_OK)
-        dp_world_abort(m->h, &m->w, "cannot set the gradient buckets up");
+        dlb_mpi_world_abort(m->h, &m->w, "cannot set the gradient buckets up");
     if ((uint32_t)m->w.size > bt->n) {
         char why[160];
         snprintf(why, sizeof why, "a global batch of %u images for %d ranks: "
                  "each needs at least one", bt->n, m->w.size);
-        dp_world_abort(m->h, &m->w, why);
+        dlb_mpi_world_abort(m->h, &m->w, why);
     }
     /* Every rank sees the same version moves (the same code runs
      * everywhere), so the broadcast is collective. */
     if (!m->synced || m->ro->weights_version(m->h, model) != m->version) {
         if ((s = broadcast_state(m, model)) != DLB_OK)
-            dp_world_abort(m->h, &m->w, "cannot write the broadcast weights");
+            dlb_mpi_world_abort(m->h, &m->w, "cannot write the broadcast weights");
         m->synced = 1;
     }
     dp_shard(bt->n, m->w.rank, m->w.size, &lo, &hi);
@@ -221,7 +221,7 @@ static dlb_status mpi_step(void *eng, struct dlb_model *model,
                                 dp_shard_scale(&m->s, hi - lo, bt->n), &loss,
                                 on_ready, m);
     if (s != DLB_OK)
-        dp_world_abort(m->h, &m->w, "forward/backward failed");
+        dlb_mpi_world_abort(m->h, &m->w, "forward/backward failed");
     double t2 = dp_now(), comm = 0;
     if (m->s.overlap) {
         /* What overlap already finished, before waiting for the rest. */
@@ -248,7 +248,7 @@ static dlb_status mpi_step(void *eng, struct dlb_model *model,
     if ((s = unpack(m)) != DLB_OK ||
         (s = m->ro->sgd_step(m->h, model)) != DLB_OK ||
         (s = average_stats(m, loss, hi - lo, bt->n)) != DLB_OK)
-        dp_world_abort(m->h, &m->w, "the update failed");
+        dlb_mpi_world_abort(m->h, &m->w, "the update failed");
     m->version = m->ro->weights_version(m->h, model);
     m->fig.steps++;
     m->fig.backward_s += t2 - t1;
@@ -339,7 +339,7 @@ static void mpi_fini(void *eng)
     struct dp_mpi *m = eng;
     if (!m)
         return;
-    dp_world_close(&m->w);
+    dlb_mpi_world_close(&m->w);
     dp_plan_free(&m->plan);
     free(m->flat);
     free(m->req);

@@ -26,13 +26,13 @@
 
 #include "dp.h"
 #include "dp_nccl_module.h"
-#include "dp_world.h"
+#include "mpi_world.h"
 
 struct dp_nccl {
     const struct dlb_host *h;
     const struct dlb_replica_ops *ro;
     struct dp_settings s;
-    struct dp_world w;
+    struct dlb_mpi_world w;
     ncclComm_t comm;
     cudaStream_t stream;
     cudaEvent_t *ev;           /* per bucket: start and end */
@@ -126,7 +126,7 @@ static dlb_status nccl_init(const struct dlb_host *h, const struct dp_settings *
     n->h = h;
     n->ro = h->replica_ops;
     n->s = *s;
-    dlb_status st = dp_world_open(h, &n->w);
+    dlb_status st = dlb_mpi_world_open(h, &n->w);
     if (st != DLB_OK) {
         free(n);
         return st;
@@ -134,12 +134,12 @@ static dlb_status nccl_init(const struct dlb_host *h, const struct dp_settings *
     if ((e = cudaSetDevice(0)) != cudaSuccess ||
         (e = cudaStreamCreateWithFlags(&n->stream, cudaStreamNonBlocking)) !=
             cudaSuccess)
-        dp_world_abort(h, &n->w, cudaGetErrorString(e));
+        dlb_mpi_world_abort(h, &n->w, cudaGetErrorString(e));
     if (n->w.rank == 0 && (r = ncclGetUniqueId(&id)) != ncclSuccess)
-        dp_world_abort(h, &n->w, ncclGetErrorString(r));
+        dlb_mpi_world_abort(h, &n->w, ncclGetErrorString(r));
     MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, n->w.comm);
     if ((r = ncclCommInitRank(&n->comm, n->w.size, id, n->w.rank)) != ncclSuccess)
-        dp_world_abort(h, &n->w, ncclGetErrorString(r));
+        dlb_mpi_world_abort(h, &n->w, ncclGetErrorString(r));
     *eng = n;
     return DLB_OK;
 }
@@ -185,7 +185,7 @@ static dlb_status broadcast_state(struct dp_nccl *n, struct dlb_model *model)
     if (n->w.rank == 0)
         s = n->ro->state_read(n->h, model, DLB_STATE_ALL, n->state, n->state_n);
     if (s != DLB_OK)
-        dp_world_abort(n->h, &n->w, "cannot read the weights to broadcast");
+        dlb_mpi_world_abort(n->h, &n->w, "cannot read the weights to broadcast");
     MPI_Bcast(n->state, (int)n->state_n, MPI_FLOAT, 0, n->w.comm);
     if (n->w.rank != 0)
         s = n->ro->state_write(n->h, model, DLB_STATE_ALL, n->state, n->state_n);
@@ -278,12 +278,12 @@ static dlb_status nccl_step(void *eng, struct dlb_model *model,
     double t0 = dp_now();
     n->model = model;
     if (!n->planned && setup(n, model) != DLB_OK)
-        dp_world_abort(n->h, &n->w, "cannot set the NCCL gradient buckets up");
+        dlb_mpi_world_abort(n->h, &n->w, "cannot set the NCCL gradient buckets up");
     if ((uint32_t)n->w.size > bt->n)
-        dp_world_abort(n->h, &n->w, "fewer images in the batch than ranks");
+        dlb_mpi_world_abort(n->h, &n->w, "fewer images in the batch than ranks");
     if (!n->synced || n->ro->weights_version(n->h, model) != n->version) {
         if (broadcast_state(n, model) != DLB_OK)
-            dp_world_abort(n->h, &n->w, "cannot write the broadcast weights");
+            dlb_mpi_world_abort(n->h, &n->w, "cannot write the broadcast weights");
         n->synced = 1;
     }
     dp_shard(bt->n, n->w.rank, n->w.size, &lo, &hi);
@@ -298,10 +298,10 @@ static dlb_status nccl_step(void *eng, struct dlb_model *model,
     if (s == DLB_OK && !n->s.overlap)
         s = on_ready(n, 0);
     if (s != DLB_OK)
-        dp_world_abort(n->h, &n->w, "forward/backward failed");
+        dlb_mpi_world_abort(n->h, &n->w, "forward/backward failed");
     double t2 = dp_now();
     if (cudaStreamSynchronize(n->stream) != cudaSuccess)
-        dp_world_abort(n->h, &n->w, "the NCCL stream failed");
+        dlb_mpi_world_abort(n->h, &n->w, "the NCCL stream failed");
     double t3 = dp_now(), comm = 0, last = t2;
     if (n->w.same_host)
         MPI_Allreduce(&t2, &last, 1, MPI_DOUBLE, MPI_MAX, n->w.comm);
@@ -311,7 +311,7 @@ static dlb_status nccl_step(void *eng, struct dlb_model *model,
             comm += ms * 1e-3;
     }
     if (finish_step(n, loss, hi - lo, bt->n) != DLB_OK)
-        dp_world_abort(n->h, &n->w, "the update failed");
+        dlb_mpi_world_abort(n->h, &n->w, "the update failed");
     n->version = n->ro->weights_version(n->h, model);
     n->fig.steps++;
     n->fig.backward_s += t2 - t1;
@@ -366,7 +366,7 @@ static void nccl_fini(void *eng)
         cudaFree(n->flat);
     if (n->stream)
         cudaStreamDestroy(n->stream);
-    dp_world_close(&n->w);
+    dlb_mpi_world_close(&n->w);
     dp_plan_free(&n->plan);
     free(n->ev);
     free(n->view);

@@ -2,106 +2,48 @@
  * dlopen'ed on the first configuration that asks for it, its table
  * checked, and every call passed on (dp_nccl_module.h).
  *
- * The module is looked for only next to the dp.so that is running
- * (found with dladdr), never through a search path or a suite value:
- *   DIR/dp/dp_nccl.so          the installed layout (pkglibdir/dp)
- *   DIR/../dp/.libs/dp_nccl.so libtool's build tree (make check)
- * and, as for plugins, a file that others could have replaced
- * (world-writable, or in a world-writable directory, or owned by another
- * user than root or this one) is refused. The module stays loaded: the
- * CUDA runtime does not survive being unloaded. */
-#define _GNU_SOURCE /* dladdr */
-#include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
+ * The module is looked for and checked as a companion module
+ * (plugin_module.h): DIR/dp/dp_nccl.so beside the running dp.so, or
+ * libtool's DIR/../dp/.libs/dp_nccl.so. */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "dp_nccl_module.h"
+#include "plugin_module.h"
 
 static const struct dp_engine *loaded;
 
-/* 1 when the file at path may be loaded, else 0 with why not. */
-static int trusted(const char *path, char *why, size_t len)
-{
-    struct stat f, d;
-    char dir[PATH_MAX];
-    const char *bad = NULL;
-    snprintf(dir, sizeof dir, "%s", path);
-    if (lstat(path, &f) != 0 || stat(dirname(dir), &d) != 0)
-        bad = "cannot stat it or its directory";
-    else if (!S_ISREG(f.st_mode))
-        bad = "not a regular file";
-    else if ((f.st_mode & S_IWOTH) || (d.st_mode & S_IWOTH))
-        bad = "it or its directory is world-writable";
-    else if (f.st_uid != 0 && f.st_uid != geteuid())
-        bad = "owned by another user than root or this one";
-    if (bad)
-        snprintf(why, len, "engine nccl: refusing %s: %s", path, bad);
-    return bad == NULL;
-}
+static const struct dlb_plugin_module module = {
+    .who = "engine nccl",
+    .plugin = "dp",
+    .file = DP_NCCL_MODULE_FILE,
+    .entry = DP_NCCL_MODULE_ENTRY,
+    .kind = "a dp nccl module",
+    .version = DP_NCCL_MODULE_VERSION,
+    .built_with = "CUDA toolkit with NCCL",
+    .anchor = &dp_engine_nccl,
+};
 
-/* The module's path, or 0 with where it was looked for. */
-static int find_module(char *path, size_t plen, char *why, size_t len)
+/* The table's version, struct sizes and hooks are this build's. */
+static int accept(void *entry, void *ctx)
 {
-    static const char *const rel[] = {"dp/" DP_NCCL_MODULE_FILE,
-                                      "../dp/.libs/" DP_NCCL_MODULE_FILE, NULL};
-    Dl_info info;
-    char self[PATH_MAX], *dir;
-    if (!dladdr((const void *)&dp_engine_nccl, &info) || !info.dli_fname) {
-        snprintf(why, len, "cannot tell where the dp plugin was loaded from, "
-                 "so not where %s is", DP_NCCL_MODULE_FILE);
-        return 0;
-    }
-    snprintf(self, sizeof self, "%s", info.dli_fname);
-    dir = dirname(self);
-    for (const char *const *r = rel; *r; r++) {
-        struct stat st;
-        snprintf(path, plen, "%s/%s", dir, *r);
-        if (lstat(path, &st) == 0)
-            return trusted(path, why, len);
-    }
-    snprintf(why, len, "engine nccl: no %s in %s/dp (the dp plugin's "
-             "directory); it is built with dlbench where configure finds the "
-             "CUDA toolkit with NCCL: reinstall dlbench", DP_NCCL_MODULE_FILE,
-             dir);
-    return 0;
-}
-
-static int load(char *why, size_t len)
-{
-    char path[PATH_MAX];
-    if (loaded)
-        return 1;
-    if (!find_module(path, sizeof path, why, len))
-        return 0;
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        snprintf(why, len, "engine nccl: cannot load %s: %s (the CUDA runtime "
-                 "and NCCL libraries must be installed; run ldd on it to see "
-                 "which one is missing)", path, dlerror());
-        return 0;
-    }
-    union { void *obj; dp_nccl_module_fn fn; } entry;
-    entry.obj = dlsym(h, DP_NCCL_MODULE_ENTRY);
-    const struct dp_nccl_module *m = entry.obj ? entry.fn() : NULL;
+    union { void *obj; dp_nccl_module_fn fn; } f = {entry};
+    const struct dp_nccl_module *m = f.fn();
+    (void)ctx;
     if (!m || m->version != DP_NCCL_MODULE_VERSION ||
         m->engine_size != sizeof(struct dp_engine) ||
         m->settings_size != sizeof(struct dp_settings) ||
         m->figures_size != sizeof(struct dp_figures) || !m->engine ||
         !m->engine->probe || !m->engine->init || !m->engine->step ||
-        !m->engine->figures || !m->engine->fini) {
-        snprintf(why, len, "engine nccl: %s is not a dp nccl module of "
-                 "version %d (missing or mismatched %s): it belongs to "
-                 "another build of dlbench; reinstall", path,
-                 DP_NCCL_MODULE_VERSION, DP_NCCL_MODULE_ENTRY);
-        dlclose(h);
+        !m->engine->figures || !m->engine->fini)
         return 0;
-    }
     loaded = m->engine;
     return 1;
+}
+
+static int load(char *why, size_t len)
+{
+    return loaded || dlb_plugin_module_load(&module, accept, NULL, why, len);
 }
 
 static dlb_status load_probe(const struct dlb_host *h,

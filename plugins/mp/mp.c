@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "executor.h"
 #include "mp.h"
 
 static const char *const mp_engines[] = {"threads", "mpi", "nccl", NULL};
@@ -73,15 +74,9 @@ static const struct dlb_param_def mp_params[MP_N_PARAMS] = {
     },
 };
 
-struct mp_state {
-    struct mp_settings s;
-    const struct mp_engine *eng;
-    void *e;
-    uint32_t global_batch;
-};
-
-static void read_settings(const struct dlb_params *p, struct mp_settings *s)
+static void read_settings(const struct dlb_params *p, void *settings)
 {
+    struct mp_settings *s = settings;
     memset(s, 0, sizeof *s);
     s->engine = (enum mp_engine_kind)p->values[MP_ENGINE].i;
     s->stages = (int)p->values[MP_STAGES].i;
@@ -140,61 +135,46 @@ static dlb_status mp_probe(const struct dlb_host *h, const struct dlb_params *p,
     return engine_of(s.engine)->probe(h, &s, reason, len);
 }
 
+static dlb_status start_engine(const struct dlb_host *h, const void *settings,
+                               struct dlb_exec_engine *e)
+{
+    const struct mp_settings *s = settings;
+    const struct mp_engine *eng = engine_of(s->engine);
+    e->step = eng->step;
+    e->fini = eng->fini;
+    return eng->init(h, s, &e->state);
+}
+
+static const struct dlb_exec_ops mp_exec = {
+    .n_params = MP_N_PARAMS,
+    .settings_size = sizeof(struct mp_settings),
+    .read = read_settings,
+    .start = start_engine,
+};
+
 static dlb_status mp_init(const struct dlb_host *h, const struct dlb_params *p,
                           void **state)
 {
-    if (!p || p->count < MP_N_PARAMS)
-        return DLB_ERR_INTERNAL;
-    struct mp_state *st = calloc(1, sizeof *st);
-    if (!st)
-        return DLB_ERR_NOMEM;
-    read_settings(p, &st->s);
-    st->eng = engine_of(st->s.engine);
-    dlb_status s = st->eng->init(h, &st->s, &st->e);
-    if (s != DLB_OK) {
-        free(st);
-        return s;
-    }
-    *state = st;
-    return DLB_OK;
-}
-
-static void mp_fini(void *state)
-{
-    struct mp_state *st = state;
-    if (!st)
-        return;
-    st->eng->fini(st->e);
-    free(st);
-}
-
-static dlb_status mp_train_step(void *state, const struct dlb_host *h,
-                                struct dlb_model *model,
-                                const struct dlb_batch *batch)
-{
-    struct mp_state *st = state;
-    (void)h;
-    st->global_batch = batch->n;
-    return st->eng->step(st->e, model, batch);
+    return dlb_exec_init(&mp_exec, h, p, state);
 }
 
 static dlb_status mp_metrics(void *state, const struct dlb_host *h)
 {
-    struct mp_state *st = state;
+    struct dlb_exec *x = state;
+    const struct mp_settings *ms = x->settings;
     struct mp_figures f;
     memset(&f, 0, sizeof f);
-    dlb_status s = st->eng->figures(st->e, &f);
-    if (st->global_batch && f.micro > 0) {
-        h->metric(h, "global_batch", "images", st->global_batch);
-        h->metric(h, "micro_batch", "images",
-                  (double)st->global_batch / f.micro);
+    dlb_status s = engine_of(ms->engine)->figures(x->engine.state, &f);
+    if (x->global_batch && f.micro > 0) {
+        h->metric(h, "global_batch", "images", x->global_batch);
+        h->metric(h, "micro_batch", "images", (double)x->global_batch / f.micro);
     }
-    dlb_status r = mp_figures_report(h, &st->s, &f);
+    dlb_status r = mp_figures_report(h, ms, &f);
     return s != DLB_OK ? s : r;
 }
 
 static const struct dlb_executor_hooks mp_executor = {
-    .train_step = mp_train_step,
+    .train_step = dlb_exec_train_step,
 };
 
 static const struct dlb_plugin mp_plugin = {
@@ -210,7 +190,7 @@ static const struct dlb_plugin mp_plugin = {
     .n_params = MP_N_PARAMS,
     .probe = mp_probe,
     .init = mp_init,
-    .fini = mp_fini,
+    .fini = dlb_exec_fini,
     .executor = &mp_executor,
     .metrics = mp_metrics,
     .check = mp_check,

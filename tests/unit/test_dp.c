@@ -10,98 +10,16 @@
  *   - overlap on and off give bit-identical weights (the sum's order does
  *     not depend on timing). */
 #include "check.h"
+#include "plugin_fixture.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
 #include "dp.h"
-#include "host.h"
-#include "model/model.h"
-#include "model/model_file.h"
-#include "rng.h"
 
-#define SEED 42
 #define BATCH 10
-
-struct env {
-    struct dlb_host_shared shared;
-    struct dlb_host_priv host;
-    const char *backend;
-};
-
-static const struct dlb_host *env_open(struct env *e)
-{
-    char why[256];
-    memset(e, 0, sizeof *e);
-    e->shared.metrics = json_object();
-    dlb_host_setup(&e->host, &e->shared, "dp", SEED, 0);
-    e->backend = dlb_backend_available("cpu", why, sizeof why) ? "cpu" : "ref";
-    e->host.pub.backend_name = e->backend;
-    return &e->host.pub;
-}
-
-static void env_close(struct env *e)
-{
-    json_decref(e->shared.metrics);
-    json_decref(e->shared.world);
-}
-
-static struct dlb_model *model_open(const struct env *e,
-                                    const struct dlb_model_spec *spec)
-{
-    struct dlb_backend_config cfg = {.threads = 1, .seed = SEED};
-    struct dlb_backend *be = NULL;
-    struct dlb_model *m = NULL;
-    struct dlb_error err = {""};
-    char why[512];
-    if (dlb_backend_open(e->backend, &cfg, &be, why, sizeof why) != DLB_OK) {
-        fprintf(stderr, "%s\n", why);
-        return NULL;
-    }
-    if (dlb_model_create(spec, be, DLB_F32, SEED, &m, &err) != DLB_OK) {
-        fprintf(stderr, "%s\n", err.msg);
-        dlb_backend_close(be);
-        return NULL;
-    }
-    return m;
-}
-
-static void model_close(struct dlb_model *m)
-{
-    struct dlb_backend *be = m ? dlb_model_backend(m) : NULL;
-    dlb_model_destroy(m);
-    dlb_backend_close(be);
-}
-
-static struct dlb_model_spec *spec_load(const char *name)
-{
-    const char *srcdir = getenv("srcdir");
-    char path[1024];
-    struct dlb_model_spec *spec = NULL;
-    struct dlb_error err = {""};
-    snprintf(path, sizeof path, "%s/tests/unit/models/%s", srcdir ? srcdir : ".",
-             name);
-    if (dlb_model_file_load(path, &spec, &err) != DLB_OK)
-        fprintf(stderr, "%s\n", err.msg);
-    return spec;
-}
-
-/* A batch of seeded noise images and labels. */
-static void make_batch(const struct dlb_model_spec *sp, uint64_t step,
-                       float *images, int32_t *labels, struct dlb_batch *b)
-{
-    struct dlb_rng rng;
-    size_t per = (size_t)sp->in_c * sp->in_h * sp->in_w;
-    dlb_rng_seed_stream(&rng, SEED, 1000 + step);
-    for (size_t i = 0; i < BATCH * per; i++)
-        images[i] = (float)(dlb_rng_double(&rng) * 2.0 - 1.0);
-    for (int i = 0; i < BATCH; i++)
-        labels[i] = (int32_t)dlb_rng_below(&rng, sp->classes);
-    *b = (struct dlb_batch){images, labels, BATCH, sp->in_c, sp->in_h, sp->in_w};
-}
 
 static struct dp_settings settings(int replicas, int overlap, size_t bucket)
 {
@@ -161,7 +79,7 @@ static void test_buckets(const struct dlb_host *h, struct dlb_model *m)
 static void test_reduced_gradient(const char *model_file, int whole_batch)
 {
     struct env e;
-    const struct dlb_host *h = env_open(&e);
+    const struct dlb_host *h = env_open(&e, "dp");
     const struct dlb_replica_ops *ro = h->replica_ops;
     struct dlb_model_spec *sp = spec_load(model_file);
     struct dlb_model *m = sp ? model_open(&e, sp) : NULL;
@@ -177,7 +95,7 @@ static void test_reduced_gradient(const char *model_file, int whole_batch)
         goto out;
     if (!whole_batch)
         test_buckets(h, m);
-    make_batch(sp, 0, img, labels, &b);
+    make_batch(sp, 0, BATCH, img, labels, &b);
     CHECK(dp_engine_threads.init(h, &s, &eng) == DLB_OK);
     CHECK(dp_engine_threads.step(eng, m, &b) == DLB_OK);
     size_t n = 0, n0 = 0;
@@ -239,8 +157,8 @@ static float *train(int replicas, int overlap, int steps, size_t *count,
                     struct dp_figures *fig)
 {
     struct env e;
-    const struct dlb_host *h = env_open(&e);
-    struct dlb_model_spec *sp = spec_load("tiny.ini");
+    const struct dlb_host *h = env_open(&e, "dp");
+    struct dlb_model_spec *sp = spec_load("tests/unit/models/tiny.ini");
     struct dlb_model *m = sp ? model_open(&e, sp) : NULL;
     struct dp_settings s = settings(replicas, overlap, 256);
     size_t per = sp ? (size_t)sp->in_c * sp->in_h * sp->in_w : 0;
@@ -250,7 +168,7 @@ static float *train(int replicas, int overlap, int steps, size_t *count,
     void *eng = NULL;
     dlb_status st = m && img ? dp_engine_threads.init(h, &s, &eng) : DLB_ERR_NOMEM;
     for (int k = 0; st == DLB_OK && k < steps; k++) {
-        make_batch(sp, (uint64_t)k, img, labels, &b);
+        make_batch(sp, (uint64_t)k, BATCH, img, labels, &b);
         st = dp_engine_threads.step(eng, m, &b);
     }
     CHECK(st == DLB_OK);
@@ -275,8 +193,8 @@ int main(void)
 {
     struct dp_figures fa, fb, fc;
     size_t na = 0, nb = 0, nc = 0;
-    test_reduced_gradient("tiny.ini", 0);
-    test_reduced_gradient("dp-plain.ini", 1);
+    test_reduced_gradient("tests/unit/models/tiny.ini", 0);
+    test_reduced_gradient("tests/unit/models/dp-plain.ini", 1);
 
     float *a = train(3, 1, 4, &na, &fa);
     float *b = train(3, 0, 4, &nb, &fb);

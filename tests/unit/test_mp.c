@@ -18,99 +18,18 @@
  *   - engine nccl's grouped transfers complete under blocking semantics
  *     for both schedules (one transfer per group would deadlock 1F1B). */
 #include "check.h"
+#include "plugin_fixture.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
-#include "host.h"
-#include "model/model.h"
-#include "model/model_file.h"
 #include "mp.h"
-#include "rng.h"
 
-#define SEED 42
 #define BATCH 12
 #define STEPS 2
 #define PARTS (DLB_STATE_WEIGHTS | DLB_STATE_STATS)
-
-struct env {
-    struct dlb_host_shared shared;
-    struct dlb_host_priv host;
-    const char *backend;
-};
-
-static const struct dlb_host *env_open(struct env *e)
-{
-    char why[256];
-    memset(e, 0, sizeof *e);
-    e->shared.metrics = json_object();
-    dlb_host_setup(&e->host, &e->shared, "mp", SEED, 0);
-    e->backend = dlb_backend_available("cpu", why, sizeof why) ? "cpu" : "ref";
-    e->host.pub.backend_name = e->backend;
-    return &e->host.pub;
-}
-
-static void env_close(struct env *e)
-{
-    json_decref(e->shared.metrics);
-    json_decref(e->shared.world);
-}
-
-static struct dlb_model *model_open(const struct env *e,
-                                    const struct dlb_model_spec *spec)
-{
-    struct dlb_backend_config cfg = {.threads = 1, .seed = SEED};
-    struct dlb_backend *be = NULL;
-    struct dlb_model *m = NULL;
-    struct dlb_error err = {""};
-    char why[512];
-    if (dlb_backend_open(e->backend, &cfg, &be, why, sizeof why) != DLB_OK) {
-        fprintf(stderr, "%s\n", why);
-        return NULL;
-    }
-    if (dlb_model_create(spec, be, DLB_F32, SEED, &m, &err) != DLB_OK) {
-        fprintf(stderr, "%s\n", err.msg);
-        dlb_backend_close(be);
-        return NULL;
-    }
-    return m;
-}
-
-static void model_close(struct dlb_model *m)
-{
-    struct dlb_backend *be = m ? dlb_model_backend(m) : NULL;
-    dlb_model_destroy(m);
-    dlb_backend_close(be);
-}
-
-static struct dlb_model_spec *spec_load(const char *path_in_tree)
-{
-    const char *srcdir = getenv("srcdir");
-    char path[1024];
-    struct dlb_model_spec *spec = NULL;
-    struct dlb_error err = {""};
-    snprintf(path, sizeof path, "%s/%s", srcdir ? srcdir : ".", path_in_tree);
-    if (dlb_model_file_load(path, &spec, &err) != DLB_OK)
-        fprintf(stderr, "%s\n", err.msg);
-    return spec;
-}
-
-/* Step `step`'s batch of seeded noise images and labels. */
-static void make_batch(const struct dlb_model_spec *sp, uint64_t step,
-                       float *images, int32_t *labels, struct dlb_batch *b)
-{
-    struct dlb_rng rng;
-    size_t per = (size_t)sp->in_c * sp->in_h * sp->in_w;
-    dlb_rng_seed_stream(&rng, SEED, 1000 + step);
-    for (size_t i = 0; i < BATCH * per; i++)
-        images[i] = (float)(dlb_rng_double(&rng) * 2.0 - 1.0);
-    for (int i = 0; i < BATCH; i++)
-        labels[i] = (int32_t)dlb_rng_below(&rng, sp->classes);
-    *b = (struct dlb_batch){images, labels, BATCH, sp->in_c, sp->in_h, sp->in_w};
-}
 
 enum how { FULL_BATCH, ACCUMULATE, PIPELINE };
 
@@ -126,7 +45,7 @@ static struct run train(const char *file, enum how how, int S, int M,
 {
     struct run out = {NULL, 0, {0}};
     struct env e;
-    const struct dlb_host *h = env_open(&e);
+    const struct dlb_host *h = env_open(&e, "mp");
     const struct dlb_replica_ops *ro = h->replica_ops;
     const struct dlb_stage_ops *so = h->stage_ops;
     struct dlb_model_spec *sp = spec_load(file);
@@ -146,7 +65,7 @@ static struct run train(const char *file, enum how how, int S, int M,
     if (rc == DLB_OK && how == PIPELINE)
         rc = mp_engine_threads.init(h, &s, &eng);
     for (int k = 0; rc == DLB_OK && k < STEPS; k++) {
-        make_batch(sp, (uint64_t)k, img, labels, &b);
+        make_batch(sp, (uint64_t)k, BATCH, img, labels, &b);
         uint32_t lo[8];
         switch (how) {
         case FULL_BATCH:
@@ -340,7 +259,7 @@ static struct run train_views(const char *file, int S, int M)
 {
     struct run out = {NULL, 0, {0}};
     struct env e;
-    const struct dlb_host *h = env_open(&e);
+    const struct dlb_host *h = env_open(&e, "mp");
     const struct dlb_replica_ops *ro = h->replica_ops;
     const struct dlb_stage_ops *so = h->stage_ops;
     struct dlb_model_spec *sp = spec_load(file);
@@ -373,7 +292,7 @@ static struct run train_views(const char *file, int S, int M)
             rc = so->open(h, rep[r], &spec, &st[r]);
     }
     for (int k = 0; rc == DLB_OK && k < STEPS; k++) {
-        make_batch(sp, (uint64_t)k, img, labels, &b);
+        make_batch(sp, (uint64_t)k, BATCH, img, labels, &b);
         rc = view_step(h, st, S, M, img, per, labels);
     }
     /* Each stage's layers back into the model, as the engines do. */

@@ -140,6 +140,48 @@ static void test_halving_fallback(void)
 }
 
 /* Two configurations: a single round at the full budget, as the grid. */
+/* A screening round keeps, beyond the better half, every configuration
+ * it cannot tell from its best: five near-equals measured with a wide
+ * spread all go on, and the clearly slower three do not. */
+static void test_halving_ties(void)
+{
+    static const double r0[8] = {80, 20, 79, 10, 78, 77, 30, 76};
+    struct fixture f;
+    if (!fixture_open(&f, suite))
+        return;
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0};
+    struct dlb_select_settings set;
+    struct dlb_error err = {""};
+    CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
+    json_t *recs = json_array();
+    struct dlb_search_round rd;
+    int done = 0;
+    CHECK(dlb_search_round(&f.p, &s, &set, recs, 0, &rd, &done, &err) == DLB_OK);
+    CHECK(!done && rd.n == 8);
+    for (size_t k = 0; k < rd.n; k++) {
+        json_t *rec = crafted(&f, rd.pos[k], r0[rd.pos[k]], 0.3, -1, -1);
+        json_object_set_new(rec, "round", json_integer(0));
+        json_object_set_new(rec, "budget", json_real(rd.scale));
+        json_array_append_new(recs, rec);
+    }
+    free(rd.pos);
+    CHECK(dlb_search_round(&f.p, &s, &set, recs, 1, &rd, &done, &err) == DLB_OK);
+    CHECK(!done && positions_are(&rd, "0,2,4,5,7"));
+    free(rd.pos);
+    /* The same figures measured tightly: the better half only. */
+    json_array_clear(recs);
+    for (size_t k = 0; k < 8; k++) {
+        json_t *rec = crafted(&f, k, r0[k], 0.01, -1, -1);
+        json_object_set_new(rec, "round", json_integer(0));
+        json_array_append_new(recs, rec);
+    }
+    CHECK(dlb_search_round(&f.p, &s, &set, recs, 1, &rd, &done, &err) == DLB_OK);
+    CHECK(!done && positions_are(&rd, "0,2,4,5"));
+    free(rd.pos);
+    json_decref(recs);
+    fixture_close(&f);
+}
+
 static void test_halving_two(void)
 {
     struct fixture f;
@@ -207,6 +249,7 @@ int main(void)
 {
     test_halving();
     test_halving_two();
+    test_halving_ties();
     test_halving_fallback();
     test_random();
     test_parse();

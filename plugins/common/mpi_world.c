@@ -1,6 +1,6 @@
-/* The MPI world of engines mpi and nccl (dp_world.h). */
+/* The MPI world of engines that run a process per rank (mpi_world.h). */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_* */
-#include "dp_world.h"
+#include "mpi_world.h"
 
 #include <dlfcn.h>
 #include <sched.h>
@@ -12,7 +12,7 @@
  * through it, so every rank runs the same steps. */
 static int64_t agree(void *ctx, int64_t value)
 {
-    struct dp_world *w = ctx;
+    struct dlb_mpi_world *w = ctx;
     int64_t v = value;
     MPI_Bcast(&v, 1, MPI_INT64_T, 0, w->comm);
     return v;
@@ -32,7 +32,7 @@ static void promote_libmpi(void)
  * own CPUs; one that does not gives every rank the whole node, where each
  * backend would pin its threads to the same first CPUs. Then take this
  * rank's share of them. */
-static void share_cpus(const struct dlb_host *h, struct dp_world *w)
+static void share_cpus(const struct dlb_host *h, struct dlb_mpi_world *w)
 {
     MPI_Comm node;
     cpu_set_t mine, *all = NULL;
@@ -69,7 +69,8 @@ static void share_cpus(const struct dlb_host *h, struct dp_world *w)
            "one takes %d of the node's %d CPUs", w->rank, per, n);
 }
 
-dlb_status dp_world_open(const struct dlb_host *h, struct dp_world *w)
+dlb_status dlb_mpi_world_open(const struct dlb_host *h,
+                              struct dlb_mpi_world *w)
 {
     int started = 0, provided = 0, len = 0;
     memset(w, 0, sizeof *w);
@@ -90,7 +91,7 @@ dlb_status dp_world_open(const struct dlb_host *h, struct dp_world *w)
     w->hosts = calloc((size_t)w->size, sizeof *w->hosts);
     w->host_list = calloc((size_t)w->size, sizeof *w->host_list);
     if (!w->hosts || !w->host_list) {
-        dp_world_close(w);
+        dlb_mpi_world_close(w);
         return DLB_ERR_NOMEM;
     }
     char me[MPI_MAX_PROCESSOR_NAME] = "";
@@ -108,11 +109,11 @@ dlb_status dp_world_open(const struct dlb_host *h, struct dp_world *w)
     struct dlb_world world = {w->rank, w->size, w->host_list, agree, w};
     dlb_status s = h->replica_ops->join_world(h, &world);
     if (s != DLB_OK)
-        dp_world_close(w);
+        dlb_mpi_world_close(w);
     return s;
 }
 
-void dp_world_close(struct dp_world *w)
+void dlb_mpi_world_close(struct dlb_mpi_world *w)
 {
     if (w->comm != MPI_COMM_NULL)
         MPI_Comm_free(&w->comm);
@@ -126,8 +127,8 @@ void dp_world_close(struct dp_world *w)
     w->host_list = NULL;
 }
 
-void dp_world_abort(const struct dlb_host *h, const struct dp_world *w,
-                    const char *why)
+void dlb_mpi_world_abort(const struct dlb_host *h,
+                         const struct dlb_mpi_world *w, const char *why)
 {
     h->log(h, DLB_LOG_ERROR, "rank %d of %d (host %s): %s; stopping every rank",
            w->rank, w->size, w->hosts ? w->hosts[w->rank] : "?", why);
