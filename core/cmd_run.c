@@ -507,6 +507,11 @@ static size_t run_missing(struct run_state *r, int *failures, struct dlb_error *
         (*failures)++;
         return 0;
     }
+    if (srch.halving_small)
+        fprintf(stderr, "dlbench: note: search = halving: %zu configuration%s "
+                "are too few to gain from it (it needs %d); running the grid\n",
+                r->ses.plan.n, r->ses.plan.n == 1 ? "" : "s",
+                DLB_HALVING_MIN_CONFIGS);
     for (int round = 0; !not_run; round++) {
         struct dlb_search_round rd;
         int done = 0;

@@ -16,6 +16,7 @@ dlb_status dlb_search_parse(const char *text, struct dlb_search *out,
                             char *why, size_t why_len)
 {
     out->n = 0;
+    out->halving_small = 0;
     if (!strcmp(text, "grid")) {
         out->kind = DLB_SEARCH_GRID;
         return DLB_OK;
@@ -40,10 +41,14 @@ dlb_status dlb_search_parse(const char *text, struct dlb_search *out,
 
 struct dlb_search dlb_search_of(const struct dlb_plan *plan)
 {
-    struct dlb_search s = {DLB_SEARCH_GRID, 0};
+    struct dlb_search s = {DLB_SEARCH_GRID, 0, 0};
     char why[256];
     dlb_search_parse(dlb_config_core(plan, &plan->configs[0], "search")->s, &s,
                      why, sizeof why);
+    if (s.kind == DLB_SEARCH_HALVING && plan->n < DLB_HALVING_MIN_CONFIGS) {
+        s.kind = DLB_SEARCH_GRID;
+        s.halving_small = 1;
+    }
     return s;
 }
 

@@ -25,8 +25,15 @@ enum dlb_search_kind { DLB_SEARCH_GRID, DLB_SEARCH_RANDOM, DLB_SEARCH_HALVING };
 
 struct dlb_search {
     enum dlb_search_kind kind;
-    size_t n; /* random:N */
+    size_t n;        /* random:N */
+    int halving_small; /* halving asked for, too few configurations: grid */
 };
+
+/* Halving runs the grid below this many configurations: its screening
+ * rounds pay each configuration's start-up again, and the final round's
+ * two finalists and baseline at the full budget leave nothing to save (3
+ * configurations of the infer suite took 2.5x the grid's time). */
+#define DLB_HALVING_MIN_CONFIGS 8
 
 /* Parse a `search` value. On failure `why` says what was expected. */
 dlb_status dlb_search_parse(const char *text, struct dlb_search *out,

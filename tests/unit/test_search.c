@@ -62,7 +62,7 @@ static void test_halving(void)
     struct fixture f;
     if (!fixture_open(&f, suite))
         return;
-    struct dlb_search s = {DLB_SEARCH_HALVING, 0};
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
     struct dlb_select_settings set;
     struct dlb_error err = {""};
     CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
@@ -115,7 +115,7 @@ static void test_halving_fallback(void)
     struct fixture f;
     if (!fixture_open(&f, tol))
         return;
-    struct dlb_search s = {DLB_SEARCH_HALVING, 0};
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
     struct dlb_select_settings set;
     struct dlb_error err = {""};
     CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
@@ -149,7 +149,7 @@ static void test_halving_ties(void)
     struct fixture f;
     if (!fixture_open(&f, suite))
         return;
-    struct dlb_search s = {DLB_SEARCH_HALVING, 0};
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
     struct dlb_select_settings set;
     struct dlb_error err = {""};
     CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
@@ -187,7 +187,7 @@ static void test_halving_two(void)
     struct fixture f;
     if (!fixture_open(&f, "[suite]\n[sweep]\nbatch = 1, 2\n"))
         return;
-    struct dlb_search s = {DLB_SEARCH_HALVING, 0};
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
     struct dlb_select_settings set;
     struct dlb_error err = {""};
     CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
@@ -197,6 +197,24 @@ static void test_halving_two(void)
     CHECK(rd.n == 2 && rd.scale == 1 && !rd.measure_only);
     free(rd.pos);
     fixture_close(&f);
+}
+
+/* Halving on fewer than DLB_HALVING_MIN_CONFIGS configurations runs the
+ * grid (and says so); from that many on it halves. */
+static void test_halving_small(void)
+{
+    struct fixture f;
+    if (fixture_open(&f, "[suite]\nsearch = halving\n[sweep]\nbatch = 1, 2, 3\n")) {
+        struct dlb_search s = dlb_search_of(&f.p);
+        CHECK(s.kind == DLB_SEARCH_GRID && s.halving_small);
+        fixture_close(&f);
+    }
+    if (fixture_open(&f, "[suite]\nsearch = halving\n[sweep]\n"
+                         "batch = 1, 2, 3, 4, 5, 6, 7, 8\n")) {
+        struct dlb_search s = dlb_search_of(&f.p);
+        CHECK(s.kind == DLB_SEARCH_HALVING && !s.halving_small);
+        fixture_close(&f);
+    }
 }
 
 static void test_random(void)
@@ -250,6 +268,7 @@ int main(void)
     test_halving();
     test_halving_two();
     test_halving_ties();
+    test_halving_small();
     test_halving_fallback();
     test_random();
     test_parse();
