@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "dp.h"
+#include "threads_probe.h"
 
 struct tw;
 
@@ -285,12 +286,7 @@ static dlb_status th_probe(const struct dlb_host *h, const struct dp_settings *s
                            char *reason, size_t len)
 {
     (void)h;
-    if (s->ranks > 1) {
-        snprintf(reason, len, "engine threads runs in one process: ranks must be "
-                 "1 (ranks = %d is for engines mpi and nccl)", s->ranks);
-        return DLB_ERR_UNSUPPORTED;
-    }
-    return DLB_OK;
+    return dlb_threads_probe(s->ranks, reason, len);
 }
 
 static dlb_status th_init(const struct dlb_host *h, const struct dp_settings *s,

@@ -275,19 +275,117 @@ static void avg_block_bwd(const struct dlb_pool_desc *d, size_t B,
 
 /* ---- the parallel drivers ------------------------------------------ */
 
+/* Block b's pooling from s (its values as floats, readable up to s_end)
+ * into d, with the max-pool workspace written (forward) or read
+ * (backward); nonzero when a workspace index is outside the input plane. */
+struct ws {
+    int32_t *out;
+    const int32_t *in;
+};
+typedef int (*block_fn)(const struct dlb_cpu_pool_blocks *r, struct ws ws,
+                        size_t b, const float *s, const float *s_end, float *d);
+
 /* Per-thread float staging of one block of a bf16 tensor; NULL for f32. */
 struct stage {
-    float *in, *out;
+    float *s, *d;
 };
 
-static int stage_alloc(struct stage *t, int conv, size_t in, size_t out)
+static int stage_alloc(struct stage *t, int conv, size_t sn, size_t dn)
 {
-    t->in = t->out = NULL;
+    t->s = t->d = NULL;
     if (!conv)
         return 1;
-    t->in = malloc(in * sizeof *t->in);
-    t->out = malloc(out * sizeof *t->out);
-    return t->in && t->out;
+    t->s = malloc(sn * sizeof *t->s);
+    t->d = malloc(dn * sizeof *t->d);
+    return t->s && t->d;
+}
+
+/* The blocks of r->src (sn elements each) into those of r->dst (dn each)
+ * through `fn`, in parallel; bf16 blocks go through float staging. */
+static dlb_status run_blocks(struct dlb_backend *be,
+                             const struct dlb_cpu_pool_blocks *r,
+                             const char *op, size_t sn, size_t dn,
+                             block_fn fn, struct ws ws)
+{
+    const struct dlb_buffer *src = r->src;
+    struct dlb_buffer *dst = r->dst;
+    const size_t blocks = r->blocks, work = blocks * (sn > dn ? sn : dn);
+    int conv = src->dtype != DLB_F32 || dst->dtype != DLB_F32;
+    int nomem = 0, bad = 0;
+    DLB_OMP("omp parallel if(work > DLB_CPU_PAR_MIN)")
+    {
+        struct stage t;
+        int ok = stage_alloc(&t, conv, sn, dn);
+        if (!ok) {
+            DLB_OMP("omp atomic write")
+            nomem = 1;
+        }
+        DLB_OMP("omp for schedule(static)")
+        for (size_t b = 0; b < blocks; b++) {
+            if (!ok)
+                continue;
+            const float *sb = conv ? t.s : (const float *)src->data + b * sn;
+            float *db = conv ? t.d : (float *)dst->data + b * dn;
+            if (conv)
+                dlb_cpu_load_f32(src, b * sn, sn, t.s);
+            const float *se = conv ? t.s + sn
+                                   : (const float *)src->data + blocks * sn;
+            if (fn(r, ws, b, sb, se, db)) {
+                DLB_OMP("omp atomic write")
+                bad = 1;
+            }
+            if (conv)
+                dlb_cpu_store_f32(dst, b * dn, dn, t.d);
+        }
+        free(t.s);
+        free(t.d);
+    }
+    if (nomem)
+        return dlb_backend_fail(be, DLB_ERR_NOMEM, "cpu %s: out of memory", op);
+    if (bad)
+        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu %s: a workspace "
+                                "index is outside the input plane", op);
+    dlb_cpu_written(dst);
+    return DLB_OK;
+}
+
+static int fwd_block(const struct dlb_cpu_pool_blocks *r, struct ws ws,
+                     size_t b, const float *x, const float *x_end, float *y)
+{
+    const struct dlb_pool_desc *d = r->d;
+    size_t out_blk = (size_t)d->out_h * d->out_w * r->B;
+    int32_t *w = ws.out ? ws.out + b * out_blk : NULL;
+    if (d->kind == DLB_POOL_MAX)
+        max_any(d, r->B, x, x_end, y, w);
+    else
+        avg_block(d, r->B, x, y);
+    return 0;
+}
+
+static int bwd_block(const struct dlb_cpu_pool_blocks *r, struct ws ws,
+                     size_t b, const float *g, const float *g_end, float *dx)
+{
+    const struct dlb_pool_desc *d = r->d;
+    const size_t B = r->B;
+    size_t in_plane = (size_t)d->in_h * d->in_w, in_blk = in_plane * B;
+    size_t out_blk = (size_t)d->out_h * d->out_w * B;
+    int bad = 0;
+    (void)g_end;
+    memset(dx, 0, in_blk * sizeof *dx);
+    if (d->kind != DLB_POOL_MAX) {
+        avg_block_bwd(d, B, g, dx);
+        return 0;
+    }
+    const int32_t *w = ws.in + b * out_blk;
+    for (size_t k = 0; k < out_blk; k += B)
+        for (size_t l = 0; l < B; l++) {
+            uint32_t at = (uint32_t)w[k + l]; /* < 0: huge */
+            if (at >= in_plane)
+                bad = 1;
+            else
+                dx[(size_t)at * B + l] += g[k + l];
+        }
+    return bad;
 }
 
 dlb_status dlb_cpu_pool_loops_fwd(struct dlb_backend *be,
@@ -295,46 +393,9 @@ dlb_status dlb_cpu_pool_loops_fwd(struct dlb_backend *be,
                                   int32_t *ws)
 {
     const struct dlb_pool_desc *d = r->d;
-    const struct dlb_buffer *x = r->src;
-    struct dlb_buffer *y = r->dst;
-    const size_t B = r->B, blocks = r->blocks;
-    size_t in_blk = (size_t)d->in_h * d->in_w * B;
-    size_t out_blk = (size_t)d->out_h * d->out_w * B;
-    int conv = x->dtype != DLB_F32 || y->dtype != DLB_F32, nomem = 0;
-    int max = d->kind == DLB_POOL_MAX;
-    DLB_OMP("omp parallel if(blocks * in_blk > DLB_CPU_PAR_MIN)")
-    {
-        struct stage t;
-        int ok = stage_alloc(&t, conv, in_blk, out_blk);
-        if (!ok) {
-            DLB_OMP("omp atomic write")
-            nomem = 1;
-        }
-        DLB_OMP("omp for schedule(static)")
-        for (size_t b = 0; b < blocks; b++) {
-            if (!ok)
-                continue;
-            const float *xb = conv ? t.in : (const float *)x->data + b * in_blk;
-            float *yb = conv ? t.out : (float *)y->data + b * out_blk;
-            if (conv)
-                dlb_cpu_load_f32(x, b * in_blk, in_blk, t.in);
-            const float *xe = conv ? t.in + in_blk
-                                   : (const float *)x->data + blocks * in_blk;
-            if (max)
-                max_any(d, B, xb, xe, yb, ws ? ws + b * out_blk : NULL);
-            else
-                avg_block(d, B, xb, yb);
-            if (conv)
-                dlb_cpu_store_f32(y, b * out_blk, out_blk, t.out);
-        }
-        free(t.in);
-        free(t.out);
-    }
-    if (nomem)
-        return dlb_backend_fail(be, DLB_ERR_NOMEM,
-                                "cpu pool_fwd: out of memory");
-    dlb_cpu_written(y);
-    return DLB_OK;
+    return run_blocks(be, r, "pool_fwd", (size_t)d->in_h * d->in_w * r->B,
+                      (size_t)d->out_h * d->out_w * r->B, fwd_block,
+                      (struct ws){ ws, NULL });
 }
 
 dlb_status dlb_cpu_pool_loops_bwd(struct dlb_backend *be,
@@ -342,58 +403,7 @@ dlb_status dlb_cpu_pool_loops_bwd(struct dlb_backend *be,
                                   const int32_t *ws)
 {
     const struct dlb_pool_desc *d = r->d;
-    const struct dlb_buffer *dy = r->src;
-    struct dlb_buffer *dx = r->dst;
-    const size_t B = r->B, blocks = r->blocks;
-    size_t in_blk = (size_t)d->in_h * d->in_w * B;
-    size_t out_blk = (size_t)d->out_h * d->out_w * B;
-    size_t in_plane = (size_t)d->in_h * d->in_w;
-    int conv = dy->dtype != DLB_F32 || dx->dtype != DLB_F32;
-    int max = d->kind == DLB_POOL_MAX, bad = 0, nomem = 0;
-    DLB_OMP("omp parallel if(blocks * in_blk > DLB_CPU_PAR_MIN)")
-    {
-        struct stage t;
-        int ok = stage_alloc(&t, conv, in_blk, out_blk);
-        if (!ok) {
-            DLB_OMP("omp atomic write")
-            nomem = 1;
-        }
-        DLB_OMP("omp for schedule(static)")
-        for (size_t b = 0; b < blocks; b++) {
-            if (!ok)
-                continue;
-            const float *g = conv ? t.out : (const float *)dy->data + b * out_blk;
-            float *dxb = conv ? t.in : (float *)dx->data + b * in_blk;
-            if (conv)
-                dlb_cpu_load_f32(dy, b * out_blk, out_blk, t.out);
-            memset(dxb, 0, in_blk * sizeof *dxb);
-            if (max) {
-                const int32_t *w = ws + b * out_blk;
-                for (size_t k = 0; k < out_blk; k += B)
-                    for (size_t l = 0; l < B; l++) {
-                        uint32_t at = (uint32_t)w[k + l]; /* < 0: huge */
-                        if (at >= in_plane) {
-                            DLB_OMP("omp atomic write")
-                            bad = 1;
-                            continue;
-                        }
-                        dxb[(size_t)at * B + l] += g[k + l];
-                    }
-            } else {
-                avg_block_bwd(d, B, g, dxb);
-            }
-            if (conv)
-                dlb_cpu_store_f32(dx, b * in_blk, in_blk, t.in);
-        }
-        free(t.in);
-        free(t.out);
-    }
-    if (nomem)
-        return dlb_backend_fail(be, DLB_ERR_NOMEM,
-                                "cpu pool_bwd: out of memory");
-    if (bad)
-        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu pool_bwd: a "
-                                "workspace index is outside the input plane");
-    dlb_cpu_written(dx);
-    return DLB_OK;
+    return run_blocks(be, r, "pool_bwd", (size_t)d->out_h * d->out_w * r->B,
+                      (size_t)d->in_h * d->in_w * r->B, bwd_block,
+                      (struct ws){ NULL, ws });
 }
