@@ -7,6 +7,7 @@
 #include "config.h"
 #endif
 
+#include "cpu_quota.h"
 #include "results.h"
 
 #include <sched.h>
@@ -137,6 +138,9 @@ static json_t *cpu_object(void)
     json_object_set_new(cpu, "logical_cpus_allowed",
                         sched_getaffinity(0, sizeof set, &set) == 0
                             ? json_integer(CPU_COUNT(&set)) : json_null());
+    double quota = dlb_cpu_quota();
+    json_object_set_new(cpu, "cgroup_cpu_quota",
+                        quota > 0 ? json_real(quota) : json_null());
     /* "powersave" can halve throughput; worth seeing next to the numbers. */
     FILE *g = fopen("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "r");
     char gov[64] = "";

@@ -13,7 +13,8 @@
  *   bf16: 1e-2 (one rounding is 2^-9).
  * Whole LeNet passes (chains) in a 16-bit type: twice the type's bound,
  * since roundings compound from layer to layer.
- * Identical: the dropout mask and values, the max-pool workspace, casts,
+ * Identical: the dropout mask and values, the max-pool workspace (in a
+ * 16-bit chain: differing only at ties, see expect_route_ties), casts,
  * scale, fill, (de)quantisation, int8 max pooling; SGD within 1e-6 per
  * element. int8 convolution and linear layers: within backend.h's bound
  * (1 LSB for s8/u8 y, 1e-6 relative for f32 y), expected identical (see
@@ -510,6 +511,60 @@ static void test_elementwise(size_t count)
 
 /* ---- chains, as the model runs them ------------------------------------ */
 
+/* Max pooling's routes in a 16-bit chain: the two backends' inputs differ
+ * by rounding, so where two candidates of a window are within rounding of
+ * each other (a tie in that type) either may win. Every route that differs
+ * must be such a tie: the two candidates, read from ref's own input, no
+ * further apart than `tol` times that input's root mean square, the scale
+ * the chain's errors are measured on (NEAR_CHAIN; near zero a relative
+ * gap means nothing). ref then takes the device's routes, so that the
+ * backward passes compare the arithmetic, not the choice between
+ * near-equal maxima. On the H200, bf16: 4 of 2,880 and 1 of 640 routes
+ * differed; with them shared, conv1's weight gradient went from 9.4e-2 to
+ * 1.4e-2 relative error (bound 2e-2). */
+static void expect_route_ties(const char *what, struct pair ws, struct pair x,
+                              const struct dlb_pool_desc *p, double tol)
+{
+    double *wd = download(dev, ws.d, ws.n, DLB_S32);
+    double *wr = download(ref, ws.r, ws.n, DLB_S32);
+    double *xr = download(ref, x.r, x.n, x.t);
+    int32_t *routes = malloc(ws.n * sizeof *routes);
+    size_t out_plane = (size_t)p->out_h * p->out_w;
+    size_t in_plane = (size_t)p->in_h * p->in_w, differ = 0, not_tie = 0;
+    double rms = 0.0, gap = 0.0;
+    for (size_t i = 0; i < x.n; i++)
+        rms += xr[i] * xr[i];
+    rms = sqrt(rms / (double)(x.n ? x.n : 1));
+    for (size_t o = 0; o < ws.n; o++) {
+        routes[o] = (int32_t)wd[o];
+        if (wd[o] == wr[o])
+            continue;
+        differ++;
+        size_t base = o / out_plane * in_plane;
+        double d = fabs(xr[base + (size_t)wd[o]] - xr[base + (size_t)wr[o]]);
+        gap = fmax(gap, d);
+        if (!(d <= tol * rms))
+            not_tie++;
+    }
+    check_count++;
+    if (not_tie) {
+        check_failures++;
+        fprintf(stderr, "FAIL %s: %zu of %zu routes differ, %zu of them not "
+                "a tie (largest gap %.3g > %.0e x rms %.3g)\n", what, differ,
+                ws.n, not_tie, gap, tol, rms);
+    } else {
+        fprintf(stderr, "ok   %-46s s32  %zu of %zu routes differ, all ties "
+                "(largest gap %.2e of rms %.2e)\n", what, differ, ws.n, gap,
+                rms);
+    }
+    CHECK(DLB_BE_CALL(ref, copy_from_host, ws.r, 0, routes,
+                      ws.n * sizeof *routes) == DLB_OK);
+    free(routes);
+    free(wd);
+    free(wr);
+    free(xr);
+}
+
 static void test_chain_lenet(enum dlb_dtype t, uint32_t n)
 {
     struct dlb_conv2d_desc c1 = conv_desc(n, 1, 28, 28, 10, 5, 1, 0);
@@ -549,6 +604,16 @@ static void test_chain_lenet(enum dlb_dtype t, uint32_t n)
     CALL(dropout_fwd, &d3, B(y5), B(y5));
     CALL(linear_fwd, &f2, B(y5), B(w4), B(b4), B(y6));
     NEAR_CHAIN("chain lenet fwd logits", y6);
+    NEAR_CHAIN("chain lenet conv1 output", y1);
+    if (t == DLB_F32) {
+        expect_same("chain lenet pool1 workspace", ws1);
+        expect_same("chain lenet pool2 workspace", ws2);
+    } else {
+        expect_route_ties("chain lenet pool1 routes", ws1, y1, &p1,
+                          2.0 * tol_of(t, 0));
+        expect_route_ties("chain lenet pool2 routes", ws2, y3, &p2,
+                          2.0 * tol_of(t, 0));
+    }
     CALL(linear_bwd, &f2, B(y5), B(w4), B(g6), B(g5), B(dw4), B(db4));
     CALL(dropout_bwd, &d3, B(g5), B(g5));
     CALL(relu_bwd, (size_t)n * 50, B(y5), B(g5), B(g5));
@@ -561,8 +626,6 @@ static void test_chain_lenet(enum dlb_dtype t, uint32_t n)
     CALL(relu_bwd, a2, B(y2), B(g2), B(g2));
     CALL(pool_bwd, &p1, B(g2), B(ws1), B(g1));
     CALL(conv2d_bwd_weights, &c1, B(x), B(g1), B(dw1), B(db1));
-    NEAR_CHAIN("chain lenet conv1 output", y1);
-    expect_same("chain lenet pool1 workspace", ws1);
     NEAR_CHAIN("chain lenet fc1 dw", dw3);
     NEAR_CHAIN("chain lenet conv2 dw", dw2);
     NEAR_CHAIN("chain lenet conv1 dw", dw1);

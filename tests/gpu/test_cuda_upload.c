@@ -2,8 +2,8 @@
  * dataloader.pinned) deliver exactly the pageable path's batches:
  *  - the batches the model sees on the device over three epochs have the
  *    baseline loader's checksums, batch by batch;
- *  - LeNet trained on them follows the pageable run's loss trajectory bit
- *    for bit (same data, seeds and kernels), eagerly and from a graph;
+ *  - LeNet trained on them follows the pageable run's loss trajectory
+ *    within 1e-5 relative, eagerly and from a graph (see below);
  *  - the figures exist: bytes, copy time, and the share of the copy the
  *    step hid (printed; on an idle GPU most of it).
  * The pinned batch source here wraps the baseline loader and copies each
@@ -11,6 +11,7 @@
  * does with pinned = on). Exits 77 without a GPU. */
 #include "check.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,14 +225,39 @@ int main(void)
         CHECK(fq.batches == STEPS + 1);      /* one ahead of the last step */
         CHECK(fq.measured >= STEPS - 2 && fq.copy_s > 0);
         CHECK(fq.exposed_s >= 0 && fq.exposed_s <= fq.copy_s);
-        int same = 0;
-        for (int i = 0; i < STEPS; i++)
+        int same = 0, first = -1;
+        double worst = 0.0;
+        for (int i = 0; i < STEPS; i++) {
             same += pageable[i] == pinned[i];
-        CHECK(same == STEPS);
+            if (first < 0 && pageable[i] != pinned[i])
+                first = i;
+            worst = fmax(worst, fabs(pinned[i] - pageable[i]) /
+                                    fmax(1e-30, fabs(pageable[i])));
+        }
+        /* The same data, seeds and kernels, but not always the same
+         * order of the sums: cuDNN's heuristic may pick algorithms that
+         * accumulate with atomics, whose order the copy stream's timing
+         * can change. On the H200 the losses differed in the last bit
+         * (1.1e-7 relative) from step 1 or 18 on, or not at all: f32
+         * rounding, far inside 1e-5, while a wrong or torn batch moves
+         * the loss by 1e-2 or more. */
+        CHECK(worst <= 1e-5);
+        if (graphs) {
+            /* The control: pageable against pageable, from a graph. */
+            double again[STEPS];
+            int same_again = 0;
+            CHECK(train(gpu, spec, &tr, NULL, graphs, again, &fp));
+            for (int i = 0; i < STEPS; i++)
+                same_again += again[i] == pageable[i];
+            fprintf(stderr, "graphs on: pageable twice, losses identical over "
+                    "%d steps: %s\n", STEPS, same_again == STEPS ? "yes" : "no");
+        }
         fprintf(stderr, "graphs %s: pinned vs pageable losses identical over "
-                "%d steps: %s (last %.6f); %.0f bytes uploaded, copy %.1f us "
+                "%d steps: %s (first difference at step %d, largest %.2e "
+                "relative; last %.6f); %.0f bytes uploaded, copy %.1f us "
                 "per batch, overlap share %.1f%%\n", graphs ? "on" : "off",
-                STEPS, same == STEPS ? "yes" : "no", pinned[STEPS - 1],
+                STEPS, same == STEPS ? "yes" : "no", first, worst,
+                pinned[STEPS - 1],
                 fq.bytes, 1e6 * fq.copy_s / (double)fq.measured,
                 fq.copy_s > 0 ? 100.0 * (1.0 - fq.exposed_s / fq.copy_s)
                               : 0.0);

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE 1 /* sched_getaffinity, CPU_SET */
 #endif
 #include "cpu.h"
+#include "cpu_quota.h"
 
 #include <cpuid.h>
 #include <sched.h>
@@ -43,7 +44,9 @@ static void set_threads(struct dlb_cpu *cpu, int requested)
 {
     int cpus[CPU_SETSIZE];
     int n = allowed_cpus(cpus, CPU_SETSIZE);
-    cpu->threads = requested > 0 ? requested : n;
+    /* By default a thread per allowed CPU, fewer under a cgroup's CPU
+     * quota (docker --cpus): see cpu_quota.h for what too many cost. */
+    cpu->threads = requested > 0 ? requested : dlb_cpu_quota_threads(n);
 #ifdef _OPENMP
     omp_set_num_threads(cpu->threads);
     if (getenv("OMP_PROC_BIND") || getenv("GOMP_CPU_AFFINITY") ||
