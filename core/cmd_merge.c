@@ -245,8 +245,10 @@ static int finish(const char *dir, struct dlb_session *ses, json_t *ctx,
     size_t i;
     json_t *rec;
     dlb_vs_baseline_annotate(&ses->plan, recs);
-    if (dlb_results_write(dir, ctx, recs, &err) != DLB_OK) {
+    json_t *sel = NULL;
+    if (dlb_postrun_results(dir, &ses->plan, ctx, recs, &sel, &err) != DLB_OK) {
         fprintf(stderr, "dlbench: merge: %s\n", err.msg);
+        json_decref(sel);
         return 1;
     }
     char *table = join(dir, "table.txt");
@@ -260,8 +262,10 @@ static int finish(const char *dir, struct dlb_session *ses, json_t *ctx,
     if (o->format == DLB_FORMAT_TABLE)
         dlb_vs_baseline_print(stdout, recs);
     struct dlb_postrun pr = {dir, ses->suite_path, &ses->plan, ctx, recs,
-                             o->format == DLB_FORMAT_TABLE ? stdout : stderr, tf};
+                             o->format == DLB_FORMAT_TABLE ? stdout : stderr, tf,
+                             sel};
     int post_failed = dlb_postrun(&pr, &winner) != DLB_OK;
+    json_decref(sel);
     if (tf)
         fclose(tf);
     json_array_foreach(recs, i, rec)

@@ -691,8 +691,11 @@ int dlb_cmd_run(struct dlb_options *o)
     json_t *recs = dlb_search_final_records(&r.ses.plan, r.records);
     dlb_vs_baseline_annotate(&r.ses.plan, recs);
     dlb_context_add_devices(r.context, recs);
-    if (dlb_results_write(r.dir, r.context, recs, &err) != DLB_OK) {
+    json_t *sel = NULL;
+    if (dlb_postrun_results(r.dir, &r.ses.plan, r.context, recs, &sel,
+                            &err) != DLB_OK) {
         fprintf(stderr, "dlbench: %s\n", err.msg);
+        json_decref(sel);
         json_decref(recs);
         int sig = say_why_stopped(&r, not_run);
         rc = sig ? 128 + sig : 1;
@@ -708,12 +711,14 @@ int dlb_cmd_run(struct dlb_options *o)
     dlb_results_print(stdout, o->format, r.context, recs);
     if (o->format == DLB_FORMAT_TABLE)
         dlb_vs_baseline_print(stdout, recs);
-    /* Selection, plots, report and best.ini: after the result files, so
-     * a failure there loses no measurement. */
+    /* Plots, report and best.ini: after the result files, so a failure
+     * there loses no measurement. */
     struct dlb_postrun pr = {r.dir, r.origin, &r.ses.plan, r.context, recs,
-                             o->format == DLB_FORMAT_TABLE ? stdout : stderr, tf};
+                             o->format == DLB_FORMAT_TABLE ? stdout : stderr, tf,
+                             sel};
     int winner = 0;
     int post_failed = dlb_postrun(&pr, &winner) != DLB_OK;
+    json_decref(sel);
     if (tf)
         fclose(tf);
     json_decref(recs);

@@ -20,18 +20,30 @@ dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
     /* Each plot is its own gnuplot process: drawn side by side, the
      * report waits for the slowest one rather than for their sum. */
     p.parallel = 1;
+    /* A row per configuration: at most DLB_PLOT_MAX_ROWS of them. */
+    char note[160];
+    json_t *rows = dlb_plot_rows(records, selection, DLB_PLOT_MAX_ROWS, note,
+                                 sizeof note);
+    if (st == DLB_OK && !rows)
+        st = dlb_errorf(err, DLB_ERR_NOMEM, "plots: out of memory");
+    const char *rows_note = *note ? note : NULL;
+    p.rows_note = rows_note;
     if (st == DLB_OK)
-        st = dlb_plot_throughput(&p, records, selection, err);
+        st = dlb_plot_throughput(&p, rows, selection, err);
     if (st == DLB_OK)
-        st = dlb_plot_speedup(&p, records, selection, err);
+        st = dlb_plot_speedup(&p, rows, selection, err);
+    p.rows_note = NULL;
     if (st == DLB_OK)
         st = dlb_plot_pareto(&p, records, selection, err);
     if (st == DLB_OK)
         st = dlb_plot_scaling(&p, records, "batch", err);
     if (st == DLB_OK)
         st = dlb_plot_scaling(&p, records, "dp.replicas", err);
+    p.rows_note = rows_note;
     if (st == DLB_OK)
-        st = dlb_plot_steps(&p, records, err);
+        st = dlb_plot_steps(&p, rows, err);
+    p.rows_note = NULL;
+    json_decref(rows);
     dlb_plotter_wait(&p);
     if (st == DLB_OK) {
         *plots = json_incref(p.plots);

@@ -16,6 +16,8 @@ FILE *dlb_plot_data_open(struct dlb_plotter *p, const char *name,
         return NULL;
     }
     fprintf(f, "# dlbench plot data for %s.gp; columns: %s\n", name, columns);
+    if (p->rows_note)
+        fprintf(f, "# rows: %s (results.csv has every one)\n", p->rows_note);
     return f;
 }
 

@@ -193,8 +193,11 @@ static void wait_jobs(struct dlb_plotter *p, int left)
 
 void dlb_plotter_start(struct dlb_plotter *p, const char *name)
 {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int most = cores < 1 ? 1 : cores > DLB_PLOT_JOBS ? DLB_PLOT_JOBS : (int)cores;
+    /* One more than the cores: the plots take unequal times (the
+     * step-time one most), and a core freed by a short one then goes to
+     * the next at once rather than after a wait. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN) + 1;
+    int most = cores < 2 ? 2 : cores > DLB_PLOT_JOBS ? DLB_PLOT_JOBS : (int)cores;
     if (!p->parallel)
         most = 1;
     wait_jobs(p, most - 1);

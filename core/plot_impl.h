@@ -13,11 +13,14 @@
 /* Seconds one gnuplot process may take before its process group is
  * killed, unless $DLBENCH_GNUPLOT_TIMEOUT says otherwise. */
 #define DLB_GNUPLOT_TIMEOUT_S 60
+/* Rows a one-row-per-configuration plot draws at most (plot_rows.c). */
+#define DLB_PLOT_MAX_ROWS 60
 /* Bytes of a label shown on a plot; the data file's comment says so. */
 #define DLB_PLOT_LABEL_MAX 72
 
-/* gnuplot processes one plotter runs at once, at most (and at most one per
- * core): a run's plots are independent, so they are drawn side by side. */
+/* gnuplot processes one plotter runs at once, at most (and at most one
+ * more than the cores): a run's plots are independent, so they are drawn
+ * side by side. */
 #define DLB_PLOT_JOBS 8
 
 struct dlb_gp_job {
@@ -43,6 +46,8 @@ struct dlb_plotter {
     int why_seq;        /* the plot `why` is about */
     int sig0;           /* dlb_interrupted() when the first one started */
     const char *suite;  /* the suite's name, for titles (escaped there), or NULL */
+    const char *rows_note; /* which rows the next plots draw, when not all;
+                            * in their titles and data files, or NULL */
 };
 
 /* Create `dir` (a missing last component only) and look for gnuplot:
@@ -74,7 +79,7 @@ int dlb_plot_rows_height(int rows);
 /* Start gnuplot on DIR/NAME.gp, with standard input from the script, the
  * working directory DIR, standard error into DIR/gnuplot.log, in a process
  * group of its own. No shell is involved. Unless p->parallel, it is waited
- * for at once; otherwise up to one per core run side by side until
+ * for at once; otherwise up to one more than the cores run side by side until
  * dlb_plotter_wait. A gnuplot still running timeout_s after its start, or
  * after a signal to dlbench, is killed with its group. Whatever went wrong
  * ends up in p->drawn, p->why and p->timed_out. */
@@ -94,6 +99,12 @@ void dlb_gp_quote(const char *s, char *buf, size_t n);
  * label stays one column of one line, and a long one is cut with "...". */
 void dlb_plot_label(FILE *f, const char *s);
 
+/* The records a one-row-per-configuration plot draws: all of them up to
+ * `max`, else the fastest, always with the selection's winner and
+ * baseline, in the run's order; `note` then says so ("" when all). A new
+ * reference; NULL when out of memory. */
+json_t *dlb_plot_rows(json_t *records, json_t *selection, size_t max,
+                      char *note, size_t note_len);
 /* Record accessors. */
 int dlb_rec_ok(json_t *rec);
 const char *dlb_rec_id(json_t *rec);

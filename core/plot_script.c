@@ -68,7 +68,12 @@ dlb_status dlb_plot_emit(struct dlb_plotter *p, const char *name,
                          struct dlb_error *err)
 {
     char full[600], qtitle[1300], path[4096], script[256];
-    if (p->suite && *p->suite)
+    if (p->suite && *p->suite && p->rows_note)
+        snprintf(full, sizeof full, "%s (suite %.60s; %s)", title, p->suite,
+                 p->rows_note);
+    else if (p->rows_note)
+        snprintf(full, sizeof full, "%s (%s)", title, p->rows_note);
+    else if (p->suite && *p->suite)
         snprintf(full, sizeof full, "%s (suite %.60s)", title, p->suite);
     else
         snprintf(full, sizeof full, "%s", title);

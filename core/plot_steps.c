@@ -6,8 +6,19 @@
 #include <stdlib.h>
 #include "stats.h"
 
-/* Dots drawn per configuration at most: more only darken the column. */
+/* Dots drawn per configuration at most: more only darken the column.
+ * Fewer per row when there are many rows, where a row is a few pixels
+ * high: about DOTS_TOTAL in all (each dot is an element of the SVG that
+ * report.html inlines), never under MIN_DOTS a row. */
 #define MAX_DOTS 400
+#define MIN_DOTS 50
+#define DOTS_TOTAL 6000
+
+static size_t dots_per_row(int rows)
+{
+    size_t d = rows > 0 ? DOTS_TOTAL / (size_t)rows : MAX_DOTS;
+    return d > MAX_DOTS ? MAX_DOTS : d < MIN_DOTS ? MIN_DOTS : d;
+}
 
 static const char body_fmt[] =
     "set grid xtics lc rgb 'gray80'\n"
@@ -79,9 +90,9 @@ static double *samples_ms(json_t *rec, size_t *n)
 }
 
 static void write_dots(FILE *f, int x, const double *s, size_t n,
-                       double lo, double hi)
+                       size_t most, double lo, double hi)
 {
-    size_t step = n > MAX_DOTS ? (n + MAX_DOTS - 1) / MAX_DOTS : 1;
+    size_t step = n > most ? (n + most - 1) / most : 1;
     for (size_t i = 0; i < n; i += step) {
         /* Golden-ratio jitter: spread evenly and the same every time. */
         double j = (double)i * 0.6180339887;
@@ -132,6 +143,7 @@ dlb_status dlb_plot_steps(struct dlb_plotter *p, json_t *records,
     lo -= pad / 2;
     hi += pad / 2;
     fputs("\n\n", f);
+    size_t most = dots_per_row(x);
     x = 0;
     json_array_foreach(records, i, rec) {
         double *s = samples_ms(rec, &n);
@@ -140,7 +152,7 @@ dlb_status dlb_plot_steps(struct dlb_plotter *p, json_t *records,
         struct dlb_stats st;
         if (dlb_stats_compute(s, n, &st) == DLB_OK && st.median > 0) {
             to_relative(s, n, st.median);
-            write_dots(f, x, s, n, lo, hi);
+            write_dots(f, x, s, n, most, lo, hi);
         }
         x++;
         free(s);

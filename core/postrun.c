@@ -1,6 +1,8 @@
-/* The post-run sequence: select -> results.json with "selection" -> plots
- * -> report -> best.ini -> summary. Results come first and are already
- * written, so nothing here can lose a measurement. */
+/* The post-run sequence: select -> results.json with "selection" (one
+ * write: the file is megabytes for a large sweep) -> plots -> report ->
+ * best.ini -> summary. Results come first, so nothing after them can lose
+ * a measurement; should the selection itself fail, they are written
+ * without it. */
 #include "postrun.h"
 
 #include "plot.h"
@@ -19,19 +21,31 @@ static dlb_status note(dlb_status st, dlb_status *first,
     return st;
 }
 
+dlb_status dlb_postrun_results(const char *dir, const struct dlb_plan *plan,
+                               json_t *context, json_t *records,
+                               json_t **selection, struct dlb_error *err)
+{
+    struct dlb_error serr = {""};
+    json_t *extra = NULL;
+    *selection = NULL;
+    if (dlb_select(plan, records, selection, &serr) != DLB_OK)
+        fprintf(stderr, "dlbench: %s\n", serr.msg);
+    else
+        extra = json_pack("{s:O}", "selection", *selection);
+    dlb_status st = dlb_results_write_extra(dir, context, records, extra, err);
+    json_decref(extra);
+    return st;
+}
+
 dlb_status dlb_postrun(const struct dlb_postrun *pr, int *winner)
 {
     struct dlb_error err = {""};
     dlb_status first = DLB_OK;
-    json_t *sel = NULL, *plots = NULL;
+    json_t *sel = pr->selection, *plots = NULL;
     *winner = 0;
-    if (note(dlb_select(pr->plan, pr->records, &sel, &err), &first, &err) != DLB_OK)
-        return first;
+    if (!sel)
+        return DLB_ERR_INTERNAL; /* reported by dlb_postrun_results */
     *winner = json_is_string(json_object_get(sel, "winner"));
-    json_t *extra = json_pack("{s:O}", "selection", sel);
-    note(dlb_results_write_extra(pr->dir, pr->context, pr->records, extra, &err),
-         &first, &err);
-    json_decref(extra);
 
     int drawn = 0;
     struct dlb_error perr = {""};
@@ -50,6 +64,5 @@ dlb_status dlb_postrun(const struct dlb_postrun *pr, int *winner)
     if (pr->summary_copy)
         dlb_report_summary(pr->summary_copy, pr->records, sel);
     json_decref(plots);
-    json_decref(sel);
     return first;
 }

@@ -17,9 +17,9 @@
 # journal first holds N records (tests/integration/harness-load.py).
 #
 # The README ("Under load") has the figures, measured on 2 shared cores:
-# the harness's own share 0.5% (0.15% while the sweep runs), 1.7% with
-# gnuplot drawing the three 200-row plots, parent VmRSS 7652 KiB after 20
-# configurations and 7732 KiB after 199.
+# the harness's own share 0.67-0.75% with gnuplot drawing the row plots
+# (60 of the 200 rows), parent VmRSS 7680-7704 KiB after 20
+# configurations and 7768-7792 KiB after 199.
 set -u
 : "${DLBENCH:?set DLBENCH to the dlbench binary}"
 : "${top_srcdir:=.}"

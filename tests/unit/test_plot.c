@@ -175,6 +175,86 @@ static void test_plots(void)
     json_decref(ctx);
 }
 
+/* Many configurations: the row plots draw DLB_PLOT_MAX_ROWS of them, the
+ * fastest with the winner and the baseline (here the two slowest), in the
+ * run's order, and say so in the title and the data file. */
+static void test_many_rows(void)
+{
+    size_t n = DLB_PLOT_MAX_ROWS + 40;
+    json_t *recs = json_array();
+    char id[64], note[160];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(id, sizeof id, "batch=%zu", i);
+        /* step time grows with i: the fastest are the first ones */
+        json_array_append_new(recs, record((int)i, id, 64, "fp32",
+                                           1.0 + 0.01 * (double)i, 80.0));
+    }
+    snprintf(id, sizeof id, "batch=%zu", n - 1);
+    json_t *sel = json_pack("{s:s, s:s, s:[]}", "baseline", "batch=98",
+                            "winner", id, "ties");
+    json_t *rows = dlb_plot_rows(recs, sel, DLB_PLOT_MAX_ROWS, note, sizeof note);
+    CHECK(json_array_size(rows) == DLB_PLOT_MAX_ROWS);
+    CHECK(strstr(note, "60 fastest of 100") != NULL);
+    size_t last = json_array_size(rows) - 1;
+    CHECK(!strcmp(dlb_rec_id(json_array_get(rows, 0)), "batch=0"));
+    CHECK(!strcmp(dlb_rec_id(json_array_get(rows, last - 1)), "batch=98"));
+    CHECK(!strcmp(dlb_rec_id(json_array_get(rows, last)), id));
+    CHECK(!strcmp(dlb_rec_id(json_array_get(rows, last - 2)), "batch=57"));
+    json_decref(rows);
+    /* Up to the limit: all, no note. */
+    json_t *few = json_array();
+    for (size_t i = 0; i < 5; i++)
+        json_array_append(few, json_array_get(recs, i));
+    rows = dlb_plot_rows(few, sel, DLB_PLOT_MAX_ROWS, note, sizeof note);
+    CHECK(rows == few && note[0] == '\0');
+    json_decref(rows);
+    json_decref(few);
+
+    char dir[512], pdir[600], path[700], line[512];
+    snprintf(dir, sizeof dir, "%s/many", tmpdir);
+    CHECK(mkdir(dir, 0755) == 0);
+    json_t *ctx = json_pack("{s:s}", "suite.name", "many"), *plots = NULL;
+    struct dlb_error err = {""};
+    int drawn = -1;
+    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    CHECK(drawn == 1);
+    snprintf(pdir, sizeof pdir, "%s/plots", dir);
+    static const char *const rowplots[] = {"throughput", "speedup", "steps"};
+    for (size_t k = 0; k < 3; k++) {
+        snprintf(path, sizeof path, "%s/%s.dat", pdir, rowplots[k]);
+        FILE *f = fopen(path, "r");
+        int said = 0;
+        size_t data = 0;
+        while (f && fgets(line, sizeof line, f)) {
+            said |= strstr(line, "# rows: the 60 fastest of 100") == line;
+            /* index 0 (steps) or the only block: one line per row */
+            if (line[0] == '\n')
+                break;
+            data += line[0] != '#';
+        }
+        if (f)
+            fclose(f);
+        CHECK(said);
+        CHECK(data == DLB_PLOT_MAX_ROWS);
+        char png[64];
+        snprintf(png, sizeof png, "%s.png", rowplots[k]);
+        CHECK(is_png(pdir, png));
+    }
+    /* The Pareto front keeps every configuration. */
+    snprintf(path, sizeof path, "%s/pareto.dat", pdir);
+    FILE *f = fopen(path, "r");
+    size_t pareto_rows = 0;
+    while (f && fgets(line, sizeof line, f))
+        pareto_rows += line[0] != '#' && line[0] != '\n';
+    if (f)
+        fclose(f);
+    CHECK(pareto_rows >= n);
+    json_decref(plots);
+    json_decref(ctx);
+    json_decref(sel);
+    json_decref(recs);
+}
+
 static void test_trend(void)
 {
     json_t *runs = json_array();
@@ -216,6 +296,7 @@ int main(void)
     }
     test_quote();
     test_plots();
+    test_many_rows();
     test_trend();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
