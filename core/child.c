@@ -84,11 +84,14 @@ static dlb_status start_plugins(struct child_run *r)
     /* Where train_ops looks for model files: as the workload does. */
     r->shared.suite_paths[0] = r->origin;
     r->shared.suite_paths[1] = r->ses.suite.path;
+    int measure_only = core_val(r, "measure_only")->i != 0;
     dlb_host_setup(&r->hosts[0], &r->shared, "core", seed, quick);
     r->hosts[0].pub.backend_name = core_val(r, "backend")->s;
+    r->hosts[0].pub.measure_only = measure_only;
     for (unsigned k = 1; k < s->n_ns; k++) {
         dlb_host_setup(&r->hosts[k], &r->shared, s->ns[k].name, seed, quick);
         r->hosts[k].pub.backend_name = core_val(r, "backend")->s;
+        r->hosts[k].pub.measure_only = measure_only;
     }
     /* Probe all before initialising any, so a skipped configuration does
      * no work. */

@@ -257,7 +257,7 @@ static dlb_status check_resume_records(struct run_state *r, struct dlb_error *er
     return DLB_OK;
 }
 
-#define DLB_ROUND_SETS 3
+#define DLB_ROUND_SETS 4
 
 /* `--set` options giving a search round its share of the budget: keys
  * that are axes keep theirs, as a --set would collapse the axis and
@@ -271,13 +271,14 @@ static void round_sets(struct run_state *r, const struct dlb_config *c,
     if (scale >= 1)
         return;
     const struct dlb_suite *s = &r->ses.suite;
-    int swept_cap = 0, swept_steps = 0, swept_warmup = 0;
+    int swept_cap = 0, swept_steps = 0, swept_warmup = 0, swept_only = 0;
     char key[256];
     for (size_t a = 0; a < s->n_axes; a++) {
         dlb_suite_key_name(s, s->axes[a].ref, key, sizeof key);
         swept_cap |= !strcmp(key, "time_cap");
         swept_steps |= !strcmp(key, "train_steps");
         swept_warmup |= !strcmp(key, "warmup");
+        swept_only |= !strcmp(key, "measure_only");
     }
     /* The least warm-up still runs until the step time settles
      * (measure.c): a cut one only drops the fixed minimum. */
@@ -296,6 +297,10 @@ static void round_sets(struct run_state *r, const struct dlb_config *c,
     else if (!swept_steps && steps > 0 && !rd->measure_only)
         snprintf(sets[1], 64, "train_steps=%lld",
                  (long long)(steps * scale) > 0 ? (long long)(steps * scale) : 1LL);
+    /* Plugins' work for quality figures alone (prune's fine-tuning of
+     * 937 steps) would otherwise cost a screening round the grid's time. */
+    if (!swept_only && rd->measure_only)
+        snprintf(sets[3], 64, "measure_only=on");
 }
 
 static char **child_argv(struct run_state *r, const struct dlb_config *c, char *idx,

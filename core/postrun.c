@@ -28,9 +28,11 @@ dlb_status dlb_postrun_results(const char *dir, const struct dlb_plan *plan,
     struct dlb_error serr = {""};
     json_t *extra = NULL;
     *selection = NULL;
-    if (dlb_select(plan, records, selection, &serr) != DLB_OK)
+    if (dlb_select(plan, records, selection, &serr) != DLB_OK) {
         fprintf(stderr, "dlbench: %s\n", serr.msg);
-    else
+        json_decref(*selection);
+        *selection = NULL;
+    } else
         extra = json_pack("{s:O}", "selection", *selection);
     dlb_status st = dlb_results_write_extra(dir, context, records, extra, err);
     json_decref(extra);

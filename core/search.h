@@ -30,10 +30,12 @@ struct dlb_search {
 };
 
 /* Halving runs the grid below this many configurations: its screening
- * rounds pay each configuration's start-up again, and the final round's
- * two finalists and baseline at the full budget leave nothing to save (3
- * configurations of the infer suite took 2.5x the grid's time). */
-#define DLB_HALVING_MIN_CONFIGS 8
+ * rounds pay each configuration's start-up and warm-up again, and the
+ * final round's finalists (more than two when near-equals tie) and the
+ * baseline at the full budget leave nothing to save. Measured: the 3
+ * configurations of the infer suite took 2.5x the grid's time, the 8 of
+ * the all suite 1.09x. */
+#define DLB_HALVING_MIN_CONFIGS 16
 
 /* Parse a `search` value. On failure `why` says what was expected. */
 dlb_status dlb_search_parse(const char *text, struct dlb_search *out,

@@ -58,6 +58,12 @@ const struct dlb_param_def dlb_suite_keys[] = {
      "SGD momentum"},
     {"train_steps", DLB_PARAM_INT, "0", MIN_, 0, 0, NULL, "steps",
      "training steps before accuracy is measured; 0 = measure only"},
+    {"measure_only", DLB_PARAM_BOOL, "off", 0, 0, 0, NULL, NULL,
+     "speed figures only: no training run, no accuracy evaluation, and "
+     "plugins skip work that serves only those (prune's fine-tuning); "
+     "search = halving sets it in its speed-only screening rounds (set by "
+     "hand, the winner is chosen on speed alone: no accuracy to check the "
+     "constraint on)"},
     {"steps_per_sample", DLB_PARAM_INT, "1", MIN_, 1, 0, NULL, "steps",
      "steps timed together as one sample"},
     {"warmup", DLB_PARAM_TIME, "0.2s", MIN_, 0, 0, NULL, "s",

@@ -470,8 +470,9 @@ static dlb_status cnn_evaluate(void *wl)
     record_casts(c);
     record_graphs(c);
     record_uploads(c);
-    if (!c->infer && c->train_steps == 0)
-        return DLB_OK; /* measure only: no quality figures asked for */
+    /* Measure only: no quality figures asked for. */
+    if (c->host->measure_only || (!c->infer && c->train_steps == 0))
+        return DLB_OK;
     if (!c->infer) {
         s = dlb_train_run(&c->trainer, &c->train, &c->bspec, &c->plugin,
                           c->train_steps, &loss, &secs, &err);

@@ -40,9 +40,10 @@ extern "C" {
  *        struct dlb_plugin: check, the settings checked against the
  *        configuration's model and batch when the suite is loaded.
  *   1.4  struct dlb_host: page-locked batch memory for batch sources
- *        (pinned_supported, pinned_alloc, pinned_free). */
+ *        (pinned_supported, pinned_alloc, pinned_free).
+ *   1.5  struct dlb_host: measure_only. */
 #define DLB_PLUGIN_ABI_MAJOR 1
-#define DLB_PLUGIN_ABI_MINOR 4
+#define DLB_PLUGIN_ABI_MINOR 5
 
 #define DLB_PLUGIN_ENTRY_NAME "dlb_plugin_entry"
 
@@ -191,6 +192,14 @@ struct dlb_host {
      * from open and close, not from worker threads. */
     void *(*pinned_alloc)(const struct dlb_host *h, size_t bytes);
     void (*pinned_free)(const struct dlb_host *h, void *p, size_t bytes);
+
+    /* ---- 1.5 ------------------------------------------------------------
+     * 1 when only this configuration's speed figures are wanted (the
+     * suite key measure_only; search = halving's screening rounds): work
+     * that serves only quality figures, such as fine-tuning and accuracy
+     * evaluations, may be skipped. Work that changes what is measured
+     * (pruning, calibration) must still be done. */
+    int measure_only;
 };
 
 /* Whether host `h` (possibly from an older core) has entry `field`. */

@@ -184,6 +184,9 @@ dlb_status prune_apply(void *state, const struct dlb_host *h,
     struct prune_totals before, after;
     unsigned *sel = NULL, n = 0;
     double acc = 0, loss = 0, secs = 0;
+    /* Speed only: the masks and removals make the speed; fine-tuning and
+     * the accuracy evaluations serve the quality figures alone. */
+    int quality = !(DLB_HOST_HAS(h, measure_only) && h->measure_only);
     s->model = m;
     dlb_status st = prune_read_net(h, m, &net, &before);
     if (st == DLB_OK && !(sel = calloc(net.n ? net.n : 1, sizeof *sel)))
@@ -200,7 +203,8 @@ dlb_status prune_apply(void *state, const struct dlb_host *h,
         h->metric(h, "params_before", "", before.params);
         h->metric(h, "size_before_bytes", "bytes", 4 * before.params);
         h->metric(h, "flops_before", "FLOP", before.flops);
-        st = prune_accuracy(h, m, "accuracy_dense", &acc);
+        if (quality)
+            st = prune_accuracy(h, m, "accuracy_dense", &acc);
     }
     if (st == DLB_OK)
         st = prune_selected(s, h, m, &net, sel, n);
@@ -212,9 +216,13 @@ dlb_status prune_apply(void *state, const struct dlb_host *h,
     }
     if (st == DLB_OK && prune_structured(s))
         prune_removal_figures(h, &was, &net, sel, n);
-    if (st == DLB_OK)
+    if (st == DLB_OK && quality)
         st = prune_accuracy(h, m, "accuracy_pruned", &acc);
-    if (st == DLB_OK && s->ft.steps > 0 &&
+    if (st == DLB_OK && !quality && s->ft.steps > 0)
+        h->log(h, DLB_LOG_INFO, "measure_only: %llu fine-tuning steps and "
+               "the accuracy evaluations skipped",
+               (unsigned long long)s->ft.steps);
+    if (st == DLB_OK && quality && s->ft.steps > 0 &&
         (st = h->prune_ops->finetune(h, m, &s->ft, &loss, &secs)) == DLB_OK) {
         h->metric(h, "finetune_s", "s", secs);
         h->metric(h, "finetune_loss_last", "", loss);

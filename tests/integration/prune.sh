@@ -10,6 +10,8 @@
 # fraction. Fine-tuned rows have the accuracy after fine-tuning, which is
 # the configuration's accuracy. Bad settings are refused at suite load
 # with the file and line and exit status 2; plugin-help lists every key.
+# With measure_only = on the models are pruned as before, but neither
+# fine-tuned nor evaluated.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 "$DLBENCH" --suite "$top_srcdir/suites/prune.ini" --quick --out run >out.txt 2>err.txt
@@ -122,6 +124,24 @@ model = lenet
 [prune]
 sparsity = 0.5
 INI
+
+# measure_only (halving's screening rounds): the same pruned model, so
+# the same speed figures' kind, but no fine-tuning and no accuracy.
+"$DLBENCH" --suite "$top_srcdir/suites/prune.ini" --quick --set measure_only=on \
+    --out mo >mo.out 2>mo.err
+ok "measure_only run succeeds" [ $? -eq 0 ]
+ok "measure_only: every row measured" [ "$(json mo/results.json \
+    "sorted(set(r['status'] for r in d['records']))")" = "['ok']" ]
+ok "measure_only: no accuracy, no fine-tuning" python3 -c "
+import json,sys
+d=json.load(open('mo/results.json'))
+bad=[r['id'] for r in d['records'] for k in ('accuracy','prune.accuracy_dense',
+     'prune.finetune_s','prune.accuracy_finetuned') if k in r.get('metrics',{})]
+sys.exit(1 if bad else 0)"
+ok "measure_only: still pruned" check "a == b and a > 0" \
+    "$(json mo/results.json "[r for r in d['records'] if r['id']=='$mag9'][0]['metrics']['prune.zeros_counted']['value']")" \
+    "$(m "$mag9" prune.zeros_counted)"
+ok "measure_only: the skip is logged" grep -q "fine-tuning steps and the accuracy evaluations skipped" mo/logs/*.log
 
 "$DLBENCH" plugin-help prune >help.txt 2>&1
 for k in method sparsity layers finetune_steps finetune_batch finetune_lr sparse; do

@@ -41,8 +41,13 @@ ok "halving exits 0" [ $? -eq 0 ]
     >/dev/null 2>g.err
 ok "grid exits 0" [ $? -eq 0 ]
 ok "halving finds the grid's winner" [ "$(sel h "['winner']")" = "$(sel g "['winner']")" ]
-ok "halving ran 8 + 4 + 2 finalists and the baseline" [ "$(wc -l <h/journal.jsonl)" -eq 15 ]
-ok "records carry their round" [ "$(json h/results.json "max(r['round'] for r in d['records'])")" -eq 2 ]
+ok "halving ran 16 + 8 + 4 + 2 finalists and the baseline" [ "$(wc -l <h/journal.jsonl)" -eq 31 ]
+ok "records carry their round" [ "$(json h/results.json "max(r['round'] for r in d['records'])")" -eq 3 ]
+ok "screening rounds ran measure_only, the final round not" python3 -c "
+import json,sys
+r=[json.loads(l) for l in open('h/journal.jsonl')]
+on=lambda x: str(x['config'].get('measure_only')).lower() in ('on','true','1')
+sys.exit(0 if all(on(x) == (x['round'] < 3) for x in r) else 1)"
 
 # Stopped by --time-limit between rounds, then resumed: same decisions.
 "$DLBENCH" run "$SUITES/halving.ini" --set time_cap=0.16s --time-limit 0.1 --out hr \
@@ -53,6 +58,6 @@ ok "resumed halving exits 0" [ $? -eq 0 ]
 ok "resumed halving: each (configuration, round) once" python3 -c "
 import json,sys
 k=[(json.loads(l)['index'],json.loads(l)['round']) for l in open('hr/journal.jsonl')]
-sys.exit(0 if len(k)==len(set(k))==15 else 1)"
+sys.exit(0 if len(k)==len(set(k))==31 else 1)"
 ok "resumed halving finds the winner" [ "$(sel hr "['winner']")" = "$(sel g "['winner']")" ]
 finish

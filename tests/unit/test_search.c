@@ -125,9 +125,10 @@ static void test_halving_fallback(void)
         CHECK(run_round(&f, &s, &set, recs, r, acc, &rd));
         free(rd.pos);
     }
-    /* Round 3: the best two of round 0 without a full-budget record. */
+    /* Round 3: the best two of round 0 without a full-budget record; the
+     * baseline's of round 2 stands. */
     CHECK(run_round(&f, &s, &set, recs, 3, acc, &rd));
-    CHECK(rd.scale == 1 && positions_are(&rd, "0,2,5"));
+    CHECK(rd.scale == 1 && positions_are(&rd, "2,5"));
     free(rd.pos);
     CHECK(!run_round(&f, &s, &set, recs, 4, acc, &rd));
     json_t *fin = dlb_search_final_records(&f.p, recs), *sel = NULL;
@@ -204,14 +205,17 @@ static void test_halving_two(void)
 static void test_halving_small(void)
 {
     struct fixture f;
-    if (fixture_open(&f, "[suite]\nsearch = halving\n[sweep]\nbatch = 1, 2, 3\n")) {
+    if (fixture_open(&f, "[suite]\nsearch = halving\n[sweep]\n"
+                         "batch = 1, 2, 3, 4, 5, 6, 7, 8\n")) {
         struct dlb_search s = dlb_search_of(&f.p);
         CHECK(s.kind == DLB_SEARCH_GRID && s.halving_small);
         fixture_close(&f);
     }
     if (fixture_open(&f, "[suite]\nsearch = halving\n[sweep]\n"
-                         "batch = 1, 2, 3, 4, 5, 6, 7, 8\n")) {
+                         "batch = 1, 2, 3, 4, 5, 6, 7, 8\n"
+                         "seed = 1, 2\n")) {
         struct dlb_search s = dlb_search_of(&f.p);
+        CHECK(f.p.n == DLB_HALVING_MIN_CONFIGS);
         CHECK(s.kind == DLB_SEARCH_HALVING && !s.halving_small);
         fixture_close(&f);
     }
