@@ -242,16 +242,6 @@ int main(void)
          * rounding, far inside 1e-5, while a wrong or torn batch moves
          * the loss by 1e-2 or more. */
         CHECK(worst <= 1e-5);
-        if (graphs) {
-            /* The control: pageable against pageable, from a graph. */
-            double again[STEPS];
-            int same_again = 0;
-            CHECK(train(gpu, spec, &tr, NULL, graphs, again, &fp));
-            for (int i = 0; i < STEPS; i++)
-                same_again += again[i] == pageable[i];
-            fprintf(stderr, "graphs on: pageable twice, losses identical over "
-                    "%d steps: %s\n", STEPS, same_again == STEPS ? "yes" : "no");
-        }
         fprintf(stderr, "graphs %s: pinned vs pageable losses identical over "
                 "%d steps: %s (first difference at step %d, largest %.2e "
                 "relative; last %.6f); %.0f bytes uploaded, copy %.1f us "
