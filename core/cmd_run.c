@@ -257,7 +257,7 @@ static dlb_status check_resume_records(struct run_state *r, struct dlb_error *er
     return DLB_OK;
 }
 
-#define DLB_ROUND_SETS 4
+#define DLB_ROUND_SETS 5
 
 /* `--set` options giving a search round its share of the budget: keys
  * that are axes keep theirs, as a --set would collapse the axis and
@@ -272,6 +272,7 @@ static void round_sets(struct run_state *r, const struct dlb_config *c,
         return;
     const struct dlb_suite *s = &r->ses.suite;
     int swept_cap = 0, swept_steps = 0, swept_warmup = 0, swept_only = 0;
+    int swept_acc = 0;
     char key[256];
     for (size_t a = 0; a < s->n_axes; a++) {
         dlb_suite_key_name(s, s->axes[a].ref, key, sizeof key);
@@ -279,6 +280,7 @@ static void round_sets(struct run_state *r, const struct dlb_config *c,
         swept_steps |= !strcmp(key, "train_steps");
         swept_warmup |= !strcmp(key, "warmup");
         swept_only |= !strcmp(key, "measure_only");
+        swept_acc |= !strcmp(key, "screen_accuracy");
     }
     /* The least warm-up still runs until the step time settles
      * (measure.c): a cut one only drops the fixed minimum. */
@@ -301,6 +303,8 @@ static void round_sets(struct run_state *r, const struct dlb_config *c,
      * 937 steps) would otherwise cost a screening round the grid's time. */
     if (!swept_only && rd->measure_only)
         snprintf(sets[3], 64, "measure_only=on");
+    if (!swept_acc && rd->measure_only && rd->accuracy)
+        snprintf(sets[4], 64, "screen_accuracy=on");
 }
 
 static char **child_argv(struct run_state *r, const struct dlb_config *c, char *idx,
@@ -389,7 +393,9 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
             todo++;
     if (rd->round >= 0 && todo)
         fprintf(stderr, "dlbench: search round %d: %zu configuration%s at %.3g of the "
-                        "budget\n", rd->round, todo, todo == 1 ? "" : "s", rd->scale);
+                        "budget%s\n", rd->round, todo, todo == 1 ? "" : "s", rd->scale,
+                rd->measure_only ? rd->accuracy ? ", speed and accuracy" : ", speed only"
+                                 : "");
     dlb_progress_init(&prog, todo);
     for (size_t i = 0; i < rd->n; i++) {
         const struct dlb_config *c = &r->ses.plan.configs[rd->pos[i]];

@@ -122,11 +122,12 @@ static json_t *baseline_record(const struct dlb_plan *plan,
 
 /* Order `alive` (n plan positions) best first, as judged by the records of
  * `round`; *tied (may be NULL) gets the length of the run from the first
- * that the selection's own test cannot tell from the first. */
+ * that the selection's own test cannot tell from the first, and *feasible
+ * (may be NULL) how many meet every constraint (they come first). */
 static dlb_status rank(const struct dlb_plan *plan,
                        const struct dlb_select_settings *set, json_t *records,
                        int round, size_t *alive, size_t n, size_t *tied,
-                       struct dlb_error *err)
+                       size_t *feasible, struct dlb_error *err)
 {
     struct dlb_sel_item *items = calloc(n ? n : 1, sizeof *items), base;
     struct dlb_sel_item **order = calloc(n ? n : 1, sizeof *order);
@@ -148,6 +149,11 @@ static dlb_status rank(const struct dlb_plan *plan,
     qsort(order, n, sizeof *order, by_score);
     for (size_t k = 0; k < n; k++)
         alive[k] = order[k]->pos;
+    if (feasible) {
+        *feasible = 0;
+        while (*feasible < n && order[*feasible]->ok && !order[*feasible]->n_viol)
+            ++*feasible;
+    }
     if (tied) {
         double p;
         *tied = n > 0;
@@ -174,22 +180,28 @@ static void sort_positions(size_t *pos, size_t n)
         }
 }
 
-/* Keep the better ceil(n/2) of `alive` (plan positions) as judged by the
+/* Keep the better half of `alive` (plan positions) as judged by the
  * records of `round`, in plan order, and with them every configuration
  * that round cannot tell from its best: a short screening run on a noisy
  * machine ranks near-equals at random, and dropping one of them drops
  * what may be the grid's winner (the amp suite's LeNet rows sit within a
- * few percent of each other at 10-20% step-time CV). */
+ * few percent of each other at 10-20% step-time CV). The half is of those
+ * that meet the constraints (failed runs and, in an inference screening,
+ * accuracy below the tolerance are out for good: the quant suite's 36
+ * LeNet rows are the fastest and all 7 points below vgg-small); only
+ * when none does is it half of all. */
 static dlb_status keep_better_half(const struct dlb_plan *plan,
                                    const struct dlb_select_settings *set,
                                    json_t *records, int round, size_t *alive,
                                    size_t *n, struct dlb_error *err)
 {
-    size_t tied = 0;
-    dlb_status st = rank(plan, set, records, round, alive, *n, &tied, err);
+    size_t tied = 0, feasible = 0;
+    dlb_status st = rank(plan, set, records, round, alive, *n, &tied,
+                         &feasible, err);
     if (st != DLB_OK)
         return st;
-    *n = (*n + 1) / 2 > tied ? (*n + 1) / 2 : tied;
+    size_t m = feasible ? feasible : *n;
+    *n = (m + 1) / 2 > tied ? (m + 1) / 2 : tied;
     /* plan order again, so rounds list configurations as the grid does */
     sort_positions(alive, *n);
     return DLB_OK;
@@ -284,6 +296,16 @@ static int have_feasible(const struct dlb_plan *plan,
     return found;
 }
 
+/* Whether every configuration runs inference: no training, so the
+ * accuracy is the same on any budget. */
+static int infers(const struct dlb_plan *plan)
+{
+    for (size_t k = 0; k < plan->n; k++)
+        if (strcmp(dlb_config_core(plan, &plan->configs[k], "mode")->s, "infer"))
+            return 0;
+    return plan->n > 0;
+}
+
 /* Halving's round `round` of R = halving_rounds(n): screening rounds
  * 0 .. R-2 at 2^(round-R) of the budget, the final round R-1 at the full
  * budget, then fallback rounds while no full-budget record is feasible. */
@@ -309,6 +331,7 @@ static dlb_status halving_round(const struct dlb_plan *plan,
         out->n = finalists;
         out->scale = ldexp(1.0, round - rounds);
         out->measure_only = speed;
+        out->accuracy = speed && round == 0 && infers(plan);
         /* Time to accuracy is judged on each round's own training, so the
          * baseline trains again on the same cut budget. */
         if (!speed && round > 0 && trains)
@@ -333,7 +356,7 @@ static dlb_status halving_round(const struct dlb_plan *plan,
     size_t n = plan->n, take = 0, want = finalists;
     for (size_t k = 0; k < n; k++)
         out->pos[k] = k;
-    st = rank(plan, set, records, 0, out->pos, n, NULL, err);
+    st = rank(plan, set, records, 0, out->pos, n, NULL, NULL, err);
     for (size_t k = 0; st == DLB_OK && k < n && take < want; k++)
         if (!has_full_record(plan, records, out->pos[k], final, round))
             out->pos[take++] = out->pos[k];

@@ -9,9 +9,13 @@
  * For a speed objective (throughput, latency) the screening rounds measure
  * speed only and skip the training run that gives the quality figures:
  * speed needs few steps to rank, quality needs the whole step budget, and
- * judging accuracy on a cut budget picks the wrong winner. When none of
- * the finalists meets the constraints, further full-budget rounds take
- * the next configurations in the screening's ranking. */
+ * judging accuracy on a cut budget picks the wrong winner. In mode =
+ * infer nothing trains, so the accuracy does not depend on the budget:
+ * the first screening round evaluates it too (screen_accuracy), and
+ * those that break the accuracy constraint drop out there: every round
+ * keeps the better half of the configurations that meet the constraints. When none of the finalists
+ * meets the constraints, further full-budget rounds take the next
+ * configurations in the screening's ranking. */
 #ifndef DLB_CORE_SEARCH_H
 #define DLB_CORE_SEARCH_H
 
@@ -48,6 +52,8 @@ struct dlb_search_round {
     int last;     /* no round follows this one */
     double scale; /* 1 except in halving's screening rounds */
     int measure_only; /* screening for a speed objective: no training run */
+    int accuracy;     /* with measure_only: the accuracy all the same (the
+                       * first screening round in mode = infer) */
     size_t *pos;  /* malloc'ed */
     size_t n;
 };

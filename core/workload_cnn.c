@@ -470,8 +470,11 @@ static dlb_status cnn_evaluate(void *wl)
     record_casts(c);
     record_graphs(c);
     record_uploads(c);
-    /* Measure only: no quality figures asked for. */
-    if (c->host->measure_only || (!c->infer && c->train_steps == 0))
+    /* Measure only: no quality figures asked for, except the accuracy of
+     * an inference screening (screen_accuracy), which the budget does not
+     * change and which the search's constraint needs. */
+    if ((c->host->measure_only && !(c->infer && key(c, "screen_accuracy")->i)) ||
+        (!c->infer && c->train_steps == 0))
         return DLB_OK;
     if (!c->infer) {
         s = dlb_train_run(&c->trainer, &c->train, &c->bspec, &c->plugin,

@@ -288,11 +288,16 @@ dlb_status quant_run(const struct quant_settings *qs, const struct dlb_host *h,
     struct run r = { .qs = qs, .h = h, .m = m };
     struct dlb_quant_summary sum;
     double loss, acc_fp32 = 0.0, acc_int8 = 0.0;
+    /* Speed only (a search's screening): calibration and the int8 layers
+     * make the speed; the two accuracy evaluations, which cost vgg-small
+     * several times its calibration, and the SQNR pass serve the quality
+     * figures alone. */
+    int quality = !(DLB_HOST_HAS(h, measure_only) && h->measure_only);
     if (!h->quant_ops || !h->model_ops || !m)
         return DLB_ERR_UNSUPPORTED;
     h->quant_ops->clear(h, m);
     dlb_status s = layers_of(&r);
-    if (s == DLB_OK)
+    if (s == DLB_OK && quality)
         s = h->model_ops->evaluate(h, m, &loss, &acc_fp32);
     double t0 = h->now(h);
     if (s == DLB_OK)
@@ -300,19 +305,24 @@ dlb_status quant_run(const struct quant_settings *qs, const struct dlb_host *h,
     if (s == DLB_OK)
         s = quantise(&r, &sum);
     double t1 = h->now(h);
-    if (s == DLB_OK) {
+    if (s == DLB_OK && quality) {
         r.pass = PASS_SQNR;
         s = h->quant_ops->observe(h, m, r.sqnr_images, r.sqnr_n, observer, &r);
     }
-    if (s == DLB_OK)
+    if (s == DLB_OK && quality)
         s = h->model_ops->evaluate(h, m, &loss, &acc_int8);
     if (s == DLB_OK) {
         h->metric(h, "calib_time_s", "s", t1 - t0);
+        record_summary(h, &sum);
+    }
+    if (s == DLB_OK && quality) {
         h->metric(h, "accuracy_fp32", "%", acc_fp32);
         h->metric(h, "accuracy_int8", "%", acc_int8);
         h->metric(h, "accuracy_drop", "points", acc_fp32 - acc_int8);
-        record_summary(h, &sum);
         record_sqnr(&r);
+    } else if (s == DLB_OK) {
+        h->log(h, DLB_LOG_INFO, "measure_only: the accuracy evaluations and "
+               "the SQNR pass skipped");
     }
     for (unsigned i = 0; r.p && i <= r.nl; i++) {
         qc_stats_free(&r.p[i].st);

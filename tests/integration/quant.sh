@@ -8,7 +8,8 @@
 # 2,000 images put a 0.5-point noise on each figure), a model at most
 # 0.3 of fp32's size, and a speedup against fp32 in results.json; without
 # VNNI the int8 rows are skipped with the backend's reason, never run in
-# fp32. Also: bad settings are refused at suite load with the file and
+# fp32. measure_only (halving's screening) skips the plugin's quality
+# figures but still quantises. Also: bad settings are refused at suite load with the file and
 # line and exit status 2, and plugin-help lists every parameter.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
@@ -66,6 +67,36 @@ for cal in minmax entropy; do
             "$(rec "$id" "['vs_baseline']['speedup']")"
     done
 done
+
+# Halving's screening (measure_only): still calibrated and in int8, but
+# the plugin's two accuracy evaluations and SQNR pass are skipped; with
+# screen_accuracy (an inference screening) the configuration's own
+# accuracy is still evaluated, and equals the full run's.
+if [ "$vnni" -eq 1 ]; then
+    id="model=lenet batch=256 quant.enable=on quant.calibrator=minmax quant.weights=per_tensor"
+    for mode in mo sa; do
+        extra=
+        [ "$mode" = sa ] && extra="--set screen_accuracy=on"
+        # shellcheck disable=SC2086
+        "$DLBENCH" --suite "$top_srcdir/suites/quant.ini" --quick \
+            --set quant.calibrator=minmax --set quant.weights=per_tensor \
+            --set measure_only=on $extra --out "run-$mode" >/dev/null 2>"$mode.err"
+        ok "$mode: measure_only run succeeds" [ $? -eq 0 ]
+        m=$(json "run-$mode/results.json" \
+            "sorted([r for r in d['records'] if r['id'] == '$id'][0]['metrics'])")
+        ok "$mode: calibrated and in int8" python3 -c "
+import sys; m = sys.argv[1]; assert 'quant.calib_time_s' in m and 'quant.int8_layers' in m, m" "$m"
+        ok "$mode: no plugin accuracy, no SQNR" python3 -c "
+import sys; m = sys.argv[1]; assert 'quant.accuracy' not in m and 'quant.sqnr' not in m, m" "$m"
+        ok "$mode: the skip is logged" grep -q "accuracy evaluations and the SQNR pass skipped" \
+            run-$mode/logs/*.log
+    done
+    ok "mo: no accuracy" [ "$(json run-mo/results.json \
+        "'accuracy' in [r for r in d['records'] if r['id'] == '$id'][0]['metrics']")" = False ]
+    ok "sa: the configuration's accuracy, as in the full run" [ "$(json run-sa/results.json \
+        "[r for r in d['records'] if r['id'] == '$id'][0]['metrics']['accuracy']['value']")" = \
+        "$(metric "$id" accuracy)" ]
+fi
 
 # Bad settings: refused at load, naming the file and line, exit 2.
 bad() { # NAME LINE PHRASE, the suite on stdin

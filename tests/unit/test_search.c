@@ -47,14 +47,31 @@ static int run_round(struct fixture *f, const struct dlb_search *s,
         return 0;
     for (size_t k = 0; k < rd->n; k++) {
         size_t pos = rd->pos[k];
-        /* screening rounds of a speed objective run no training */
-        double a = acc && !rd->measure_only ? acc[pos] : -1;
+        /* screening rounds of a speed objective run no training; an
+         * inference screening's first round evaluates the accuracy */
+        double a = acc && (!rd->measure_only || rd->accuracy) ? acc[pos] : -1;
         json_t *rec = crafted(f, pos, tput(pos, r > 1 ? 1 : r), 0.01, a, -1);
         json_object_set_new(rec, "round", json_integer(r));
         json_object_set_new(rec, "budget", json_real(rd->scale));
         json_array_append_new(recs, rec);
     }
     return 1;
+}
+
+/* Whether the selection over each configuration's latest record picks
+ * `want`. */
+static int winner_is(struct fixture *f, json_t *recs, const char *want)
+{
+    struct dlb_error err = {""};
+    json_t *fin = dlb_search_final_records(&f->p, recs), *sel = NULL;
+    int ok = dlb_select(&f->p, fin, &sel, &err) == DLB_OK &&
+             !strcmp(json_string_value(json_object_get(sel, "winner")), want);
+    if (!ok)
+        fprintf(stderr, "  winner %s, want %s\n", sel ? json_string_value(
+                json_object_get(sel, "winner")) : err.msg, want);
+    json_decref(sel);
+    json_decref(fin);
+    return ok;
 }
 
 static void test_halving(void)
@@ -131,16 +148,11 @@ static void test_halving_fallback(void)
     CHECK(rd.scale == 1 && positions_are(&rd, "2,5"));
     free(rd.pos);
     CHECK(!run_round(&f, &s, &set, recs, 4, acc, &rd));
-    json_t *fin = dlb_search_final_records(&f.p, recs), *sel = NULL;
-    CHECK(dlb_select(&f.p, fin, &sel, &err) == DLB_OK);
-    CHECK(!strcmp(json_string_value(json_object_get(sel, "winner")), "batch=6"));
-    json_decref(sel);
-    json_decref(fin);
+    CHECK(winner_is(&f, recs, "batch=6"));
     json_decref(recs);
     fixture_close(&f);
 }
 
-/* Two configurations: a single round at the full budget, as the grid. */
 /* A screening round keeps, beyond the better half, every configuration
  * it cannot tell from its best: five near-equals measured with a wide
  * spread all go on, and the clearly slower three do not. */
@@ -183,6 +195,56 @@ static void test_halving_ties(void)
     fixture_close(&f);
 }
 
+/* mode = infer: the first screening round judges the accuracy too, and
+ * the configurations breaking the constraint never go on, however fast;
+ * the better half is of those that meet it. */
+static void test_halving_infer(void)
+{
+    static const char inf[] = "[suite]\nseed = 7\nmode = infer\n"
+                              "accuracy_tolerance = 0.5\n"
+                              "[sweep]\nbatch = 1, 2, 3, 4, 5, 6, 7, 8\n";
+    /* Round 0 ranks 2 3 4 5 7 6 1 0; the two fastest lose accuracy. */
+    static const double acc[8] = {90, 90, 80, 80, 90, 89.8, 90, 90};
+    struct fixture f;
+    if (!fixture_open(&f, inf))
+        return;
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
+    struct dlb_select_settings set;
+    struct dlb_error err = {""};
+    CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
+    json_t *recs = json_array();
+    struct dlb_search_round rd;
+    CHECK(run_round(&f, &s, &set, recs, 0, acc, &rd));
+    CHECK(rd.measure_only && rd.accuracy && rd.n == 8);
+    free(rd.pos);
+    /* The better half of the six that keep their accuracy: 60 50 40. */
+    CHECK(run_round(&f, &s, &set, recs, 1, acc, &rd));
+    CHECK(rd.measure_only && !rd.accuracy && positions_are(&rd, "4,5,7"));
+    free(rd.pos);
+    /* Round 1's own figures (90 50 40): the best two, and the baseline. */
+    CHECK(run_round(&f, &s, &set, recs, 2, acc, &rd));
+    CHECK(!rd.measure_only && rd.scale == 1 && positions_are(&rd, "0,4,5"));
+    free(rd.pos);
+    CHECK(!run_round(&f, &s, &set, recs, 3, acc, &rd));
+    CHECK(winner_is(&f, recs, "batch=5"));
+    /* Training: the screening judges speed alone, as before. */
+    json_array_clear(recs);
+    fixture_close(&f);
+    if (!fixture_open(&f, "[suite]\nseed = 7\ntrain_steps = 10\n[sweep]\n"
+                          "batch = 1, 2, 3, 4, 5, 6, 7, 8\n"))
+        return;
+    CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
+    CHECK(run_round(&f, &s, &set, recs, 0, acc, &rd));
+    CHECK(rd.measure_only && !rd.accuracy);
+    free(rd.pos);
+    CHECK(run_round(&f, &s, &set, recs, 1, acc, &rd));
+    CHECK(positions_are(&rd, "2,3,4,5"));
+    free(rd.pos);
+    json_decref(recs);
+    fixture_close(&f);
+}
+
+/* Two configurations: a single round at the full budget, as the grid. */
 static void test_halving_two(void)
 {
     struct fixture f;
@@ -274,6 +336,7 @@ int main(void)
     test_halving_ties();
     test_halving_small();
     test_halving_fallback();
+    test_halving_infer();
     test_random();
     test_parse();
     return check_exit();

@@ -1,0 +1,43 @@
+#!/bin/sh
+# search = halving in mode = infer (tests/integration/suites/screen.ini):
+# the first screening round measures speed and evaluates the accuracy
+# (screen_accuracy), the later screening rounds speed alone; no
+# configuration that breaks the accuracy constraint (weights trained for
+# one step) runs after the first round, however fast; the final round has
+# every figure, and the winner meets the constraint.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+"$DLBENCH" run "$SUITES/screen.ini" --out h >h.out 2>h.err
+ok "halving in mode = infer exits 0" [ $? -eq 0 ]
+ok "round 0 said to judge speed and accuracy" \
+    grep -q "search round 0: 16 configurations at .* of the budget, speed and accuracy" h.err
+ok "later screening rounds said to judge speed only" \
+    grep -q "search round 1: .* of the budget, speed only" h.err
+
+rounds() { # PYTHON-CONDITION on r (a journal record) and last: must hold for all
+    python3 - "$1" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open("h/journal.jsonl")]
+last = max(r["round"] for r in recs)
+on = lambda r, k: str(r["config"].get(k)).lower() in ("on", "true", "1")
+acc = lambda r: "accuracy" in r.get("metrics", {})
+one_step = lambda r: r["config"]["train_steps"] == 1
+bad = [r["id"] + " round %d" % r["round"] for r in recs if not eval(sys.argv[1])]
+if bad:
+    print("fails for:", *bad, sep="\n  ")
+sys.exit(1 if bad else 0)
+PY
+}
+ok "round 0: measure_only and screen_accuracy, with an accuracy" \
+    rounds "r['round'] != 0 or (on(r, 'measure_only') and on(r, 'screen_accuracy') and acc(r))"
+ok "later screening rounds: speed only, no accuracy" \
+    rounds "r['round'] in (0, last) or (on(r, 'measure_only') and not on(r, 'screen_accuracy') and not acc(r))"
+ok "final round: full figures" \
+    rounds "r['round'] != last or (not on(r, 'measure_only') and acc(r))"
+ok "one-step weights broke the constraint in round 0" \
+    rounds "r['round'] != 0 or not one_step(r) or r['metrics']['accuracy']['value'] < 40"
+ok "no one-step configuration ran after round 0" \
+    rounds "r['round'] == 0 or not one_step(r)"
+ok "the winner's weights are trained" \
+    [ "$(json h/results.json "d['selection']['winner'].split()[-1]")" = train_steps=60 ]
+finish
