@@ -1,6 +1,7 @@
 #include "cmd_run.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +25,19 @@
 #include "runner.h"
 #include "search.h"
 #include "session.h"
+#include "stats.h"
 #include "vs_baseline.h"
 #include "workloads.h"
 
 /* CV above this earns a warning: the median is still sound, but the user
  * should know the machine was noisy. */
 #define CV_WARN 0.05
+/* A shift between the halves of the samples beyond this (and significant
+ * at LEVEL_SHIFT_P, with LEVEL_SHIFT_MIN_HALF samples a half at least)
+ * earns a warning: 20% is well above what a settled run drifts here. */
+#define LEVEL_SHIFT_WARN 0.2
+#define LEVEL_SHIFT_P 1e-3
+#define LEVEL_SHIFT_MIN_HALF 10
 
 struct run_state {
     struct dlb_options *opts;
@@ -348,8 +356,43 @@ static char **child_argv(struct run_state *r, const struct dlb_config *c, char *
     return av;
 }
 
+/* A level shift: the second half of the samples (in the order taken)
+ * against the first. On a shared VM the machine's speed changes in phases
+ * of seconds that steal time does not show (measured on 2 cores: one
+ * LeNet configuration at 8.6k, then 13.3k samples/s within one run, at
+ * 1-2% steal): a figure from one phase does not compare with one from
+ * another, whatever their confidence intervals say. */
+static void warn_shift(const char *id, json_t *rec)
+{
+    json_t *js = json_object_get(rec, "samples");
+    size_t n = json_array_size(js), h = n / 2;
+    if (h < LEVEL_SHIFT_MIN_HALF)
+        return;
+    double *v = malloc(n * sizeof *v);
+    if (!v)
+        return;
+    for (size_t i = 0; i < n; i++)
+        v[i] = json_number_value(json_array_get(js, i));
+    struct dlb_stats a, b;
+    if (dlb_stats_compute(v, h, &a) == DLB_OK &&
+        dlb_stats_compute(v + n - h, h, &b) == DLB_OK && a.median > 0 &&
+        fabs(b.median / a.median - 1) > LEVEL_SHIFT_WARN) {
+        double p = dlb_mann_whitney_p(v, h, v + n - h, h, NULL);
+        if (p < LEVEL_SHIFT_P)
+            fprintf(stderr, "dlbench: warning: %s: the step time moved %+.0f%% from the "
+                            "first half of the samples to the second (medians %.4g and "
+                            "%.4g ms, U test p %s %.2g): the machine's speed changed "
+                            "during the measurement; rerun it, or compare it with "
+                            "care\n", id, 100 * (b.median / a.median - 1),
+                    a.median * 1e3, b.median * 1e3, p < 1e-16 ? "<" : "=",
+                    p < 1e-16 ? 1e-16 : p);
+    }
+    free(v);
+}
+
 static void warn_noise(const char *id, json_t *rec)
 {
+    warn_shift(id, rec);
     json_t *st = json_object_get(rec, "stats");
     double cv = json_real_value(json_object_get(st, "cv"));
     if (cv > CV_WARN)

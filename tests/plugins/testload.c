@@ -18,6 +18,9 @@
  *                never frees it; NOMEM when
  *                malloc says no
  *
+ * `slow_after` doubles the work of every step from that many seconds
+ * after setup on: a level shift in the middle of a measurement.
+ *
  * evaluate records "checksum" (count): the chain iterations completed, that
  * is steps run x work, so a test can tell the work was done. */
 #define _POSIX_C_SOURCE 200809L
@@ -30,7 +33,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-enum { TL_WORK, TL_FAULT, TL_FAULT_AT, TL_SAMPLES, TL_N_PARAMS };
+enum { TL_WORK, TL_FAULT, TL_FAULT_AT, TL_SAMPLES, TL_SLOW_AFTER, TL_N_PARAMS };
 
 enum tl_fault {
     TL_NONE, TL_SEGV, TL_ABORT, TL_HANG, TL_EXIT, TL_OOM, TL_FAIL,
@@ -68,6 +71,12 @@ static const struct dlb_param_def tl_params[TL_N_PARAMS] = {
         .flags = DLB_PARAM_HAS_MIN, .min = 1, .unit = "samples",
         .help = "samples one step counts for in throughput",
     },
+    [TL_SLOW_AFTER] = {
+        .name = "slow_after", .type = DLB_PARAM_FLOAT, .def = "0",
+        .flags = DLB_PARAM_HAS_MIN, .min = 0, .unit = "s",
+        .help = "from this long after setup on, every step does twice the "
+                "work, as when the machine slows down mid-run (0: never)",
+    },
 };
 
 struct tl_state {
@@ -75,6 +84,7 @@ struct tl_state {
     enum tl_fault fault;
     int at_setup;
     int64_t samples;
+    double slow_after;
 };
 
 struct tl_workload {
@@ -83,6 +93,7 @@ struct tl_workload {
     uint64_t steps;
     uint64_t iterations;
     uint64_t leaked;
+    double t0; /* setup, by the host's clock */
 };
 
 /* Where the chain's result goes: a store the compiler must perform, so the
@@ -208,6 +219,7 @@ static dlb_status tl_init(const struct dlb_host *h, const struct dlb_params *p,
     s->fault = (enum tl_fault)p->values[TL_FAULT].i;
     s->at_setup = p->values[TL_FAULT_AT].i == 0;
     s->samples = p->values[TL_SAMPLES].i;
+    s->slow_after = p->values[TL_SLOW_AFTER].f;
     *state = s;
     return DLB_OK;
 }
@@ -231,6 +243,7 @@ static dlb_status tl_setup(void *state, const struct dlb_host *h,
         return DLB_ERR_NOMEM;
     w->h = h;
     w->s = s;
+    w->t0 = h->now(h);
     info->samples_per_step = (double)s->samples;
     info->flops_per_step = 2.0 * (double)s->work; /* a multiply and an add */
     *wl = w;
@@ -251,8 +264,11 @@ static dlb_status tl_step(void *wl)
         if (st != DLB_OK)
             return st;
     }
-    tl_spin(w->s->work);
-    w->iterations += (uint64_t)w->s->work;
+    int64_t work = w->s->work;
+    if (w->s->slow_after > 0 && w->h->now(w->h) - w->t0 >= w->s->slow_after)
+        work *= 2;
+    tl_spin(work);
+    w->iterations += (uint64_t)work;
     return DLB_OK;
 }
 
