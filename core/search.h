@@ -11,9 +11,10 @@
  * speed needs few steps to rank, quality needs the whole step budget, and
  * judging accuracy on a cut budget picks the wrong winner. In mode =
  * infer nothing trains, so the accuracy does not depend on the budget:
- * the first screening round evaluates it too (screen_accuracy), and
- * those that break the accuracy constraint drop out there: every round
- * keeps the better half of the configurations that meet the constraints. When none of the finalists
+ * the first screening round evaluates it too (screen_accuracy, on 2,000
+ * test images), and those that break the accuracy constraint by more than
+ * that subset's sampling error drop out there: every round keeps the
+ * better half of the configurations that meet the constraints. When none of the finalists
  * meets the constraints, further full-budget rounds take the next
  * configurations in the screening's ranking. */
 #ifndef DLB_CORE_SEARCH_H

@@ -66,10 +66,11 @@ const struct dlb_param_def dlb_suite_keys[] = {
      "constraint on)"},
     {"screen_accuracy", DLB_PARAM_BOOL, "off", 0, 0, 0, NULL, NULL,
      "with measure_only in mode = infer: the accuracy is evaluated all the "
-     "same (plugins still skip their own quality figures); search = "
-     "halving sets it in its first screening round, since without training "
-     "the accuracy does not depend on the budget, so configurations that "
-     "break the accuracy constraint drop out there"},
+     "same, on 2,000 test images (plugins still skip their own quality "
+     "figures); search = halving sets it in its first screening round, "
+     "since without training the accuracy does not depend on the budget, "
+     "so configurations that break the accuracy constraint by more than "
+     "the subset's sampling error drop out there"},
     {"steps_per_sample", DLB_PARAM_INT, "1", MIN_, 1, 0, NULL, "steps",
      "steps timed together as one sample"},
     {"warmup", DLB_PARAM_TIME, "0.2s", MIN_, 0, 0, NULL, "s",

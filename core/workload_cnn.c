@@ -141,12 +141,28 @@ static dlb_status lend_dataset(void *ctx, int train,
     return c->have_test ? DLB_OK : open_data(c, 0, err);
 }
 
+/* Whether this is a search's inference screening (screen_accuracy): its
+ * accuracy only has to tell configurations that break the constraint by
+ * far, which a subset does at a fifth of the cost (the search allows for
+ * its sampling error). */
+static int screening(const struct cnn *c)
+{
+    return c->host->measure_only && c->infer && key(c, "screen_accuracy")->i;
+}
+
+/* Test images the accuracy is scored on: a CI-sized or screening subset,
+ * else all. */
+static uint32_t test_images(const struct cnn *c)
+{
+    return (c->host->quick || screening(c)) && c->test.n > CNN_QUICK_TEST_IMAGES
+               ? CNN_QUICK_TEST_IMAGES : c->test.n;
+}
+
 static dlb_status test_figures(struct cnn *c, struct dlb_model *m,
                                double *loss, double *acc, struct dlb_error *err)
 {
     struct dlb_dataset test = c->test;
-    if (c->host->quick && test.n > CNN_QUICK_TEST_IMAGES)
-        test.n = CNN_QUICK_TEST_IMAGES;
+    test.n = test_images(c);
     return dlb_model_evaluate(m, &test, CNN_EVAL_BATCH, loss, acc, err);
 }
 
@@ -400,9 +416,7 @@ static dlb_status eval_test(struct cnn *c, struct dlb_error *err)
         return s;
     c->host->metric(c->host, "accuracy", "%", acc);
     c->host->metric(c->host, "test_loss", "", loss);
-    c->host->metric(c->host, "test_images", "images",
-                    c->host->quick && c->test.n > CNN_QUICK_TEST_IMAGES
-                        ? CNN_QUICK_TEST_IMAGES : c->test.n);
+    c->host->metric(c->host, "test_images", "images", test_images(c));
     return DLB_OK;
 }
 
@@ -473,7 +487,7 @@ static dlb_status cnn_evaluate(void *wl)
     /* Measure only: no quality figures asked for, except the accuracy of
      * an inference screening (screen_accuracy), which the budget does not
      * change and which the search's constraint needs. */
-    if ((c->host->measure_only && !(c->infer && key(c, "screen_accuracy")->i)) ||
+    if ((c->host->measure_only && !screening(c)) ||
         (!c->infer && c->train_steps == 0))
         return DLB_OK;
     if (!c->infer) {

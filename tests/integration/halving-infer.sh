@@ -1,7 +1,8 @@
 #!/bin/sh
 # search = halving in mode = infer (tests/integration/suites/screen.ini):
 # the first screening round measures speed and evaluates the accuracy
-# (screen_accuracy), the later screening rounds speed alone; no
+# (screen_accuracy) on a 2,000-image subset of the test set, the later
+# screening rounds speed alone; no
 # configuration that breaks the accuracy constraint (weights trained for
 # one step) runs after the first round, however fast; the final round (and
 # any fallback round after it) has every figure, and the winner meets the
@@ -37,6 +38,8 @@ ok "later screening rounds: speed only, no accuracy" \
 ok "full-budget rounds: full figures" \
     rounds "not full(r) or (not on(r, 'measure_only') and acc(r))"
 ok "a final round ran" rounds "r['round'] != max(x['round'] for x in recs) or full(r)"
+ok "round 0 scores 2,000 of the 10,000 test images, the full rounds all" \
+    rounds "not acc(r) or r['metrics']['test_images']['value'] == (10000 if full(r) else 2000)"
 ok "one-step weights broke the constraint in round 0" \
     rounds "r['round'] != 0 or not one_step(r) or r['metrics']['accuracy']['value'] < 40"
 ok "no one-step configuration ran after round 0" \
