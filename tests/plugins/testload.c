@@ -243,7 +243,7 @@ static dlb_status tl_setup(void *state, const struct dlb_host *h,
         return DLB_ERR_NOMEM;
     w->h = h;
     w->s = s;
-    w->t0 = h->now(h);
+    w->t0 = s->slow_after > 0 ? h->now(h) : 0;
     info->samples_per_step = (double)s->samples;
     info->flops_per_step = 2.0 * (double)s->work; /* a multiply and an add */
     *wl = w;

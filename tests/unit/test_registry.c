@@ -224,18 +224,23 @@ static void test_testload_faults(void)
         return;
     }
     const struct dlb_plugin *d = p->desc;
-    CHECK(d->workload && d->workload->evaluate && d->n_params == 4);
+    CHECK(d->workload && d->workload->evaluate && d->n_params == 5);
     CHECK(strcmp(d->params[0].name, "work") == 0);
     CHECK(strcmp(d->params[1].name, "fault") == 0);
     CHECK(strcmp(d->params[2].name, "fault_at") == 0);
     CHECK(strcmp(d->params[3].name, "samples_per_step") == 0);
+    CHECK(strcmp(d->params[4].name, "slow_after") == 0);
+    if (d->n_params != 5) {
+        dlb_registry_free(&r);
+        return;
+    }
 
-    struct dlb_value v[4];
-    struct dlb_params params = { d->params, v, 4 };
+    struct dlb_value v[5];
+    struct dlb_params params = { d->params, v, 5 };
     char reason[128] = "";
 
     /* fault=none: the checksum counts the iterations of the steps run. */
-    const char *plain[4] = { "10", "none", "step", "5" };
+    const char *plain[5] = { "10", "none", "step", "5", "0" };
     values_for(d, v, plain);
     void *state = NULL, *wl = NULL;
     struct dlb_workload_info info = { 0, 0 };
@@ -252,14 +257,14 @@ static void test_testload_faults(void)
     d->fini(state);
 
     /* fault=unsupported: skipped, with the reason the tests look for. */
-    const char *unsup[4] = { NULL, "unsupported", NULL, NULL };
+    const char *unsup[5] = { NULL, "unsupported", NULL, NULL, NULL };
     values_for(d, v, unsup);
     CHECK(d->probe(&mock_host, &params, reason, sizeof reason) ==
           DLB_ERR_UNSUPPORTED);
     CHECK(strcmp(reason, "testload: fault=unsupported asks to be skipped") == 0);
 
     /* fault=fail fires on the 3rd step, not before. */
-    const char *fail[4] = { "10", "fail", "step", NULL };
+    const char *fail[5] = { "10", "fail", "step", NULL, NULL };
     values_for(d, v, fail);
     CHECK(d->init(&mock_host, &params, &state) == DLB_OK);
     CHECK(d->workload->setup(state, &mock_host, &info, &wl) == DLB_OK);
@@ -271,7 +276,7 @@ static void test_testload_faults(void)
 
     /* fault=oom at setup: takes memory until the host refuses, then
      * reports NOMEM with everything given back. */
-    const char *oom[4] = { "10", "oom", "setup", NULL };
+    const char *oom[5] = { "10", "oom", "setup", NULL, NULL };
     values_for(d, v, oom);
     alloc_budget = (size_t)200 << 20;
     alloc_live = 0;
