@@ -14,6 +14,7 @@
 #include "measure.h"
 #include "peak.h"
 #include "session.h"
+#include "stats_json.h"
 #include "workloads.h"
 
 /* Everything one configuration holds while it runs. */
@@ -218,30 +219,6 @@ static dlb_status step_fn(void *ctx)
     return st;
 }
 
-/* jansson refuses inf and NaN; a degenerate figure (a CV with a zero mean)
- * becomes null rather than losing the whole object. */
-static json_t *real_or_null(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
-static json_t *stats_json(const struct dlb_stats *st)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "n", json_integer((json_int_t)st->n));
-    const struct {
-        const char *name;
-        double v;
-    } f[] = {{"median", st->median}, {"mean", st->mean}, {"stddev", st->stddev},
-             {"cv", st->cv}, {"min", st->min}, {"max", st->max}, {"p5", st->p5},
-             {"p95", st->p95}, {"p99", st->p99}, {"ci_lo", st->ci_lo},
-             {"ci_hi", st->ci_hi}, {"ci_rel_halfwidth", st->ci_rel_halfwidth}};
-    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        json_object_set_new(o, f[i].name, real_or_null(f[i].v));
-    json_object_set_new(o, "ci_exact", json_boolean(st->ci_exact));
-    return o;
-}
-
 static void record_measurement(struct child_run *r, const struct dlb_measure_result *m,
                                const struct dlb_workload_info *info)
 {
@@ -249,7 +226,7 @@ static void record_measurement(struct child_run *r, const struct dlb_measure_res
     for (size_t i = 0; i < m->n; i++)
         json_array_append_new(samples, json_real(m->samples[i]));
     json_object_set_new(r->rec, "samples", samples);
-    json_object_set_new(r->rec, "stats", stats_json(&m->stats));
+    json_object_set_new(r->rec, "stats", dlb_stats_json(&m->stats));
     double sps = info->samples_per_step;
     /* Throughput is samples per second of step time: its interval is the
      * step time's interval inverted. */

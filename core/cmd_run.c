@@ -19,6 +19,7 @@
 #include "plot.h"
 #include "postrun.h"
 #include "progress.h"
+#include "repeat.h"
 #include "run_check.h"
 #include "run_check_plugins.h"
 #include "run_launch.h"
@@ -253,11 +254,12 @@ static dlb_status check_resume_records(struct run_state *r, struct dlb_error *er
                               "configuration of this run's suite; the journal does not "
                               "belong to %s/suite.ini", r->dir, i + 1, idx, id ? id : "?",
                               r->dir);
-        /* halving runs a configuration once per round */
+        /* halving runs a configuration once per round (and repetition) */
         for (size_t j = 0; j < i; j++)
             if ((size_t)json_integer_value(json_object_get(json_array_get(r->records, j),
                                                            "index")) == idx &&
-                round_of(json_array_get(r->records, j)) == round_of(v))
+                round_of(json_array_get(r->records, j)) == round_of(v) &&
+                dlb_rep_of(json_array_get(r->records, j)) == dlb_rep_of(v))
                 return dlb_errorf(err, DLB_ERR_INPUT,
                                   "%s/journal.jsonl: configuration %zu appears twice "
                                   "(records %zu and %zu)", r->dir, idx, j + 1, i + 1);
@@ -271,13 +273,12 @@ static dlb_status check_resume_records(struct run_state *r, struct dlb_error *er
  * that are axes keep theirs, as a --set would collapse the axis and
  * renumber the plan. */
 static void round_sets(struct run_state *r, const struct dlb_config *c,
-                       const struct dlb_search_round *rd, char sets[DLB_ROUND_SETS][64])
+                       const struct dlb_search_round *rd, int rep,
+                       char sets[DLB_ROUND_SETS][64])
 {
     double scale = rd->scale;
     for (size_t i = 0; i < DLB_ROUND_SETS; i++)
         sets[i][0] = '\0';
-    if (scale >= 1)
-        return;
     const struct dlb_suite *s = &r->ses.suite;
     int swept_cap = 0, swept_steps = 0, swept_warmup = 0, swept_only = 0;
     int swept_acc = 0;
@@ -290,6 +291,12 @@ static void round_sets(struct run_state *r, const struct dlb_config *c,
         swept_only |= !strcmp(key, "measure_only");
         swept_acc |= !strcmp(key, "screen_accuracy");
     }
+    /* Repetitions after the first measure speed alone: the first one's
+     * quality figures stand for the configuration (repeat.h). */
+    if (rep > 0 && !swept_only)
+        snprintf(sets[3], 64, "measure_only=on");
+    if (scale >= 1)
+        return;
     /* The least warm-up still runs until the step time settles
      * (measure.c): a cut one only drops the fixed minimum. */
     if (!swept_warmup)
@@ -423,99 +430,148 @@ static void sync_journal(void *ctx)
     }
 }
 
-/* Run the configurations of one search round not yet in the journal.
- * Returns how many could not start before --time-limit. */
+/* The suite's `repetitions` (repeat.h). */
+static int repetitions(const struct run_state *r)
+{
+    return (int)dlb_config_core(&r->ses.plan, &r->ses.plan.configs[0],
+                                "repetitions")->i;
+}
+
+/* Whether (index, round, rep) has a record: rep -1 without repetitions. */
+static int have_run(const struct run_state *r, size_t index, int round, int rep)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(r->records, i, v)
+        if ((size_t)json_integer_value(json_object_get(v, "index")) == index &&
+            round_of(v) == round && dlb_rep_of(v) == rep)
+            return 1;
+    return 0;
+}
+
+/* Whether configuration `c`'s repetition `rep` of round `round` is still
+ * to run: not in the journal, no earlier repetition failed or was
+ * skipped, and no record stands for all of them (a journal `dlbench
+ * merge` wrote from results.json holds merged records). */
+static int to_run(const struct run_state *r, const struct dlb_config *c,
+                  int round, int rep, int reps)
+{
+    if (have_run(r, c->index, round, -1))
+        return 0;
+    if (reps < 2)
+        return 1;
+    return !have_run(r, c->index, round, rep) &&
+           !dlb_reps_stopped(r->records, c->index, round);
+}
+
+/* Run the configurations of one search round not yet in the journal, in
+ * as many passes as the suite has repetitions. Returns how many runs could
+ * not start before --time-limit. */
 static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
                         double start, int *failures, struct dlb_error *err)
 {
     struct dlb_progress prog;
     size_t todo = 0, k = 0, not_run = 0;
-    for (size_t i = 0; i < rd->n; i++)
-        if (dlb_run_in_shard(r->opts, rd->pos[i]) &&
-            !dlb_search_find(r->records, r->ses.plan.configs[rd->pos[i]].index, rd->round))
-            todo++;
+    int reps = repetitions(r);
+    for (int rep = 0; rep < reps; rep++)
+        for (size_t i = 0; i < rd->n; i++)
+            if (dlb_run_in_shard(r->opts, rd->pos[i]) &&
+                to_run(r, &r->ses.plan.configs[rd->pos[i]], rd->round, rep, reps))
+                todo++;
     if (rd->round >= 0 && todo)
-        fprintf(stderr, "dlbench: search round %d: %zu configuration%s at %.3g of the "
-                        "budget%s\n", rd->round, todo, todo == 1 ? "" : "s", rd->scale,
+        fprintf(stderr, "dlbench: search round %d: %zu %s at %.3g of the "
+                        "budget%s\n", rd->round, todo,
+                reps > 1 ? "runs" : todo == 1 ? "configuration" : "configurations",
+                rd->scale,
                 rd->measure_only ? rd->accuracy ? ", speed and accuracy" : ", speed only"
                                  : "");
     dlb_progress_init(&prog, todo);
-    for (size_t i = 0; i < rd->n; i++) {
-        const struct dlb_config *c = &r->ses.plan.configs[rd->pos[i]];
-        if (!dlb_run_in_shard(r->opts, rd->pos[i]) ||
-            dlb_search_find(r->records, c->index, rd->round))
-            continue;
-        if (r->journal_failed || dlb_interrupted() ||
-            (r->opts->time_limit_s > 0 && dlb_now() - start >= r->opts->time_limit_s)) {
-            not_run++;
-            continue;
-        }
-        k++;
-        dlb_progress_start(&prog, k, c->id);
-        char idx[32], logname[96], sets[DLB_ROUND_SETS][64];
-        round_sets(r, c, rd, sets);
-        char **av = child_argv(r, c, idx, sets);
-        if (rd->round >= 0)
-            snprintf(logname, sizeof logname, "logs/config-%zu-round-%d.log", c->index,
-                     rd->round);
-        else
-            snprintf(logname, sizeof logname, "logs/config-%zu.log", c->index);
-        char *log = path_join(r->dir, logname);
-        double timeout = dlb_config_core(&r->ses.plan, c, "timeout")->f;
-        struct dlb_child_spec spec = {av, timeout, log, NULL, NULL, sync_journal, r};
-        json_t *rec = NULL;
-        if (!av || !log ||
-            dlb_run_launch_prepare(&r->ses.plan, c, r->dir, av, &spec, err) != DLB_OK ||
-            dlb_runner_run(&spec, &rec, err) != DLB_OK) {
+    for (int rep = 0; rep < reps; rep++) {
+        for (size_t i = 0; i < rd->n; i++) {
+            const struct dlb_config *c = &r->ses.plan.configs[rd->pos[i]];
+            if (!dlb_run_in_shard(r->opts, rd->pos[i]) ||
+                !to_run(r, c, rd->round, rep, reps))
+                continue;
+            if (r->journal_failed || dlb_interrupted() ||
+                (r->opts->time_limit_s > 0 && dlb_now() - start >= r->opts->time_limit_s)) {
+                not_run++;
+                continue;
+            }
+            k++;
+            dlb_progress_start(&prog, k, c->id);
+            char idx[32], logname[96], sets[DLB_ROUND_SETS][64];
+            round_sets(r, c, rd, rep, sets);
+            char **av = child_argv(r, c, idx, sets);
+            char rep_part[32] = "";
+            if (reps > 1)
+                snprintf(rep_part, sizeof rep_part, "-rep-%d", rep);
+            if (rd->round >= 0)
+                snprintf(logname, sizeof logname, "logs/config-%zu-round-%d%s.log",
+                         c->index, rd->round, rep_part);
+            else
+                snprintf(logname, sizeof logname, "logs/config-%zu%s.log", c->index,
+                         rep_part);
+            char *log = path_join(r->dir, logname);
+            double timeout = dlb_config_core(&r->ses.plan, c, "timeout")->f;
+            struct dlb_child_spec spec = {av, timeout, log, NULL, NULL, sync_journal, r};
+            json_t *rec = NULL;
+            if (!av || !log ||
+                dlb_run_launch_prepare(&r->ses.plan, c, r->dir, av, &spec, err) != DLB_OK ||
+                dlb_runner_run(&spec, &rec, err) != DLB_OK) {
+                dlb_run_launch_release(&spec);
+                free(av);
+                free(log);
+                fprintf(stderr, "dlbench: %s: %s\n", c->id, err->msg);
+                if (dlb_interrupted())
+                    not_run++; /* stopped, not failed: --resume runs it */
+                else
+                    (*failures)++;
+                continue;
+            }
             dlb_run_launch_release(&spec);
             free(av);
             free(log);
-            fprintf(stderr, "dlbench: %s: %s\n", c->id, err->msg);
-            if (dlb_interrupted())
-                not_run++; /* stopped, not failed: --resume runs it */
-            else
+            /* The parent's view of which configuration this was wins over
+             * whatever a dying child managed to write. */
+            json_object_set_new(rec, "index", json_integer((json_int_t)c->index));
+            json_object_set_new(rec, "id", json_string(c->id));
+            if (rd->round >= 0) {
+                json_object_set_new(rec, "round", json_integer(rd->round));
+                json_object_set_new(rec, "budget", json_real(rd->scale));
+            }
+            if (reps > 1)
+                json_object_set_new(rec, "rep", json_integer(rep));
+            /* Written now, synced while the next configuration starts. */
+            int kept = dlb_journal_write(r->journal, rec, err) == DLB_OK;
+            if (!kept) {
+                /* A full disk or a file-size limit: what runs next could not
+                 * be kept either. */
+                fprintf(stderr, "dlbench: %s\n", err->msg);
+                r->journal_failed = 1;
+            }
+            dlb_progress_done(&prog, k, c->id, rec);
+            if (!is_failure(rec))
+                warn_noise(c->id, rec);
+            if (is_failure(rec))
                 (*failures)++;
-            continue;
+            /* Until the end a plain sweep needs only which configurations
+             * ran and how they ended; a search's rounds need the figures.
+             * Journaled records of a sweep stay in memory as that much, so the
+             * parent's size does not grow with the sweep's length, and come
+             * back whole from the journal at the end (restore_records). */
+            json_t *slim = NULL;
+            if (kept && rd->round < 0 &&
+                (slim = json_pack("{s:O,s:O,s:O}", "index", json_object_get(rec, "index"),
+                                  "id", json_object_get(rec, "id"),
+                                  "status", json_object_get(rec, "status")))) {
+                if (reps > 1)
+                    json_object_set(slim, "rep", json_object_get(rec, "rep"));
+                json_decref(rec);
+                rec = slim;
+                r->slimmed = 1;
+            }
+            json_array_append_new(r->records, rec);
         }
-        dlb_run_launch_release(&spec);
-        free(av);
-        free(log);
-        /* The parent's view of which configuration this was wins over
-         * whatever a dying child managed to write. */
-        json_object_set_new(rec, "index", json_integer((json_int_t)c->index));
-        json_object_set_new(rec, "id", json_string(c->id));
-        if (rd->round >= 0) {
-            json_object_set_new(rec, "round", json_integer(rd->round));
-            json_object_set_new(rec, "budget", json_real(rd->scale));
-        }
-        /* Written now, synced while the next configuration starts. */
-        int kept = dlb_journal_write(r->journal, rec, err) == DLB_OK;
-        if (!kept) {
-            /* A full disk or a file-size limit: what runs next could not
-             * be kept either. */
-            fprintf(stderr, "dlbench: %s\n", err->msg);
-            r->journal_failed = 1;
-        }
-        dlb_progress_done(&prog, k, c->id, rec);
-        if (!is_failure(rec))
-            warn_noise(c->id, rec);
-        if (is_failure(rec))
-            (*failures)++;
-        /* Until the end a plain sweep needs only which configurations
-         * ran and how they ended; a search's rounds need the figures.
-         * Journaled records of a sweep stay in memory as that much, so the
-         * parent's size does not grow with the sweep's length, and come
-         * back whole from the journal at the end (restore_records). */
-        json_t *slim = NULL;
-        if (kept && rd->round < 0 &&
-            (slim = json_pack("{s:O,s:O,s:O}", "index", json_object_get(rec, "index"),
-                              "id", json_object_get(rec, "id"),
-                              "status", json_object_get(rec, "status")))) {
-            json_decref(rec);
-            rec = slim;
-            r->slimmed = 1;
-        }
-        json_array_append_new(r->records, rec);
     }
     return not_run;
 }
@@ -569,8 +625,13 @@ static size_t run_missing(struct run_state *r, int *failures, struct dlb_error *
     for (int round = 0; !not_run; round++) {
         struct dlb_search_round rd;
         int done = 0;
-        if (dlb_search_round(&r->ses.plan, &srch, &set, r->records, round, &rd, &done,
-                             err) != DLB_OK) {
+        /* The search sees one record per configuration and round. */
+        json_t *seen = dlb_reps_merge(r->records, repetitions(r));
+        dlb_status sst = seen ? dlb_search_round(&r->ses.plan, &srch, &set, seen, round,
+                                                 &rd, &done, err)
+                              : dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+        json_decref(seen);
+        if (sst != DLB_OK) {
             fprintf(stderr, "dlbench: %s\n", err->msg);
             (*failures)++;
             break;
@@ -742,7 +803,9 @@ int dlb_cmd_run(struct dlb_options *o)
     }
 
     add_suite_context(&r, start);
-    json_t *recs = dlb_search_final_records(&r.ses.plan, r.records);
+    json_t *merged = dlb_reps_merge(r.records, repetitions(&r));
+    json_t *recs = dlb_search_final_records(&r.ses.plan, merged ? merged : r.records);
+    json_decref(merged);
     dlb_vs_baseline_annotate(&r.ses.plan, recs);
     dlb_context_add_devices(r.context, recs);
     json_t *sel = NULL;

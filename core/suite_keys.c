@@ -119,6 +119,11 @@ const struct dlb_param_def dlb_suite_keys[] = {
     {"search", DLB_PARAM_STRING, "grid", FIXED_, 0, 0, NULL, NULL,
      "which configurations run: grid (all), random:N (a seeded subset of N) "
      "or halving (successive halving)"},
+    {"repetitions", DLB_PARAM_INT, "1", FIXED_ | MIN_ | MAX_, 1, 100, NULL,
+     NULL, "processes each configuration runs in, in passes over the round "
+     "(every configuration once, then again), its samples pooled: a machine "
+     "whose speed changes in phases then measures every configuration in "
+     "several; the later ones run measure_only"},
     {"significance", DLB_PARAM_FLOAT, "0.05",
      FIXED_ | XMIN_ | MAX_ | DLB_PARAM_MAX_EXCLUSIVE, 0, 1, NULL, NULL,
      "Mann-Whitney p-value below which a difference from the winner counts"},

@@ -1,0 +1,161 @@
+/* Merging a configuration's repetitions (see repeat.h). */
+#include "repeat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+#include "stats_json.h"
+
+int dlb_rep_of(json_t *rec)
+{
+    json_t *v = json_object_get(rec, "rep");
+    return json_is_integer(v) ? (int)json_integer_value(v) : -1;
+}
+
+static long long round_of(json_t *rec)
+{
+    json_t *v = json_object_get(rec, "round");
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+static size_t index_of(json_t *rec)
+{
+    return (size_t)json_integer_value(json_object_get(rec, "index"));
+}
+
+static int ok(json_t *rec)
+{
+    const char *s = json_string_value(json_object_get(rec, "status"));
+    return s && !strcmp(s, "ok");
+}
+
+int dlb_reps_stopped(json_t *records, size_t index, long long round)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(records, i, v)
+        if (dlb_rep_of(v) >= 0 && index_of(v) == index && round_of(v) == round &&
+            !ok(v))
+            return 1;
+    return 0;
+}
+
+static double num(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* The figures that follow from the median, over the pooled samples. */
+static void set_speed(json_t *out, const struct dlb_stats *st)
+{
+    json_t *meas = json_object_get(out, "measure");
+    double sps = num(meas, "samples_per_step"), flops = num(meas, "flops_per_step");
+    json_object_set_new(out, "stats", dlb_stats_json(st));
+    if (st->median > 0 && sps > 0)
+        json_object_set_new(out, "throughput",
+                            json_pack("{s:f,s:f,s:f}", "median", sps / st->median,
+                                      "ci_lo", sps / st->ci_hi, "ci_hi",
+                                      sps / st->ci_lo));
+    json_t *metrics = json_object_get(out, "metrics");
+    json_t *g = json_object_get(metrics, "gflops");
+    double was = num(g, "value");
+    if (g && flops > 0 && st->median > 0 && was > 0) {
+        double now = flops / st->median * 1e-9;
+        json_object_set_new(g, "value", json_real(now));
+        json_t *share = json_object_get(metrics, "peak_fp32_share");
+        if (share)
+            json_object_set_new(share, "value",
+                                json_real(num(share, "value") * now / was));
+    }
+}
+
+/* The merged record of `group` (n >= 1 ok records, by rep). */
+static json_t *merge(json_t **group, size_t n)
+{
+    json_t *out = json_deep_copy(group[0]), *samples = json_array(), *reps = json_array();
+    double wall = 0;
+    int converged = 1;
+    for (size_t k = 0; k < n; k++) {
+        json_t *s = json_object_get(group[k], "samples"), *v;
+        size_t i;
+        json_array_foreach(s, i, v)
+            json_array_append(samples, v);
+        json_t *st = json_object_get(group[k], "stats");
+        json_array_append_new(reps, json_pack(
+            "{s:f,s:f,s:I,s:f}", "median", num(st, "median"),
+            "throughput", num(json_object_get(group[k], "throughput"), "median"),
+            "n", (json_int_t)json_array_size(s),
+            "wall_s", num(group[k], "wall_s")));
+        wall += num(group[k], "wall_s");
+        converged &= !json_is_false(json_object_get(json_object_get(group[k], "measure"),
+                                                    "converged"));
+    }
+    size_t m = json_array_size(samples);
+    double *v = malloc((m ? m : 1) * sizeof *v);
+    struct dlb_stats st;
+    if (v) {
+        for (size_t i = 0; i < m; i++)
+            v[i] = json_number_value(json_array_get(samples, i));
+        if (m && dlb_stats_compute(v, m, &st) == DLB_OK)
+            set_speed(out, &st);
+        free(v);
+    }
+    json_object_set_new(out, "samples", samples);
+    json_object_set_new(out, "repetitions", reps);
+    json_object_set_new(out, "wall_s", json_real(wall));
+    json_object_set(json_object_get(out, "measure"), "converged",
+                    json_boolean(converged));
+    json_object_del(out, "rep");
+    return out;
+}
+
+json_t *dlb_reps_merge(json_t *records, int reps)
+{
+    size_t n = json_array_size(records), i;
+    json_t *out = json_array(), *v;
+    json_t **group = calloc((size_t)(reps > 0 ? reps : 1), sizeof *group);
+    if (!out || !group) {
+        free(group);
+        json_decref(out);
+        return NULL;
+    }
+    json_array_foreach(records, i, v) {
+        int rep = dlb_rep_of(v);
+        if (rep < 0) {
+            json_array_append(out, v);
+            continue;
+        }
+        /* Each group once: at its first record. */
+        int first = 1;
+        for (size_t j = 0; j < i && first; j++) {
+            json_t *w = json_array_get(records, j);
+            first = !(dlb_rep_of(w) >= 0 && index_of(w) == index_of(v) &&
+                      round_of(w) == round_of(v));
+        }
+        if (!first)
+            continue;
+        size_t got = 0;
+        json_t *bad = NULL; /* a record that is not ok stands for the group */
+        memset(group, 0, (size_t)reps * sizeof *group);
+        for (size_t j = i; j < n; j++) {
+            json_t *w = json_array_get(records, j);
+            int r = dlb_rep_of(w);
+            if (r >= 0 && r < reps && index_of(w) == index_of(v) &&
+                round_of(w) == round_of(v) && !group[r]) {
+                group[r] = w;
+                got++;
+                if (!ok(w) && !bad)
+                    bad = w;
+            }
+        }
+        if (bad)
+            json_array_append(out, bad);
+        else if (got == (size_t)reps)
+            json_array_append_new(out, merge(group, got));
+    }
+    free(group);
+    return out;
+}

@@ -1,0 +1,35 @@
+/* Repetitions (suite key `repetitions`): each configuration of a round
+ * runs in that many processes, in passes over the round (every
+ * configuration once, then every one again), so that a machine whose
+ * speed changes in phases of seconds, as shared VMs do, measures each
+ * configuration in several phases rather than one.
+ *
+ * The journal keeps one record per process, with "rep": 0, 1, ...; the
+ * search and the result files see one record per configuration and round,
+ * merged here: the first repetition's record (the only one with quality
+ * figures: later ones run measure_only) with the samples of all of them
+ * in the order taken, statistics, throughput and GFLOP/s recomputed over
+ * those, the wall time summed, and "repetitions" listing each process's
+ * median, throughput, sample count and wall time. */
+#ifndef DLB_CORE_REPEAT_H
+#define DLB_CORE_REPEAT_H
+
+#include <jansson.h>
+
+/* A record's "rep", or -1 when it has none (repetitions = 1). */
+int dlb_rep_of(json_t *rec);
+
+/* `records` (a journal's, any order) with the repetitions of each
+ * (configuration, round) merged into one record, in place of the first;
+ * a group with fewer than `reps` records is left out (the run stopped
+ * before its last pass: --resume finishes it), unless one of them is not
+ * ok (failed or skipped), which then stands for the group. Records
+ * without "rep" are kept as they are. A new array, or NULL without
+ * memory. */
+json_t *dlb_reps_merge(json_t *records, int reps);
+
+/* Whether a record of (index, round) in `records` is not ok: the later
+ * repetitions of that configuration do not run. */
+int dlb_reps_stopped(json_t *records, size_t index, long long round);
+
+#endif
