@@ -106,8 +106,8 @@ static json_t *merge(json_t **group, size_t n)
     json_object_set_new(out, "samples", samples);
     json_object_set_new(out, "repetitions", reps);
     json_object_set_new(out, "wall_s", json_real(wall));
-    json_object_set(json_object_get(out, "measure"), "converged",
-                    json_boolean(converged));
+    json_object_set_new(json_object_get(out, "measure"), "converged",
+                        json_boolean(converged));
     json_object_del(out, "rep");
     return out;
 }
