@@ -318,7 +318,8 @@ static void round_sets(struct run_state *r, const struct dlb_config *c,
      * 937 steps) would otherwise cost a screening round the grid's time. */
     if (!swept_only && rd->measure_only)
         snprintf(sets[3], 64, "measure_only=on");
-    if (!swept_acc && rd->measure_only && rd->accuracy)
+    /* The first repetition's accuracy stands for the configuration. */
+    if (!swept_acc && rd->measure_only && rd->accuracy && rep == 0)
         snprintf(sets[4], 64, "screen_accuracy=on");
 }
 

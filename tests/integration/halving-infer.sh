@@ -46,4 +46,16 @@ ok "no one-step configuration ran after round 0" \
     rounds "r['round'] == 0 or not one_step(r)"
 ok "the winner's weights are trained" \
     [ "$(json h/results.json "d['selection']['winner'].split()[-1]")" = train_steps=60 ]
+
+# With repetitions the first one scores the accuracy, the others speed only.
+"$DLBENCH" run "$SUITES/screen.ini" --set repetitions=2 --out hr >/dev/null 2>hr.err
+ok "halving in mode = infer with repetitions exits 0" [ $? -eq 0 ]
+ok "round 0: accuracy in the first repetition only" python3 -c "
+import json, sys
+r0 = [r for r in map(json.loads, open('hr/journal.jsonl')) if r['round'] == 0]
+on = lambda r: str(r['config'].get('screen_accuracy')).lower() in ('on', 'true', '1')
+sys.exit(0 if len(r0) == 32 and all(on(r) == (r['rep'] == 0) == ('accuracy' in r['metrics'])
+                                    for r in r0) else 1)"
+ok "with repetitions the winner's weights are trained" \
+    [ "$(json hr/results.json "d['selection']['winner'].split()[-1]")" = train_steps=60 ]
 finish
