@@ -10,6 +10,7 @@
 #   DLBENCH=build/dlbench DLBENCH_PLUGIN_PATH=build/plugins/.libs \
 #   top_srcdir=. sh tests/bench/halving-vs-grid.sh [SUITE...]   (default amp)
 #
+# DLBENCH_ARGS adds options to every run, e.g. "--set repetitions=3".
 # GRID_RUNS=N runs the grid N times (default 1). Where configurations are
 # near-equal, a noisy machine makes the grid's own winner change from run
 # to run (two grid runs of amp picked different winners here); the winner
@@ -66,7 +67,8 @@ for suite in "$@"; do
         *) d=$suite-grid$k s=grid ;;
         esac
         t0=$(now)
-        "$DLBENCH" --suite "$suite" --set search=$s --out "$out/$d" \
+        # shellcheck disable=SC2086 # DLBENCH_ARGS is a list of words
+        "$DLBENCH" --suite "$suite" --set search=$s ${DLBENCH_ARGS:-} --out "$out/$d" \
             >"$out/$d.log" 2>&1
         rc=$?
         t1=$(now)
