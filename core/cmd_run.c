@@ -473,7 +473,7 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
 {
     struct dlb_progress prog;
     size_t todo = 0, k = 0, not_run = 0;
-    int reps = repetitions(r);
+    int reps = rd->once ? 1 : repetitions(r);
     for (int rep = 0; rep < reps; rep++)
         for (size_t i = 0; i < rd->n; i++)
             if (dlb_run_in_shard(r->opts, rd->pos[i]) &&

@@ -157,5 +157,6 @@ json_t *dlb_reps_merge(json_t *records, int reps)
             json_array_append_new(out, merge(group, got));
     }
     free(group);
+    dlb_reps_widen_ci(out);
     return out;
 }

@@ -28,6 +28,21 @@ int dlb_rep_of(json_t *rec);
  * memory. */
 json_t *dlb_reps_merge(json_t *records, int reps);
 
+/* Widen the median interval of each merged record (of `merged`, from
+ * dlb_reps_merge) to cover the spread between processes. Samples pooled
+ * from several processes are not independent: each process runs in its
+ * own speed phase of the machine (on shared VMs, 10-20% apart), so their
+ * order-statistic interval is far too narrow, and near-equal
+ * configurations would test as different. The spread is estimated as in
+ * a one-way analysis of variance on ln(process median): pooled over the
+ * records of a round, which share the machine and the budget, so that
+ * three processes a configuration still give many degrees of freedom.
+ * The interval becomes at least median * exp(+-t(0.975, df) * sd /
+ * sqrt(processes)); "ci_processes" in the stats records sd, df and that
+ * half-width, and the throughput interval follows. Called by
+ * dlb_reps_merge. */
+void dlb_reps_widen_ci(json_t *merged);
+
 /* Whether a record of (index, round) in `records` is not ok: the later
  * repetitions of that configuration do not run. */
 int dlb_reps_stopped(json_t *records, size_t index, long long round);

@@ -155,14 +155,74 @@ static void allow_sampling_error(struct dlb_sel_item *it,
     it->n_viol = kept;
 }
 
+static int placed(struct dlb_sel_item *const *out, size_t n,
+                  const struct dlb_sel_item *it)
+{
+    for (size_t k = 0; k < n; k++)
+        if (out[k] == it)
+            return 1;
+    return 0;
+}
+
+/* `order` (n, by score): the best and the configurations tied with it,
+ * rearranged in place as the selection would weigh them: taken in turn
+ * the one with the fewest changes from the baseline (then the better
+ * score) and the one with the best score, each once. The first is then
+ * the selection's own choice among them, and a round that cannot tell
+ * many from its best keeps both what the selection picks when the final
+ * round cannot tell them apart either and what it picks when that round
+ * can. */
+static void interleave_ties(const struct dlb_plan *plan,
+                            const struct dlb_select_settings *set,
+                            struct dlb_sel_item **order, size_t n)
+{
+    struct dlb_sel_item **fast = malloc((n ? n : 1) * sizeof *fast);
+    struct dlb_sel_item **simple = malloc((n ? n : 1) * sizeof *simple);
+    int *changes = malloc((n ? n : 1) * sizeof *changes);
+    if (!fast || !simple || !changes) {
+        free(fast);
+        free(simple);
+        free(changes);
+        return; /* score order: still a valid ranking */
+    }
+    /* fast: score order, as given; simple: by changes, stable, so equal
+     * changes keep score order */
+    const struct dlb_config *base = &plan->configs[set->baseline];
+    size_t m = 0;
+    for (int c = 0; m < n; c++)
+        for (size_t k = 0; k < n; k++) {
+            if (c == 0)
+                changes[k] = dlb_sel_changes(plan, order[k]->cfg, base);
+            if (changes[k] == c)
+                simple[m++] = order[k];
+        }
+    memcpy(fast, order, n * sizeof *fast);
+    size_t from_simple = 0, from_fast = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (k % 2 == 0) {
+            while (placed(order, k, simple[from_simple]))
+                from_simple++;
+            order[k] = simple[from_simple];
+        } else {
+            while (placed(order, k, fast[from_fast]))
+                from_fast++;
+            order[k] = fast[from_fast];
+        }
+    }
+    free(fast);
+    free(simple);
+    free(changes);
+}
+
 /* Order `alive` (n plan positions) best first, as judged by the records of
- * `round`; *tied (may be NULL) gets the length of the run from the first
- * that the selection's own test cannot tell from the first, and *feasible
- * (may be NULL) how many meet every constraint (they come first). */
+ * `round`: the best by score and the configurations the selection's own
+ * test cannot tell from it (see interleave_ties), then the rest by score.
+ * *feasible (may be NULL) gets how many meet every constraint (they come
+ * first). */
 static dlb_status rank(const struct dlb_plan *plan,
                        const struct dlb_select_settings *set, json_t *records,
-                       int round, size_t *alive, size_t n, size_t *tied,
-                       size_t *feasible, struct dlb_error *err)
+                       int round, size_t *alive, size_t n, size_t *feasible,
+                       struct dlb_error *err)
 {
     struct dlb_sel_item *items = calloc(n ? n : 1, sizeof *items), base;
     struct dlb_sel_item **order = calloc(n ? n : 1, sizeof *order);
@@ -183,21 +243,27 @@ static dlb_status rank(const struct dlb_plan *plan,
         order[k] = &items[k];
     }
     qsort(order, n, sizeof *order, by_score);
+    size_t n_feasible = 0;
+    while (n_feasible < n && order[n_feasible]->ok && !order[n_feasible]->n_viol)
+        n_feasible++;
+    if (n_feasible > 1) {
+        /* the tied ones next to the best, the rest after them in score
+         * order */
+        size_t tied = 1;
+        for (size_t k = 1; k < n_feasible; k++) {
+            double p;
+            if (!dlb_sel_differ(set, order[0], order[k], &p)) {
+                struct dlb_sel_item *t = order[k];
+                memmove(&order[tied + 1], &order[tied], (k - tied) * sizeof *order);
+                order[tied++] = t;
+            }
+        }
+        interleave_ties(plan, set, order, tied);
+    }
     for (size_t k = 0; k < n; k++)
         alive[k] = order[k]->pos;
-    if (feasible) {
-        *feasible = 0;
-        while (*feasible < n && order[*feasible]->ok && !order[*feasible]->n_viol)
-            ++*feasible;
-    }
-    if (tied) {
-        double p;
-        *tied = n > 0;
-        while (*tied < n && order[0]->ok && !order[0]->n_viol &&
-               order[*tied]->ok && !order[*tied]->n_viol &&
-               !dlb_sel_differ(set, order[0], order[*tied], &p))
-            ++*tied;
-    }
+    if (feasible)
+        *feasible = n_feasible;
     for (size_t k = 0; k < n; k++)
         dlb_sel_item_free(&items[k]);
     dlb_sel_item_free(&base);
@@ -217,30 +283,34 @@ static void sort_positions(size_t *pos, size_t n)
 }
 
 /* Keep the better half of `alive` (plan positions) as judged by the
- * records of `round`, in plan order, and with them every configuration
- * that round cannot tell from its best: a short screening run on a noisy
- * machine ranks near-equals at random, and dropping one of them drops
- * what may be the grid's winner (the amp suite's LeNet rows sit within a
- * few percent of each other at 10-20% step-time CV). For a speed
- * objective the half is of those that meet the constraints: what breaks
- * one in a screening round (a failed run, the memory budget, and in an
- * inference screening the accuracy) breaks it on any budget, so it is out
- * for good (the quant suite's 36 LeNet rows are the fastest and all 7
- * points below vgg-small); only when none meets them is it half of all.
- * Time to accuracy is judged on a cut training budget, which a
- * configuration may miss and the full one reach: the half is of all. */
+ * records of `round`, in plan order. A short screening run on a noisy
+ * machine cannot tell near-equals apart, and the selection picks among
+ * those it cannot tell from the best the one with the fewest changes
+ * from the baseline: the ranking (see rank) puts first its best and the
+ * configurations the round cannot tell from it, alternately the simplest
+ * and the fastest, so that whichever way the final round decides, its
+ * choice is still there, and a round that keeps one keeps the
+ * selection's own choice (the amp suite's LeNet rows sit within a few percent of
+ * each other; the quant suite's int8 vgg-small rows differ only in how
+ * the scales were found). For a speed objective the half is of those
+ * that meet the constraints: what breaks one in a screening round (a
+ * failed run, the memory budget, and in an inference screening the
+ * accuracy) breaks it on any budget, so it is out for good (the quant
+ * suite's 36 LeNet rows are the fastest and all 7 points below
+ * vgg-small); only when none meets them is it half of all. Time to
+ * accuracy is judged on a cut training budget, which a configuration may
+ * miss and the full one reach: the half is of all. */
 static dlb_status keep_better_half(const struct dlb_plan *plan,
                                    const struct dlb_select_settings *set,
                                    json_t *records, int round, size_t *alive,
                                    size_t *n, struct dlb_error *err)
 {
-    size_t tied = 0, feasible = 0;
-    dlb_status st = rank(plan, set, records, round, alive, *n, &tied,
-                         &feasible, err);
+    size_t feasible = 0;
+    dlb_status st = rank(plan, set, records, round, alive, *n, &feasible, err);
     if (st != DLB_OK)
         return st;
     size_t m = feasible && set->objective != DLB_OBJ_TIME_TO_ACCURACY ? feasible : *n;
-    *n = (m + 1) / 2 > tied ? (m + 1) / 2 : tied;
+    *n = (m + 1) / 2;
     /* plan order again, so rounds list configurations as the grid does */
     sort_positions(alive, *n);
     return DLB_OK;
@@ -371,6 +441,15 @@ static dlb_status halving_round(const struct dlb_plan *plan,
         out->scale = ldexp(1.0, round - rounds);
         out->measure_only = speed;
         out->accuracy = speed && round == 0 && infers(plan);
+        /* The first round runs every configuration on the smallest
+         * budget, so it is nearly all start-up (model, calibration,
+         * warm-up: quant's vgg-small rows took 1.0 s a process to measure
+         * for 0.03 s), and repetitions would triple its cost. What it
+         * decides needs no more: the accuracy does not vary between
+         * processes, and near-equals that one short run each cannot
+         * tell apart tie, so the ranking keeps the simplest and the
+         * fastest of them (keep_better_half). */
+        out->once = round == 0;
         /* Time to accuracy is judged on each round's own training, so the
          * baseline trains again on the same cut budget. */
         if (!speed && round > 0 && trains)
@@ -395,7 +474,7 @@ static dlb_status halving_round(const struct dlb_plan *plan,
     size_t n = plan->n, take = 0, want = finalists;
     for (size_t k = 0; k < n; k++)
         out->pos[k] = k;
-    st = rank(plan, set, records, 0, out->pos, n, NULL, NULL, err);
+    st = rank(plan, set, records, 0, out->pos, n, NULL, err);
     for (size_t k = 0; st == DLB_OK && k < n && take < want; k++)
         if (!has_full_record(plan, records, out->pos[k], final, round))
             out->pos[take++] = out->pos[k];

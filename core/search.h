@@ -55,6 +55,8 @@ struct dlb_search_round {
     int measure_only; /* screening for a speed objective: no training run */
     int accuracy;     /* with measure_only: the accuracy all the same (the
                        * first screening round in mode = infer) */
+    int once;         /* one process per configuration, whatever the
+                       * suite's repetitions (halving's first round) */
     size_t *pos;  /* malloc'ed */
     size_t n;
 };

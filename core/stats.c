@@ -211,3 +211,20 @@ double dlb_mann_whitney_p(const double *a, size_t na, const double *b,
     double p = erfc(dev / sqrt(var) / sqrt(2.0));
     return p > 1.0 ? 1.0 : (p < 0.0 ? 0.0 : p);
 }
+
+double dlb_student_t_975(double df)
+{
+    if (!(df >= 1.0))
+        return NAN;
+    if (df < 2.0)
+        return 12.706204736174696; /* Cauchy: tan(0.475 pi) */
+    if (df < 3.0)
+        return 0.95 / sqrt(2 * 0.975 * 0.025); /* (2p-1) / sqrt(2p(1-p)) */
+    /* Abramowitz and Stegun 26.7.5 around the normal quantile. */
+    double z = 1.959963984540054, z2 = z * z;
+    double g1 = (z2 + 1) * z / 4;
+    double g2 = ((5 * z2 + 16) * z2 + 3) * z / 96;
+    double g3 = (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384;
+    double g4 = ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945) * z / 92160;
+    return z + (g1 + (g2 + (g3 + g4 / df) / df) / df) / df;
+}

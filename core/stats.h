@@ -33,6 +33,12 @@ int dlb_median_ci_ranks(size_t n, double conf, size_t *lo, size_t *hi);
 double dlb_mann_whitney_p(const double *a, size_t na, const double *b,
                           size_t nb, double *u);
 
+/* The 0.975 quantile of Student's t with `df` degrees of freedom (the
+ * half-width factor of a two-sided 95% interval): exact for 1 and 2, the
+ * Cornish-Fisher expansion to 1/df^4 beyond (within 0.1% from 3 on).
+ * NAN when df < 1. */
+double dlb_student_t_975(double df);
+
 /* Sort ascending in place. */
 void dlb_sort_doubles(double *v, size_t n);
 

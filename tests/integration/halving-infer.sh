@@ -47,15 +47,23 @@ ok "no one-step configuration ran after round 0" \
 ok "the winner's weights are trained" \
     [ "$(json h/results.json "d['selection']['winner'].split()[-1]")" = train_steps=60 ]
 
-# With repetitions the first one scores the accuracy, the others speed only.
+# With repetitions round 0 still runs once per configuration, with the
+# accuracy; the later rounds in passes, the second of each speed only.
 "$DLBENCH" run "$SUITES/screen.ini" --set repetitions=2 --out hr >/dev/null 2>hr.err
 ok "halving in mode = infer with repetitions exits 0" [ $? -eq 0 ]
-ok "round 0: accuracy in the first repetition only" python3 -c "
+ok "round 0: one process per configuration, each with the accuracy" python3 -c "
 import json, sys
 r0 = [r for r in map(json.loads, open('hr/journal.jsonl')) if r['round'] == 0]
 on = lambda r: str(r['config'].get('screen_accuracy')).lower() in ('on', 'true', '1')
-sys.exit(0 if len(r0) == 32 and all(on(r) == (r['rep'] == 0) == ('accuracy' in r['metrics'])
+sys.exit(0 if len(r0) == 16 and all('rep' not in r and on(r) and 'accuracy' in r['metrics']
                                     for r in r0) else 1)"
+ok "later rounds: two processes each, the second measure_only" python3 -c "
+import json, sys, collections
+rs = [r for r in map(json.loads, open('hr/journal.jsonl')) if r['round'] > 0]
+on = lambda r, k: str(r['config'].get(k)).lower() in ('on', 'true', '1')
+n = collections.Counter((r['index'], r['round']) for r in rs)
+sys.exit(0 if rs and set(n.values()) == {2} and
+         all(on(r, 'measure_only') for r in rs if r['rep'] == 1) else 1)"
 ok "with repetitions the winner's weights are trained" \
     [ "$(json hr/results.json "d['selection']['winner'].split()[-1]")" = train_steps=60 ]
 finish

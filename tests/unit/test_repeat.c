@@ -3,6 +3,7 @@
  * throughput and GFLOP/s over them, the first repetition's quality
  * figures, each process's summary; incomplete groups left out, a failure
  * standing for its group. */
+#include <math.h>
 #include <string.h>
 
 #include "check.h"
@@ -106,8 +107,74 @@ static void test_merge(void)
     json_decref(recs);
 }
 
+/* The median interval covers the spread between processes: ln of the
+ * process medians pooled over a round (one-way analysis of variance),
+ * t(0.975, df) * sd / sqrt(processes) each side of the pooled median. */
+static double sq(double x)
+{
+    return x * x;
+}
+
+static void test_spread(void)
+{
+    static const double m0[3][3] = {{1.8, 1.8, 1.8}, {2, 2, 2}, {2.2, 2.2, 2.2}};
+    static const double m1[3][3] = {{2, 2, 2}, {2, 2, 2}, {2, 2, 2}};
+    static const double m2[3][3] = {{1, 1, 1}, {2, 2, 2}, {4, 4, 4}};
+    const double (*m[3])[3] = {m0, m1, m2};
+    json_t *recs = json_array();
+    for (int r = 0; r < 3; r++)
+        for (size_t c = 0; c < 3; c++)
+            json_array_append_new(recs, rec(c, r, "ok", m[c][r], 3, -1));
+    /* round 1 of configuration 0: equal process medians, its own round */
+    for (int r = 0; r < 3; r++) {
+        json_t *x = rec(0, r, "ok", m1[r], 3, -1);
+        json_object_set_new(x, "round", json_integer(1));
+        json_array_append_new(recs, x);
+    }
+    json_array_append_new(recs, rec(5, -1, "ok", m0[0], 3, -1));
+    json_t *out = dlb_reps_merge(recs, 3);
+    CHECK(out && json_array_size(out) == 5);
+    /* ln of the process medians about their configuration's mean; two
+     * degrees of freedom from each of the three */
+    double g = (log(1.8) + log(2) + log(2.2)) / 3;
+    double ss = sq(log(1.8) - g) + sq(log(2) - g) + sq(log(2.2) - g) +
+                2 * sq(log(2));
+    double sd = sqrt(ss / 6), h = dlb_student_t_975(6) * sd / sqrt(3);
+    json_t *c0 = json_array_get(out, 0), *c1 = json_array_get(out, 1),
+           *c2 = json_array_get(out, 2);
+    CHECK(h > 0.5 && h < 0.6);
+    CHECK_NEAR(num(c0, "stats", "median"), 2, 1e-12);
+    CHECK_NEAR(num(json_object_get(c0, "stats"), "ci_processes", "sd_log"), sd, 1e-12);
+    CHECK(num(json_object_get(c0, "stats"), "ci_processes", "df") == 6);
+    /* 0: the order-statistic interval of its nine pooled samples is
+     * [1.8, 2.2]; the round's spread widens it to [2 e^-h, 2 e^h] */
+    CHECK_NEAR(num(c0, "stats", "ci_lo"), 2 * exp(-h), 1e-12);
+    CHECK_NEAR(num(c0, "stats", "ci_hi"), 2 * exp(h), 1e-12);
+    CHECK_NEAR(num(c0, "stats", "ci_rel_halfwidth"), (exp(h) - exp(-h)) / 2, 1e-12);
+    CHECK_NEAR(num(c0, "throughput", "ci_lo"), 2 / (2 * exp(h)), 1e-12);
+    CHECK_NEAR(num(c0, "throughput", "ci_hi"), 2 / (2 * exp(-h)), 1e-12);
+    /* 1: equal processes, still as uncertain as the round's machine */
+    CHECK_NEAR(num(c1, "stats", "ci_lo"), 2 * exp(-h), 1e-12);
+    CHECK_NEAR(num(c1, "stats", "ci_hi"), 2 * exp(h), 1e-12);
+    /* 2: its own interval, [1, 4], is the wider one and stands */
+    CHECK_NEAR(num(c2, "stats", "ci_lo"), 1, 1e-12);
+    CHECK_NEAR(num(c2, "stats", "ci_hi"), 4, 1e-12);
+    /* round 1 has no spread: its pooled interval, [2, 2], stands */
+    json_t *r1 = json_array_get(out, 3);
+    CHECK(num(r1, "round", NULL) == 1);
+    CHECK_NEAR(num(r1, "stats", "ci_lo"), 2, 1e-12);
+    CHECK_NEAR(num(r1, "stats", "ci_hi"), 2, 1e-12);
+    CHECK(num(json_object_get(r1, "stats"), "ci_processes", "sd_log") == 0);
+    /* one process: nothing to pool */
+    CHECK(!json_object_get(json_object_get(json_array_get(out, 4), "stats"),
+                           "ci_processes"));
+    json_decref(out);
+    json_decref(recs);
+}
+
 int main(void)
 {
     test_merge();
+    test_spread();
     return check_exit();
 }

@@ -95,6 +95,8 @@ static void test_halving(void)
          * only; the final round at the full budget */
         CHECK_NEAR(rd.scale, r < 2 ? 1.0 / (8 >> r) : 1.0, 1e-12);
         CHECK(rd.measure_only == (r < 2));
+        /* only the first round runs one process whatever the repetitions */
+        CHECK(rd.once == (r == 0));
         if (r == 0)
             CHECK(positions_are(&rd, "0,1,2,3,4,5,6,7"));
         if (r == 1) /* the best four of round 0: 80 70 60 50 */
@@ -156,19 +158,28 @@ static void test_halving_fallback(void)
     fixture_close(&f);
 }
 
-/* A screening round keeps, beyond the better half, every configuration
- * it cannot tell from its best: five near-equals measured with a wide
- * spread all go on, and the clearly slower three do not. */
+/* A screening round keeps half, and when it cannot tell many from its
+ * best, the half is taken from those, alternately the simplest (fewest
+ * changes from the baseline, the selection's choice among ties) and the
+ * fastest. Plan order is batch, then seed; batch=1 seed=1 (position 0)
+ * is the baseline, so positions 1, 2, 4 and 6 change one setting and 3,
+ * 5 and 7 two. */
+static const char two_axes[] =
+    "[suite]\n[sweep]\nbatch = 1, 2, 3, 4\nseed = 1, 2\n";
+
 static void test_halving_ties(void)
 {
-    static const double r0[8] = {80, 20, 79, 10, 78, 77, 30, 76};
+    static const double r0[8] = {20, 76, 10, 79, 30, 78, 77, 80};
     struct fixture f;
-    if (!fixture_open(&f, suite))
+    int opened = fixture_open(&f, two_axes);
+    CHECK(opened);
+    if (!opened)
         return;
     struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
     struct dlb_select_settings set;
     struct dlb_error err = {""};
     CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
+    CHECK(set.baseline == 0);
     json_t *recs = json_array();
     struct dlb_search_round rd;
     int done = 0;
@@ -181,10 +192,12 @@ static void test_halving_ties(void)
         json_array_append_new(recs, rec);
     }
     free(rd.pos);
+    /* of 7 (80, the best) and 3, 5, 6 and 1 (tied with it): 6 (the
+     * simplest), 7 (the fastest), 1 (the simplest left), 3 */
     CHECK(dlb_search_round(&f.p, &s, &set, recs, 1, &rd, &done, &err) == DLB_OK);
-    CHECK(!done && positions_are(&rd, "0,2,4,5,7"));
+    CHECK(!done && positions_are(&rd, "1,3,6,7"));
     free(rd.pos);
-    /* The same figures measured tightly: the better half only. */
+    /* The same figures measured tightly: nothing tied, the fastest half. */
     json_array_clear(recs);
     for (size_t k = 0; k < 8; k++) {
         json_t *rec = crafted(&f, k, r0[k], 0.01, -1, -1);
@@ -192,7 +205,7 @@ static void test_halving_ties(void)
         json_array_append_new(recs, rec);
     }
     CHECK(dlb_search_round(&f.p, &s, &set, recs, 1, &rd, &done, &err) == DLB_OK);
-    CHECK(!done && positions_are(&rd, "0,2,4,5"));
+    CHECK(!done && positions_are(&rd, "3,5,6,7"));
     free(rd.pos);
     json_decref(recs);
     fixture_close(&f);

@@ -293,8 +293,21 @@ static void test_mann_whitney_bad_input(void)
     CHECK(isnan(dlb_mann_whitney_p(a, 2, bad, 2, &u)));
 }
 
+/* Against the published table of t(0.975): the exact forms for 1 and 2
+ * degrees of freedom, the expansion beyond. */
+static void test_student_t(void)
+{
+    static const struct { double df, t; } table[] = {
+        {1, 12.7062}, {2, 4.3027}, {3, 3.1824}, {4, 2.7764}, {5, 2.5706},
+        {6, 2.4469}, {10, 2.2281}, {30, 2.0423}, {100, 1.9840}, {1000, 1.9623}};
+    for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
+        CHECK_NEAR(dlb_student_t_975(table[k].df), table[k].t, 1e-3 * table[k].t);
+    CHECK(isnan(dlb_student_t_975(0.5)));
+}
+
 int main(void)
 {
+    test_student_t();
     test_five_samples();
     test_ten_samples_unsorted();
     test_median_ci_ranks();

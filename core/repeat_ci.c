@@ -1,0 +1,109 @@
+/* The median interval of a configuration measured in several processes
+ * (see repeat.h). */
+#include "repeat.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "stats.h"
+
+static double num(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static long long round_of(json_t *rec)
+{
+    json_t *v = json_object_get(rec, "round");
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+/* The processes' medians of a merged record, when it has two or more of
+ * them and every one is a positive number; else NULL. */
+static json_t *process_medians(json_t *rec)
+{
+    json_t *reps = json_object_get(rec, "repetitions"), *v;
+    size_t i;
+    if (json_array_size(reps) < 2)
+        return NULL;
+    json_array_foreach(reps, i, v)
+        if (!(num(v, "median") > 0))
+            return NULL;
+    return reps;
+}
+
+/* Sum of squared deviations of ln(median) from their mean, over the
+ * records of `round`, and the degrees of freedom it carries. */
+static void pool(json_t *merged, long long round, double *ss, double *df)
+{
+    size_t i, k;
+    json_t *rec, *v;
+    *ss = *df = 0;
+    json_array_foreach(merged, i, rec) {
+        json_t *reps = process_medians(rec);
+        if (!reps || round_of(rec) != round)
+            continue;
+        double mean = 0, r = (double)json_array_size(reps);
+        json_array_foreach(reps, k, v)
+            mean += log(num(v, "median")) / r;
+        json_array_foreach(reps, k, v) {
+            double d = log(num(v, "median")) - mean;
+            *ss += d * d;
+        }
+        *df += r - 1;
+    }
+}
+
+static void widen(json_t *rec, double sd, double df)
+{
+    json_t *st = json_object_get(rec, "stats");
+    double r = (double)json_array_size(json_object_get(rec, "repetitions"));
+    double med = num(st, "median"), lo = num(st, "ci_lo"), hi = num(st, "ci_hi");
+    double h = dlb_student_t_975(df) * sd / sqrt(r);
+    if (!(med > 0) || isnan(h))
+        return;
+    /* fmin and fmax pass over a missing (NAN) interval */
+    lo = fmin(lo, med * exp(-h));
+    hi = fmax(hi, med * exp(h));
+    json_object_set_new(st, "ci_lo", json_real(lo));
+    json_object_set_new(st, "ci_hi", json_real(hi));
+    json_object_set_new(st, "ci_rel_halfwidth", json_real((hi - lo) / 2 / med));
+    json_object_set_new(st, "ci_processes",
+                        json_pack("{s:f,s:f,s:f}", "sd_log", sd, "df", df,
+                                  "halfwidth_log", h));
+    json_t *tp = json_object_get(rec, "throughput");
+    double sps = num(json_object_get(rec, "measure"), "samples_per_step");
+    if (tp && sps > 0) {
+        json_object_set_new(tp, "ci_lo", json_real(sps / hi));
+        json_object_set_new(tp, "ci_hi", json_real(sps / lo));
+    }
+}
+
+void dlb_reps_widen_ci(json_t *merged)
+{
+    size_t i, j;
+    json_t *rec, *prev;
+    json_array_foreach(merged, i, rec) {
+        if (!process_medians(rec))
+            continue;
+        /* Each round once: at its first record with repetitions. */
+        int first = 1;
+        json_array_foreach(merged, j, prev) {
+            if (j >= i)
+                break;
+            if (process_medians(prev) && round_of(prev) == round_of(rec))
+                first = 0;
+        }
+        if (!first)
+            continue;
+        double ss, df;
+        pool(merged, round_of(rec), &ss, &df);
+        if (!(df >= 1))
+            continue;
+        json_t *r;
+        json_array_foreach(merged, j, r)
+            if (j >= i && process_medians(r) && round_of(r) == round_of(rec))
+                widen(r, sqrt(ss / df), df);
+    }
+}
