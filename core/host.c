@@ -46,6 +46,11 @@ static dlb_status host_metric(const struct dlb_host *h, const char *name,
     return DLB_OK;
 }
 
+static void host_quality_work_skipped(const struct dlb_host *h)
+{
+    priv(h)->shared->quality_work_skipped = 1;
+}
+
 /* Host memory, counted. */
 static void *host_sys_alloc(const struct dlb_host *h, size_t bytes)
 {
@@ -291,6 +296,12 @@ void dlb_host_setup(struct dlb_host_priv *h, struct dlb_host_shared *shared,
     h->pub.pinned_supported = dlb_host_pinned_supported;
     h->pub.pinned_alloc = dlb_host_pinned_alloc;
     h->pub.pinned_free = dlb_host_pinned_free;
+    h->pub.quality_work_skipped = host_quality_work_skipped;
+}
+
+int dlb_host_quality_work_skipped(const struct dlb_host *h)
+{
+    return priv(h)->shared->quality_work_skipped;
 }
 
 void dlb_host_set_data(const struct dlb_host *h, const struct dlb_host_data *data)

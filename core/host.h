@@ -40,6 +40,10 @@ struct dlb_host_shared {
      * the configuration's record; and why device memory could not be had
      * for a pool (no GPU here), so that the configuration is skipped with
      * that reason rather than failing as out of memory (host_device.c). */
+    /* A plugin skipped work that changes the model's quality under
+     * measure_only (quality_work_skipped, ABI 1.6): the workload scores no
+     * accuracy. */
+    int quality_work_skipped;
     json_t *device;
     char device_why[256];
     /* Page-locked memory (host_pinned.c): the workload's backend, which
@@ -91,6 +95,9 @@ extern const struct dlb_stage_ops dlb_host_stage_ops; /* host_stage.c */
 
 /* Lend `data` to every plugin of the configuration of host `h`. */
 void dlb_host_set_data(const struct dlb_host *h, const struct dlb_host_data *data);
+
+/* Whether a plugin of this process called quality_work_skipped. */
+int dlb_host_quality_work_skipped(const struct dlb_host *h);
 
 /* Close the models plugins opened through train_ops (they live on the
  * workload's backend): dlb_host_set_data does when the data goes. */

@@ -486,8 +486,14 @@ static dlb_status cnn_evaluate(void *wl)
     record_uploads(c);
     /* Measure only: no quality figures asked for, except the accuracy of
      * an inference screening (screen_accuracy), which the budget does not
-     * change and which the search's constraint needs. */
-    if ((c->host->measure_only && !screening(c)) ||
+     * change and which the search's constraint needs; unless a plugin
+     * skipped work that changes it (prune's fine-tuning), when the run's
+     * accuracy is not the configuration's. */
+    int skipped = dlb_host_quality_work_skipped(c->host);
+    if (screening(c) && skipped)
+        c->host->log(c->host, DLB_LOG_INFO, "screen_accuracy: no accuracy scored; "
+                     "a plugin skipped work under measure_only that changes it");
+    if ((c->host->measure_only && (!screening(c) || skipped)) ||
         (!c->infer && c->train_steps == 0))
         return DLB_OK;
     if (!c->infer) {

@@ -41,9 +41,10 @@ extern "C" {
  *        configuration's model and batch when the suite is loaded.
  *   1.4  struct dlb_host: page-locked batch memory for batch sources
  *        (pinned_supported, pinned_alloc, pinned_free).
- *   1.5  struct dlb_host: measure_only. */
+ *   1.5  struct dlb_host: measure_only.
+ *   1.6  struct dlb_host: quality_work_skipped. */
 #define DLB_PLUGIN_ABI_MAJOR 1
-#define DLB_PLUGIN_ABI_MINOR 5
+#define DLB_PLUGIN_ABI_MINOR 6
 
 #define DLB_PLUGIN_ENTRY_NAME "dlb_plugin_entry"
 
@@ -200,6 +201,14 @@ struct dlb_host {
      * evaluations, may be skipped. Work that changes what is measured
      * (pruning, calibration) must still be done. */
     int measure_only;
+
+    /* ---- 1.6 ------------------------------------------------------------
+     * Under measure_only, a plugin that skipped work which changes the
+     * model's quality, not only its measurement (prune's fine-tuning),
+     * calls this: the core then scores no accuracy for the run (a search's
+     * inference screening would otherwise judge a model the configuration
+     * never measures at its full budget). */
+    void (*quality_work_skipped)(const struct dlb_host *h);
 };
 
 /* Whether host `h` (possibly from an older core) has entry `field`. */

@@ -218,10 +218,14 @@ dlb_status prune_apply(void *state, const struct dlb_host *h,
         prune_removal_figures(h, &was, &net, sel, n);
     if (st == DLB_OK && quality)
         st = prune_accuracy(h, m, "accuracy_pruned", &acc);
-    if (st == DLB_OK && !quality && s->ft.steps > 0)
+    if (st == DLB_OK && !quality && s->ft.steps > 0) {
         h->log(h, DLB_LOG_INFO, "measure_only: %llu fine-tuning steps and "
                "the accuracy evaluations skipped",
                (unsigned long long)s->ft.steps);
+        /* the model is not the fine-tuned one: its accuracy says nothing */
+        if (DLB_HOST_HAS(h, quality_work_skipped))
+            h->quality_work_skipped(h);
+    }
     if (st == DLB_OK && quality && s->ft.steps > 0 &&
         (st = h->prune_ops->finetune(h, m, &s->ft, &loss, &secs)) == DLB_OK) {
         h->metric(h, "finetune_s", "s", secs);

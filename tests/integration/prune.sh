@@ -143,6 +143,21 @@ ok "measure_only: still pruned" check "a == b and a > 0" \
     "$(m "$mag9" prune.zeros_counted)"
 ok "measure_only: the skip is logged" grep -q "fine-tuning steps and the accuracy evaluations skipped" mo/logs/*.log
 
+# An inference screening (screen_accuracy) scores the accuracy, but not of
+# a model whose fine-tuning was skipped: that accuracy is not the
+# configuration's, and the search would drop it for a drop it does not have.
+"$DLBENCH" --suite "$top_srcdir/suites/prune.ini" --quick --set measure_only=on \
+    --set screen_accuracy=on --out sa >sa.out 2>sa.err
+ok "screen_accuracy run succeeds" [ $? -eq 0 ]
+ok "screen_accuracy: an accuracy exactly where nothing that changes it was skipped" \
+    python3 -c "
+import json,sys
+d=json.load(open('sa/results.json'))
+rows=[(r['config']['prune.finetune_steps'], 'accuracy' in r['metrics']) for r in d['records']]
+sys.exit(0 if any(ft == 0 for ft, _ in rows) and any(ft > 0 for ft, _ in rows) and
+         all(has == (ft == 0) for ft, has in rows) else 1)"
+ok "screen_accuracy: the reason is logged" grep -q "no accuracy scored; a plugin skipped work" sa/logs/*.log
+
 "$DLBENCH" plugin-help prune >help.txt 2>&1
 for k in method sparsity layers finetune_steps finetune_batch finetune_lr sparse; do
     ok "plugin-help lists $k" grep -q "$k" help.txt
