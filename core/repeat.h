@@ -35,8 +35,10 @@ json_t *dlb_reps_merge(json_t *records, int reps);
  * order-statistic interval is far too narrow, and near-equal
  * configurations would test as different. The spread is estimated as in
  * a one-way analysis of variance on ln(process median): pooled over the
- * records of a round, which share the machine and the budget, so that
- * three processes a configuration still give many degrees of freedom.
+ * records measured with the same budget (a grid's, or one of halving's
+ * rounds; its final round and any fallback rounds together), which share
+ * the machine and the length of a measurement, so that three processes a
+ * configuration still give many degrees of freedom.
  * The interval becomes at least median * exp(+-t(0.975, df) * sd /
  * sqrt(processes)); "ci_processes" in the stats records sd, df and that
  * half-width, and the throughput interval follows. Called by

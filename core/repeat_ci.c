@@ -13,10 +13,12 @@ static double num(json_t *obj, const char *key)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static long long round_of(json_t *rec)
+/* The share of the suite's budget a record was measured with: halving's
+ * screening rounds record theirs, every other record had all of it. */
+static double budget_of(json_t *rec)
 {
-    json_t *v = json_object_get(rec, "round");
-    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+    json_t *v = json_object_get(rec, "budget");
+    return json_is_number(v) ? json_number_value(v) : 1.0;
 }
 
 /* The processes' medians of a merged record, when it has two or more of
@@ -34,15 +36,15 @@ static json_t *process_medians(json_t *rec)
 }
 
 /* Sum of squared deviations of ln(median) from their mean, over the
- * records of `round`, and the degrees of freedom it carries. */
-static void pool(json_t *merged, long long round, double *ss, double *df)
+ * records measured with `budget`, and the degrees of freedom it carries. */
+static void pool(json_t *merged, double budget, double *ss, double *df)
 {
     size_t i, k;
     json_t *rec, *v;
     *ss = *df = 0;
     json_array_foreach(merged, i, rec) {
         json_t *reps = process_medians(rec);
-        if (!reps || round_of(rec) != round)
+        if (!reps || budget_of(rec) != budget)
             continue;
         double mean = 0, r = (double)json_array_size(reps);
         json_array_foreach(reps, k, v)
@@ -87,23 +89,23 @@ void dlb_reps_widen_ci(json_t *merged)
     json_array_foreach(merged, i, rec) {
         if (!process_medians(rec))
             continue;
-        /* Each round once: at its first record with repetitions. */
+        /* Each budget once: at its first record with repetitions. */
         int first = 1;
         json_array_foreach(merged, j, prev) {
             if (j >= i)
                 break;
-            if (process_medians(prev) && round_of(prev) == round_of(rec))
+            if (process_medians(prev) && budget_of(prev) == budget_of(rec))
                 first = 0;
         }
         if (!first)
             continue;
         double ss, df;
-        pool(merged, round_of(rec), &ss, &df);
+        pool(merged, budget_of(rec), &ss, &df);
         if (!(df >= 1))
             continue;
         json_t *r;
         json_array_foreach(merged, j, r)
-            if (j >= i && process_medians(r) && round_of(r) == round_of(rec))
+            if (j >= i && process_medians(r) && budget_of(r) == budget_of(rec))
                 widen(r, sqrt(ss / df), df);
     }
 }

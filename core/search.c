@@ -290,7 +290,8 @@ static void sort_positions(size_t *pos, size_t n)
  * configurations the round cannot tell from it, alternately the simplest
  * and the fastest, so that whichever way the final round decides, its
  * choice is still there, and a round that keeps one keeps the
- * selection's own choice (the amp suite's LeNet rows sit within a few percent of
+ * selection's own choice; the baseline, which the final round runs
+ * anyway, takes no place among them (the amp suite's LeNet rows sit within a few percent of
  * each other; the quant suite's int8 vgg-small rows differ only in how
  * the scales were found). For a speed objective the half is of those
  * that meet the constraints: what breaks one in a screening round (a
@@ -310,6 +311,18 @@ static dlb_status keep_better_half(const struct dlb_plan *plan,
     if (st != DLB_OK)
         return st;
     size_t m = feasible && set->objective != DLB_OBJ_TIME_TO_ACCURACY ? feasible : *n;
+    /* The baseline runs in the final round whatever this one keeps
+     * (add_baseline), so it takes no place in the half: being the
+     * simplest of all, it would take one whenever it ties with the best. */
+    for (size_t k = 0; k < *n; k++)
+        if (alive[k] == set->baseline) {
+            memmove(&alive[k], &alive[k + 1], (*n - k - 1) * sizeof *alive);
+            --*n;
+            m -= k < m;
+            break;
+        }
+    if (!m)
+        m = *n;
     *n = (m + 1) / 2;
     /* plan order again, so rounds list configurations as the grid does */
     sort_positions(alive, *n);

@@ -109,7 +109,8 @@ static void test_merge(void)
 
 /* The median interval covers the spread between processes: ln of the
  * process medians pooled over a round (one-way analysis of variance),
- * t(0.975, df) * sd / sqrt(processes) each side of the pooled median. */
+ * t(0.975, df) * sd / sqrt(processes) each side of the pooled median;
+ * records of another budget are pooled apart. */
 static double sq(double x)
 {
     return x * x;
@@ -125,10 +126,12 @@ static void test_spread(void)
     for (int r = 0; r < 3; r++)
         for (size_t c = 0; c < 3; c++)
             json_array_append_new(recs, rec(c, r, "ok", m[c][r], 3, -1));
-    /* round 1 of configuration 0: equal process medians, its own round */
+    /* a screening round of configuration 0 on half the budget: equal
+     * process medians, pooled apart from the full-budget ones */
     for (int r = 0; r < 3; r++) {
         json_t *x = rec(0, r, "ok", m1[r], 3, -1);
         json_object_set_new(x, "round", json_integer(1));
+        json_object_set_new(x, "budget", json_real(0.5));
         json_array_append_new(recs, x);
     }
     json_array_append_new(recs, rec(5, -1, "ok", m0[0], 3, -1));
@@ -159,7 +162,7 @@ static void test_spread(void)
     /* 2: its own interval, [1, 4], is the wider one and stands */
     CHECK_NEAR(num(c2, "stats", "ci_lo"), 1, 1e-12);
     CHECK_NEAR(num(c2, "stats", "ci_hi"), 4, 1e-12);
-    /* round 1 has no spread: its pooled interval, [2, 2], stands */
+    /* the half budget has no spread: its pooled interval, [2, 2], stands */
     json_t *r1 = json_array_get(out, 3);
     CHECK(num(r1, "round", NULL) == 1);
     CHECK_NEAR(num(r1, "stats", "ci_lo"), 2, 1e-12);
