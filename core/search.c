@@ -164,6 +164,26 @@ static int placed(struct dlb_sel_item *const *out, size_t n,
     return 0;
 }
 
+struct simple_key {
+    struct dlb_sel_item *it;
+    int changes;
+};
+
+/* Fewer changes from the baseline first, then the better score. Not plan
+ * order, as the final selection breaks ties between as simple ones: a
+ * screening round's ties are mostly what a run of a few samples cannot
+ * test, and by plan order its simplest would include rows many times
+ * slower (the amp suite's vgg-small rows beside LeNet's), which then
+ * cost every later round; the fastest of each degree of simplicity are
+ * the ones the final round can still tie. */
+static int by_simplicity(const void *a, const void *b)
+{
+    const struct simple_key *x = a, *y = b;
+    if (x->changes != y->changes)
+        return x->changes < y->changes ? -1 : 1;
+    return by_score(&x->it, &y->it);
+}
+
 /* `order` (n, by score): the best and the configurations tied with it,
  * rearranged in place as the selection would weigh them: taken in turn
  * the one with the fewest changes from the baseline (then the better
@@ -177,32 +197,24 @@ static void interleave_ties(const struct dlb_plan *plan,
                             struct dlb_sel_item **order, size_t n)
 {
     struct dlb_sel_item **fast = malloc((n ? n : 1) * sizeof *fast);
-    struct dlb_sel_item **simple = malloc((n ? n : 1) * sizeof *simple);
-    int *changes = malloc((n ? n : 1) * sizeof *changes);
-    if (!fast || !simple || !changes) {
+    struct simple_key *simple = malloc((n ? n : 1) * sizeof *simple);
+    if (!fast || !simple) {
         free(fast);
         free(simple);
-        free(changes);
         return; /* score order: still a valid ranking */
     }
-    /* fast: score order, as given; simple: by changes, stable, so equal
-     * changes keep score order */
     const struct dlb_config *base = &plan->configs[set->baseline];
-    size_t m = 0;
-    for (int c = 0; m < n; c++)
-        for (size_t k = 0; k < n; k++) {
-            if (c == 0)
-                changes[k] = dlb_sel_changes(plan, order[k]->cfg, base);
-            if (changes[k] == c)
-                simple[m++] = order[k];
-        }
-    memcpy(fast, order, n * sizeof *fast);
+    for (size_t k = 0; k < n; k++)
+        simple[k] = (struct simple_key){order[k],
+                                        dlb_sel_changes(plan, order[k]->cfg, base)};
+    qsort(simple, n, sizeof *simple, by_simplicity);
+    memcpy(fast, order, n * sizeof *fast); /* score order, as given */
     size_t from_simple = 0, from_fast = 0;
     for (size_t k = 0; k < n; k++) {
         if (k % 2 == 0) {
-            while (placed(order, k, simple[from_simple]))
+            while (placed(order, k, simple[from_simple].it))
                 from_simple++;
-            order[k] = simple[from_simple];
+            order[k] = simple[from_simple].it;
         } else {
             while (placed(order, k, fast[from_fast]))
                 from_fast++;
@@ -211,7 +223,6 @@ static void interleave_ties(const struct dlb_plan *plan,
     }
     free(fast);
     free(simple);
-    free(changes);
 }
 
 /* Order `alive` (n plan positions) best first, as judged by the records of
@@ -454,15 +465,17 @@ static dlb_status halving_round(const struct dlb_plan *plan,
         out->scale = ldexp(1.0, round - rounds);
         out->measure_only = speed;
         out->accuracy = speed && round == 0 && infers(plan);
-        /* The first round runs every configuration on the smallest
-         * budget, so it is nearly all start-up (model, calibration,
-         * warm-up: quant's vgg-small rows took 1.0 s a process to measure
-         * for 0.03 s), and repetitions would triple its cost. What it
-         * decides needs no more: the accuracy does not vary between
-         * processes, and near-equals that one short run each cannot
-         * tell apart tie, so the ranking keeps the simplest and the
-         * fastest of them (keep_better_half). */
-        out->once = round == 0;
+        /* An inference screening's first round runs every configuration
+         * on the smallest budget to drop what breaks the accuracy
+         * constraint, which does not vary between processes; it is nearly
+         * all start-up (quant's vgg-small rows took 1.0 s a process to
+         * measure for 0.03 s), and repetitions would triple its cost. A
+         * speed-only first round is a ranking by speed alone, which is
+         * what one process per configuration gets wrong on a shared
+         * machine (amp's grid choice, measured at 14k samples/s in one
+         * process and 30k in another, went out in it): it gets the
+         * repetitions. */
+        out->once = out->accuracy;
         /* Time to accuracy is judged on each round's own training, so the
          * baseline trains again on the same cut budget. */
         if (!speed && round > 0 && trains)

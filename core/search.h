@@ -56,7 +56,8 @@ struct dlb_search_round {
     int accuracy;     /* with measure_only: the accuracy all the same (the
                        * first screening round in mode = infer) */
     int once;         /* one process per configuration, whatever the
-                       * suite's repetitions (halving's first round) */
+                       * suite's repetitions (the first round of an
+                       * inference screening) */
     size_t *pos;  /* malloc'ed */
     size_t n;
 };

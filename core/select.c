@@ -82,7 +82,11 @@ static int changes(const struct sel *s, const struct dlb_sel_item *it)
     return dlb_sel_changes(s->plan, it->cfg, b);
 }
 
-/* The tie group of `best`, simpler first; returns the chosen one. */
+/* The tie group of `best`; returns the chosen one: the fewest changes
+ * from the baseline, and among as many, the first in the plan (the order
+ * the suite lists its values in). Not the better point estimate: the test
+ * cannot tell them apart, and a choice by noise would change from run to
+ * run (prune's filters_l1 and filters_l2 rows, of the same shapes). */
 static struct dlb_sel_item *pick(struct sel *s, struct dlb_sel_item *best,
                                  json_t *ties, double *p_best)
 {
@@ -95,7 +99,7 @@ static struct dlb_sel_item *pick(struct sel *s, struct dlb_sel_item *best,
             continue;
         json_array_append_new(ties, json_string(id_of(it)));
         int cw = changes(s, win), ci = changes(s, it);
-        if (ci < cw || (ci == cw && better(it, win))) {
+        if (ci < cw || (ci == cw && it->pos < win->pos)) {
             win = it;
             *p_best = p;
         }
@@ -110,12 +114,18 @@ static void why(const struct sel *s, const struct dlb_sel_item *best,
     const char *obj = dlb_objective_name(s->set.objective);
     int used = snprintf(buf, len, "%s has the best %s of the configurations "
                         "meeting every constraint", id_of(win), obj);
-    if (win != best)
+    if (win != best && changes(s, win) < changes(s, best))
         used = snprintf(buf, len, "%s is tied with the best %s, %s (U test "
                         "p = %.2g or overlapping median intervals), and "
                         "changes %d setting%s of the baseline instead of %d",
                         id_of(win), obj, id_of(best), p, changes(s, win),
                         changes(s, win) == 1 ? "" : "s", changes(s, best));
+    else if (win != best)
+        used = snprintf(buf, len, "%s is tied with the best %s, %s (U test "
+                        "p = %.2g or overlapping median intervals), changes "
+                        "as many settings of the baseline (%d), and comes "
+                        "first in the suite's sweep", id_of(win), obj,
+                        id_of(best), p, changes(s, win));
     if (used > 0 && (size_t)used < len && n_viol)
         snprintf(buf + used, len - (size_t)used, "; %zu configuration%s "
                  "broke a constraint and %s not considered", n_viol,

@@ -95,8 +95,8 @@ static void test_halving(void)
          * only; the final round at the full budget */
         CHECK_NEAR(rd.scale, r < 2 ? 1.0 / (8 >> r) : 1.0, 1e-12);
         CHECK(rd.measure_only == (r < 2));
-        /* only the first round runs one process whatever the repetitions */
-        CHECK(rd.once == (r == 0));
+        /* speed only: every round gets the repetitions */
+        CHECK(!rd.once);
         if (r == 0)
             CHECK(positions_are(&rd, "0,1,2,3,4,5,6,7"));
         if (r == 1) /* the best four of round 0: 80 70 60 50 */
@@ -194,8 +194,9 @@ static void test_halving_ties(void)
         json_array_append_new(recs, rec);
     }
     free(rd.pos);
-    /* of 7 (80, the best) and 3, 5, 6 and 1 (tied with it): 6 (the
-     * simplest), 7 (the fastest), 1 (the simplest left), 3 */
+    /* of 7 (80, the best) and 3, 5, 6 and 1 (tied with it), taken in
+     * turn the simplest (6, then 1: one change each, the faster first)
+     * and the fastest (7, then 3); 5 goes */
     CHECK(dlb_search_round(&f.p, &s, &set, recs, 1, &rd, &done, &err) == DLB_OK);
     CHECK(!done && positions_are(&rd, "1,3,6,7"));
     free(rd.pos);
@@ -238,11 +239,13 @@ static void test_halving_infer(void)
     struct dlb_search_round rd;
     CHECK(run_round(&f, &s, &set, recs, 0, acc, &rd));
     CHECK(rd.measure_only && rd.accuracy && rd.n == 8);
+    CHECK(rd.once); /* the accuracy screen: one process each */
     free(rd.pos);
     /* The better half of the six that keep their accuracy (within the
      * sampling error): 60 50 40. */
     CHECK(run_round(&f, &s, &set, recs, 1, acc, &rd));
     CHECK(rd.measure_only && !rd.accuracy && positions_are(&rd, "4,5,7"));
+    CHECK(!rd.once);
     free(rd.pos);
     /* Round 1's own figures (90 50 40): the best two, and the baseline. */
     CHECK(run_round(&f, &s, &set, recs, 2, acc, &rd));
