@@ -465,6 +465,90 @@ static int to_run(const struct run_state *r, const struct dlb_config *c,
            !dlb_reps_stopped(r->records, c->index, round);
 }
 
+/* Run repetition `rep` (of `reps`) of configuration `c` in round `rd`,
+ * the k-th run of `prog`, and journal its record. Returns 0 when it was
+ * stopped before it ended (--resume runs it), 1 otherwise; a failure
+ * counts in *failures. */
+static int run_one(struct run_state *r, const struct dlb_search_round *rd,
+                   const struct dlb_config *c, int rep, int reps,
+                   struct dlb_progress *prog, size_t k, int *failures,
+                   struct dlb_error *err)
+{
+    dlb_progress_start(prog, k, c->id);
+    char idx[32], logname[96], sets[DLB_ROUND_SETS][64];
+    round_sets(r, c, rd, rep, sets);
+    char **av = child_argv(r, c, idx, sets);
+    char rep_part[32] = "";
+    if (reps > 1)
+        snprintf(rep_part, sizeof rep_part, "-rep-%d", rep);
+    if (rd->round >= 0)
+        snprintf(logname, sizeof logname, "logs/config-%zu-round-%d%s.log",
+                 c->index, rd->round, rep_part);
+    else
+        snprintf(logname, sizeof logname, "logs/config-%zu%s.log", c->index,
+                 rep_part);
+    char *log = path_join(r->dir, logname);
+    double timeout = dlb_config_core(&r->ses.plan, c, "timeout")->f;
+    struct dlb_child_spec spec = {av, timeout, log, NULL, NULL, sync_journal, r};
+    json_t *rec = NULL;
+    if (!av || !log ||
+        dlb_run_launch_prepare(&r->ses.plan, c, r->dir, av, &spec, err) != DLB_OK ||
+        dlb_runner_run(&spec, &rec, err) != DLB_OK) {
+        dlb_run_launch_release(&spec);
+        free(av);
+        free(log);
+        fprintf(stderr, "dlbench: %s: %s\n", c->id, err->msg);
+        if (dlb_interrupted())
+            return 0; /* stopped, not failed: --resume runs it */
+        (*failures)++;
+        return 1;
+    }
+    dlb_run_launch_release(&spec);
+    free(av);
+    free(log);
+    /* The parent's view of which configuration this was wins over
+     * whatever a dying child managed to write. */
+    json_object_set_new(rec, "index", json_integer((json_int_t)c->index));
+    json_object_set_new(rec, "id", json_string(c->id));
+    if (rd->round >= 0) {
+        json_object_set_new(rec, "round", json_integer(rd->round));
+        json_object_set_new(rec, "budget", json_real(rd->scale));
+    }
+    if (reps > 1)
+        json_object_set_new(rec, "rep", json_integer(rep));
+    /* Written now, synced while the next configuration starts. */
+    int kept = dlb_journal_write(r->journal, rec, err) == DLB_OK;
+    if (!kept) {
+        /* A full disk or a file-size limit: what runs next could not be
+         * kept either. */
+        fprintf(stderr, "dlbench: %s\n", err->msg);
+        r->journal_failed = 1;
+    }
+    dlb_progress_done(prog, k, c->id, rec);
+    if (!is_failure(rec))
+        warn_noise(c->id, rec);
+    if (is_failure(rec))
+        (*failures)++;
+    /* Until the end a plain sweep needs only which configurations ran and
+     * how they ended; a search's rounds need the figures. Journaled
+     * records of a sweep stay in memory as that much, so the parent's size
+     * does not grow with the sweep's length, and come back whole from the
+     * journal at the end (restore_records). */
+    json_t *slim = NULL;
+    if (kept && rd->round < 0 &&
+        (slim = json_pack("{s:O,s:O,s:O}", "index", json_object_get(rec, "index"),
+                          "id", json_object_get(rec, "id"),
+                          "status", json_object_get(rec, "status")))) {
+        if (reps > 1)
+            json_object_set(slim, "rep", json_object_get(rec, "rep"));
+        json_decref(rec);
+        rec = slim;
+        r->slimmed = 1;
+    }
+    json_array_append_new(r->records, rec);
+    return 1;
+}
+
 /* Run the configurations of one search round not yet in the journal, in
  * as many passes as the suite has repetitions. Returns how many runs could
  * not start before --time-limit. */
@@ -479,101 +563,26 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
             if (dlb_run_in_shard(r->opts, rd->pos[i]) &&
                 to_run(r, &r->ses.plan.configs[rd->pos[i]], rd->round, rep, reps))
                 todo++;
+    const char *what = reps > 1 ? "runs" : todo == 1 ? "configuration" : "configurations";
+    const char *judged = !rd->measure_only ? ""
+                         : rd->accuracy    ? ", speed and accuracy"
+                                           : ", speed only";
     if (rd->round >= 0 && todo)
-        fprintf(stderr, "dlbench: search round %d: %zu %s at %.3g of the "
-                        "budget%s\n", rd->round, todo,
-                reps > 1 ? "runs" : todo == 1 ? "configuration" : "configurations",
-                rd->scale,
-                rd->measure_only ? rd->accuracy ? ", speed and accuracy" : ", speed only"
-                                 : "");
+        fprintf(stderr, "dlbench: search round %d: %zu %s at %.3g of the budget%s\n",
+                rd->round, todo, what, rd->scale, judged);
     dlb_progress_init(&prog, todo);
-    for (int rep = 0; rep < reps; rep++) {
+    for (int rep = 0; rep < reps; rep++)
         for (size_t i = 0; i < rd->n; i++) {
             const struct dlb_config *c = &r->ses.plan.configs[rd->pos[i]];
             if (!dlb_run_in_shard(r->opts, rd->pos[i]) ||
                 !to_run(r, c, rd->round, rep, reps))
                 continue;
             if (r->journal_failed || dlb_interrupted() ||
-                (r->opts->time_limit_s > 0 && dlb_now() - start >= r->opts->time_limit_s)) {
+                (r->opts->time_limit_s > 0 && dlb_now() - start >= r->opts->time_limit_s))
                 not_run++;
-                continue;
-            }
-            k++;
-            dlb_progress_start(&prog, k, c->id);
-            char idx[32], logname[96], sets[DLB_ROUND_SETS][64];
-            round_sets(r, c, rd, rep, sets);
-            char **av = child_argv(r, c, idx, sets);
-            char rep_part[32] = "";
-            if (reps > 1)
-                snprintf(rep_part, sizeof rep_part, "-rep-%d", rep);
-            if (rd->round >= 0)
-                snprintf(logname, sizeof logname, "logs/config-%zu-round-%d%s.log",
-                         c->index, rd->round, rep_part);
-            else
-                snprintf(logname, sizeof logname, "logs/config-%zu%s.log", c->index,
-                         rep_part);
-            char *log = path_join(r->dir, logname);
-            double timeout = dlb_config_core(&r->ses.plan, c, "timeout")->f;
-            struct dlb_child_spec spec = {av, timeout, log, NULL, NULL, sync_journal, r};
-            json_t *rec = NULL;
-            if (!av || !log ||
-                dlb_run_launch_prepare(&r->ses.plan, c, r->dir, av, &spec, err) != DLB_OK ||
-                dlb_runner_run(&spec, &rec, err) != DLB_OK) {
-                dlb_run_launch_release(&spec);
-                free(av);
-                free(log);
-                fprintf(stderr, "dlbench: %s: %s\n", c->id, err->msg);
-                if (dlb_interrupted())
-                    not_run++; /* stopped, not failed: --resume runs it */
-                else
-                    (*failures)++;
-                continue;
-            }
-            dlb_run_launch_release(&spec);
-            free(av);
-            free(log);
-            /* The parent's view of which configuration this was wins over
-             * whatever a dying child managed to write. */
-            json_object_set_new(rec, "index", json_integer((json_int_t)c->index));
-            json_object_set_new(rec, "id", json_string(c->id));
-            if (rd->round >= 0) {
-                json_object_set_new(rec, "round", json_integer(rd->round));
-                json_object_set_new(rec, "budget", json_real(rd->scale));
-            }
-            if (reps > 1)
-                json_object_set_new(rec, "rep", json_integer(rep));
-            /* Written now, synced while the next configuration starts. */
-            int kept = dlb_journal_write(r->journal, rec, err) == DLB_OK;
-            if (!kept) {
-                /* A full disk or a file-size limit: what runs next could not
-                 * be kept either. */
-                fprintf(stderr, "dlbench: %s\n", err->msg);
-                r->journal_failed = 1;
-            }
-            dlb_progress_done(&prog, k, c->id, rec);
-            if (!is_failure(rec))
-                warn_noise(c->id, rec);
-            if (is_failure(rec))
-                (*failures)++;
-            /* Until the end a plain sweep needs only which configurations
-             * ran and how they ended; a search's rounds need the figures.
-             * Journaled records of a sweep stay in memory as that much, so the
-             * parent's size does not grow with the sweep's length, and come
-             * back whole from the journal at the end (restore_records). */
-            json_t *slim = NULL;
-            if (kept && rd->round < 0 &&
-                (slim = json_pack("{s:O,s:O,s:O}", "index", json_object_get(rec, "index"),
-                                  "id", json_object_get(rec, "id"),
-                                  "status", json_object_get(rec, "status")))) {
-                if (reps > 1)
-                    json_object_set(slim, "rep", json_object_get(rec, "rep"));
-                json_decref(rec);
-                rec = slim;
-                r->slimmed = 1;
-            }
-            json_array_append_new(r->records, rec);
+            else if (!run_one(r, rd, c, rep, reps, &prog, ++k, failures, err))
+                not_run++;
         }
-    }
     return not_run;
 }
 

@@ -84,28 +84,16 @@ static void widen(json_t *rec, double sd, double df)
 
 void dlb_reps_widen_ci(json_t *merged)
 {
-    size_t i, j;
-    json_t *rec, *prev;
+    size_t i;
+    json_t *rec;
+    /* widen reads only the processes' medians, which pool reads: the
+     * order in which records are widened does not matter */
     json_array_foreach(merged, i, rec) {
+        double ss, df;
         if (!process_medians(rec))
             continue;
-        /* Each budget once: at its first record with repetitions. */
-        int first = 1;
-        json_array_foreach(merged, j, prev) {
-            if (j >= i)
-                break;
-            if (process_medians(prev) && budget_of(prev) == budget_of(rec))
-                first = 0;
-        }
-        if (!first)
-            continue;
-        double ss, df;
         pool(merged, budget_of(rec), &ss, &df);
-        if (!(df >= 1))
-            continue;
-        json_t *r;
-        json_array_foreach(merged, j, r)
-            if (j >= i && process_medians(r) && budget_of(r) == budget_of(rec))
-                widen(r, sqrt(ss / df), df);
+        if (df >= 1)
+            widen(rec, sqrt(ss / df), df);
     }
 }

@@ -302,13 +302,13 @@ static void sort_positions(size_t *pos, size_t n)
  * and the fastest, so that whichever way the final round decides, its
  * choice is still there, and a round that keeps one keeps the
  * selection's own choice; the baseline, which the final round runs
- * anyway, takes no place among them (the amp suite's LeNet rows sit within a few percent of
- * each other; the quant suite's int8 vgg-small rows differ only in how
- * the scales were found). For a speed objective the half is of those
- * that meet the constraints: what breaks one in a screening round (a
- * failed run, the memory budget, and in an inference screening the
- * accuracy) breaks it on any budget, so it is out for good (the quant
- * suite's 36 LeNet rows are the fastest and all 7 points below
+ * anyway, takes no place among them (the amp suite's LeNet rows sit
+ * within a few percent of each other; the quant suite's int8 vgg-small
+ * rows differ only in how the scales were found). For a speed objective
+ * the half is of those that meet the constraints: what breaks one in a
+ * screening round (a failed run, the memory budget, and in an inference
+ * screening the accuracy) breaks it on any budget, so it is out for good
+ * (the quant suite's 36 LeNet rows are the fastest and all 7 points below
  * vgg-small); only when none meets them is it half of all. Time to
  * accuracy is judged on a cut training budget, which a configuration may
  * miss and the full one reach: the half is of all. */
