@@ -83,10 +83,9 @@ static int changes(const struct sel *s, const struct dlb_sel_item *it)
 }
 
 /* The tie group of `best`; returns the chosen one: the fewest changes
- * from the baseline, and among as many, the first in the plan (the order
- * the suite lists its values in). Not the better point estimate: the test
- * cannot tell them apart, and a choice by noise would change from run to
- * run (prune's filters_l1 and filters_l2 rows, of the same shapes). */
+ * from the baseline, and among as many, the better figure. (Not plan
+ * order: on an axis such as a work size the first listed is as likely
+ * the slower, and a near-tie there leans the right way more often.) */
 static struct dlb_sel_item *pick(struct sel *s, struct dlb_sel_item *best,
                                  json_t *ties, double *p_best)
 {
@@ -99,7 +98,7 @@ static struct dlb_sel_item *pick(struct sel *s, struct dlb_sel_item *best,
             continue;
         json_array_append_new(ties, json_string(id_of(it)));
         int cw = changes(s, win), ci = changes(s, it);
-        if (ci < cw || (ci == cw && it->pos < win->pos)) {
+        if (ci < cw || (ci == cw && better(it, win))) {
             win = it;
             *p_best = p;
         }
@@ -114,18 +113,12 @@ static void why(const struct sel *s, const struct dlb_sel_item *best,
     const char *obj = dlb_objective_name(s->set.objective);
     int used = snprintf(buf, len, "%s has the best %s of the configurations "
                         "meeting every constraint", id_of(win), obj);
-    if (win != best && changes(s, win) < changes(s, best))
+    if (win != best)
         used = snprintf(buf, len, "%s is tied with the best %s, %s (U test "
                         "p = %.2g or overlapping median intervals), and "
                         "changes %d setting%s of the baseline instead of %d",
                         id_of(win), obj, id_of(best), p, changes(s, win),
                         changes(s, win) == 1 ? "" : "s", changes(s, best));
-    else if (win != best)
-        used = snprintf(buf, len, "%s is tied with the best %s, %s (U test "
-                        "p = %.2g or overlapping median intervals), changes "
-                        "as many settings of the baseline (%d), and comes "
-                        "first in the suite's sweep", id_of(win), obj,
-                        id_of(best), p, changes(s, win));
     if (used > 0 && (size_t)used < len && n_viol)
         snprintf(buf + used, len - (size_t)used, "; %zu configuration%s "
                  "broke a constraint and %s not considered", n_viol,
