@@ -10,7 +10,10 @@
  * figures: later ones run measure_only) with the samples of all of them
  * in the order taken, statistics, throughput and GFLOP/s recomputed over
  * those, the wall time summed, and "repetitions" listing each process's
- * median, throughput, sample count and wall time. */
+ * median, throughput, sample count and wall time. The merged median is
+ * the geometric mean of the processes' medians, each process one vote
+ * however many samples it took; the other statistics are the pooled
+ * samples'. */
 #ifndef DLB_CORE_REPEAT_H
 #define DLB_CORE_REPEAT_H
 

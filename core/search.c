@@ -440,8 +440,10 @@ static int infers(const struct dlb_plan *plan)
 }
 
 /* Halving's round `round` of R = halving_rounds(n): screening rounds
- * 0 .. R-2 at 2^(round-R) of the budget, the final round R-1 at the full
- * budget, then fallback rounds while no full-budget record is feasible. */
+ * from 0 at 2^(round-R) of the budget, then the final round at the full
+ * budget (round R-1, or the one after the screening round that leaves at
+ * most DLB_HALVING_FINALISTS), then fallback rounds while no full-budget
+ * record is feasible. */
 static dlb_status halving_round(const struct dlb_plan *plan,
                                 const struct dlb_select_settings *set,
                                 json_t *records, int round,
@@ -454,9 +456,15 @@ static dlb_status halving_round(const struct dlb_plan *plan,
                                  "train_steps")->i > 0;
     dlb_status st = DLB_OK;
     size_t finalists = plan->n;
-    int halvings = round < final ? round : final;
-    for (int r = 0; r < halvings && st == DLB_OK; r++)
+    /* Each screening round before this one halves; the final round is
+     * the one after R - 1 of them, or sooner once few enough remain. */
+    if (finalists - 1 <= DLB_HALVING_FINALISTS)
+        final = 0;
+    for (int r = 0; r < round && r < final && st == DLB_OK; r++) {
         st = keep_better_half(plan, set, records, r, out->pos, &finalists, err);
+        if (finalists <= DLB_HALVING_FINALISTS)
+            final = r + 1;
+    }
     if (st != DLB_OK)
         return st;
     out->round = round;

@@ -42,6 +42,16 @@ struct dlb_search {
  * the all suite 1.09x. */
 #define DLB_HALVING_MIN_CONFIGS 16
 
+/* Halving's screening stops once this many configurations or fewer are
+ * left besides the baseline: they and the baseline make the final round.
+ * The selection picks the simplest of those it cannot tell from the
+ * fastest, so the final round must hold more than the one fastest: the
+ * last screening round keeps, in turn, the simplest and the fastest of
+ * its ties and one more. Halving down to one left the amp suite's final
+ * round a single LeNet row, which tied with the baseline, so the baseline
+ * won, where the grid had told it from the fastest. */
+#define DLB_HALVING_FINALISTS 3
+
 /* Parse a `search` value. On failure `why` says what was expected. */
 dlb_status dlb_search_parse(const char *text, struct dlb_search *out,
                             char *why, size_t why_len);

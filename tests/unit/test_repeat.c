@@ -1,6 +1,7 @@
 /* Merging a configuration's repetitions (core/repeat.c) on crafted
- * journal records: the pooled samples in the order taken, statistics,
- * throughput and GFLOP/s over them, the first repetition's quality
+ * journal records: the pooled samples in the order taken, the median
+ * from each process's, the other statistics over the pooled samples,
+ * throughput and GFLOP/s from the median, the first repetition's quality
  * figures, each process's summary; incomplete groups left out, a failure
  * standing for its group. */
 #include <math.h>
@@ -75,12 +76,18 @@ static void test_merge(void)
     for (size_t k = 0; k < 6; k++)
         CHECK(num(json_array_get(s, k), NULL, NULL) == (double)(k + 1));
     CHECK(num(c0, "stats", "n") == 6);
-    CHECK_NEAR(num(c0, "stats", "median"), 3.5, 1e-12);
-    CHECK_NEAR(num(c0, "throughput", "median"), 2 / 3.5, 1e-12);
+    /* the median: each process one vote, the geometric mean of theirs
+     * (2, 4.5, 6), not the pooled samples' (3.5), which the first
+     * process, with the most samples, would weigh most */
+    double c = cbrt(2 * 4.5 * 6);
+    CHECK_NEAR(num(c0, "stats", "median"), c, 1e-12);
+    CHECK(num(c0, "stats", "ci_lo") <= c && num(c0, "stats", "ci_hi") >= c);
+    CHECK_NEAR(num(c0, "stats", "max"), 6, 1e-12); /* the pooled samples' */
+    CHECK_NEAR(num(c0, "throughput", "median"), 2 / c, 1e-12);
     json_t *mt = json_object_get(c0, "metrics");
-    CHECK_NEAR(num(json_object_get(mt, "gflops"), "value", NULL), 1e6 / 3.5 * 1e-9, 1e-12);
+    CHECK_NEAR(num(json_object_get(mt, "gflops"), "value", NULL), 1e6 / c * 1e-9, 1e-12);
     CHECK_NEAR(num(json_object_get(mt, "peak_fp32_share"), "value", NULL),
-               1e6 / 3.5 * 1e-9 * 10, 1e-9);
+               1e6 / c * 1e-9 * 10, 1e-9);
     /* the first repetition's accuracy; the wall time of all three */
     CHECK(num(json_object_get(mt, "accuracy"), "value", NULL) == 80);
     CHECK_NEAR(num(c0, "wall_s", NULL), 4.5, 1e-12);
@@ -109,7 +116,7 @@ static void test_merge(void)
 
 /* The median interval covers the spread between processes: ln of the
  * process medians pooled over a round (one-way analysis of variance),
- * t(0.975, df) * sd / sqrt(processes) each side of the pooled median;
+ * t(0.975, df) * sd / sqrt(processes) each side of their geometric mean;
  * records of another budget are pooled apart. */
 static double sq(double x)
 {
@@ -146,16 +153,16 @@ static void test_spread(void)
     json_t *c0 = json_array_get(out, 0), *c1 = json_array_get(out, 1),
            *c2 = json_array_get(out, 2);
     CHECK(h > 0.5 && h < 0.6);
-    CHECK_NEAR(num(c0, "stats", "median"), 2, 1e-12);
+    CHECK_NEAR(num(c0, "stats", "median"), exp(g), 1e-12);
     CHECK_NEAR(num(json_object_get(c0, "stats"), "ci_processes", "sd_log"), sd, 1e-12);
     CHECK(num(json_object_get(c0, "stats"), "ci_processes", "df") == 6);
     /* 0: the order-statistic interval of its nine pooled samples is
-     * [1.8, 2.2]; the round's spread widens it to [2 e^-h, 2 e^h] */
-    CHECK_NEAR(num(c0, "stats", "ci_lo"), 2 * exp(-h), 1e-12);
-    CHECK_NEAR(num(c0, "stats", "ci_hi"), 2 * exp(h), 1e-12);
+     * [1.8, 2.2]; the round's spread widens it to [e^(g-h), e^(g+h)] */
+    CHECK_NEAR(num(c0, "stats", "ci_lo"), exp(g - h), 1e-12);
+    CHECK_NEAR(num(c0, "stats", "ci_hi"), exp(g + h), 1e-12);
     CHECK_NEAR(num(c0, "stats", "ci_rel_halfwidth"), (exp(h) - exp(-h)) / 2, 1e-12);
-    CHECK_NEAR(num(c0, "throughput", "ci_lo"), 2 / (2 * exp(h)), 1e-12);
-    CHECK_NEAR(num(c0, "throughput", "ci_hi"), 2 / (2 * exp(-h)), 1e-12);
+    CHECK_NEAR(num(c0, "throughput", "ci_lo"), 2 / exp(g + h), 1e-12);
+    CHECK_NEAR(num(c0, "throughput", "ci_hi"), 2 / exp(g - h), 1e-12);
     /* 1: equal processes, still as uncertain as the round's machine */
     CHECK_NEAR(num(c1, "stats", "ci_lo"), 2 * exp(-h), 1e-12);
     CHECK_NEAR(num(c1, "stats", "ci_hi"), 2 * exp(h), 1e-12);

@@ -241,17 +241,16 @@ static void test_halving_infer(void)
     CHECK(rd.measure_only && rd.accuracy && rd.n == 8);
     CHECK(rd.once); /* the accuracy screen: one process each */
     free(rd.pos);
-    /* The better half of the six that keep their accuracy (within the
-     * sampling error): 60 50 40. */
+    /* The better half of the five besides the baseline that keep their
+     * accuracy (within the sampling error): 60 50 40. Three are few
+     * enough to end the screening: the final round at the full budget,
+     * with the baseline. */
     CHECK(run_round(&f, &s, &set, recs, 1, acc, &rd));
-    CHECK(rd.measure_only && !rd.accuracy && positions_are(&rd, "4,5,7"));
+    CHECK(!rd.measure_only && !rd.accuracy && rd.scale == 1);
+    CHECK(positions_are(&rd, "0,4,5,7"));
     CHECK(!rd.once);
     free(rd.pos);
-    /* Round 1's own figures (90 50 40): the best two, and the baseline. */
-    CHECK(run_round(&f, &s, &set, recs, 2, acc, &rd));
-    CHECK(!rd.measure_only && rd.scale == 1 && positions_are(&rd, "0,4,5"));
-    free(rd.pos);
-    CHECK(!run_round(&f, &s, &set, recs, 3, acc, &rd));
+    CHECK(!run_round(&f, &s, &set, recs, 2, acc, &rd));
     /* On every test image 4's 1.5-point drop breaks the constraint. */
     CHECK(winner_is(&f, recs, "batch=6"));
     /* Training: the screening judges speed alone, as before. */
@@ -284,6 +283,52 @@ static void test_halving_infer(void)
     CHECK(run_round(&f, &s, &set, recs, 1, tta_acc, &rd));
     CHECK(positions_are(&rd, "0,1,2,3,4"));
     free(rd.pos);
+    json_decref(recs);
+    fixture_close(&f);
+}
+
+/* 18 configurations of which 6 cannot run here (amp's fp16 rows on a CPU
+ * without fp16 kernels): halving would screen down to one configuration
+ * in five rounds; it stops once DLB_HALVING_FINALISTS are left, and the
+ * final round holds them and the baseline. */
+static void test_halving_finalists(void)
+{
+    struct fixture f;
+    if (!fixture_open(&f, "[suite]\n[sweep]\nbatch = 1, 2, 3, 4, 5, 6, 7, 8, 9\n"
+                          "seed = 1, 2\n"))
+        return;
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
+    struct dlb_select_settings set;
+    struct dlb_error err = {""};
+    CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
+    json_t *recs = json_array();
+    struct dlb_search_round rd;
+    int done = 0;
+    static const char *const want[] = {
+        "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17",
+        "6,8,10,12,14,16", /* the best 6 of the 11 that ran, not the baseline */
+        "0,12,14,16",      /* the best 3 of those, and the baseline */
+    };
+    for (int r = 0; r < 3; r++) {
+        CHECK(dlb_search_round(&f.p, &s, &set, recs, r, &rd, &done, &err) == DLB_OK);
+        CHECK(!done && positions_are(&rd, want[r]));
+        CHECK_NEAR(rd.scale, r < 2 ? 1.0 / (32 >> r) : 1.0, 1e-12);
+        CHECK(rd.measure_only == (r < 2));
+        for (size_t k = 0; k < rd.n; k++) {
+            size_t pos = rd.pos[k];
+            json_t *rec = crafted(&f, pos, 10.0 + (double)pos, 0.01, -1, -1);
+            /* seed = 2 at batch 4 and above cannot run */
+            if (pos % 2 && pos >= 7)
+                json_object_set_new(rec, "status", json_string("skipped"));
+            json_object_set_new(rec, "round", json_integer(r));
+            json_object_set_new(rec, "budget", json_real(rd.scale));
+            json_array_append_new(recs, rec);
+        }
+        free(rd.pos);
+    }
+    CHECK(dlb_search_round(&f.p, &s, &set, recs, 3, &rd, &done, &err) == DLB_OK);
+    CHECK(done);
+    CHECK(winner_is(&f, recs, "batch=9 seed=1"));
     json_decref(recs);
     fixture_close(&f);
 }
@@ -376,6 +421,7 @@ static void test_parse(void)
 int main(void)
 {
     test_halving();
+    test_halving_finalists();
     test_halving_two();
     test_halving_ties();
     test_halving_small();
