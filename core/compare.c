@@ -85,8 +85,13 @@ static double *samples_of(json_t *rec, double scale, size_t *n)
     return s;
 }
 
+/* The median a run reports: with repetitions, from the processes' own
+ * (see repeat.h), which the pooled samples' would not give. */
 static double median_of(json_t *rec)
 {
+    struct dlb_log_spread ps;
+    if (dlb_compare_processes_of(rec, 1.0, &ps))
+        return exp(ps.mean);
     size_t n;
     double *s = samples_of(rec, 1.0, &n);
     struct dlb_stats st;
@@ -180,10 +185,19 @@ static dlb_status judge_pair(struct judge *J, const char *id, json_t *b,
     size_t nb, nn;
     double *sb = samples_of(b, J->bscale, &nb), *sn = samples_of(n, J->nscale, &nn);
     struct dlb_ratio r;
-    dlb_status s = sb && sn ? dlb_ratio_estimate(sb, nb, sn, nn, &r) : DLB_ERR_INPUT;
+    struct dlb_log_spread pb, pn;
+    int by_process = dlb_compare_processes_of(b, J->bscale, &pb) &&
+                     dlb_compare_processes_of(n, J->nscale, &pn);
+    dlb_status s = !sb || !sn ? DLB_ERR_INPUT
+                   : by_process ? dlb_ratio_from_processes(&pb, &pn, &r)
+                   : dlb_ratio_estimate(sb, nb, sn, nn, &r);
     int have_b = sb != NULL, have_n = sn != NULL;
     free(sb);
     free(sn);
+    if (by_process) {
+        nb = (size_t)pb.count;
+        nn = (size_t)pn.count;
+    }
     /* Name the file at fault: status ok without a positive step time is
      * a damaged or hand-edited record. */
     if (!have_b || !have_n)
@@ -208,6 +222,7 @@ static dlb_status judge_pair(struct judge *J, const char *id, json_t *b,
                                   ? json_null() : json_real(r.p));
     json_object_set_new(row, "base_n", json_integer((json_int_t)nb));
     json_object_set_new(row, "new_n", json_integer((json_int_t)nn));
+    json_object_set_new(row, "test", json_string(by_process ? "welch" : "mann-whitney"));
     if (is_ref) {
         json_object_set_new(row, "reference", json_true());
     } else {

@@ -10,6 +10,9 @@
  *     "configs": [ { "id", "verdict": "faster"|"slower"|"same"|"new"|"missing",
  *                    "base_median_s", "new_median_s", "ratio",
  *                    "ratio_ci": [lo, hi], "p", "base_n", "new_n",
+ *                    "test": "mann-whitney" (samples) | "welch"
+ *                    (processes' medians, when both ran several; then
+ *                    base_n and new_n count processes),
  *                    "reference": true (the normalizing configuration),
  *                    "note": "..." } ],
  *     "geomean_ratio": x | null, "compared": n,
@@ -27,7 +30,7 @@
 
 struct dlb_compare_opts {
     double threshold; /* a change smaller than this fraction is "same" */
-    double alpha;     /* significance level of the U test */
+    double alpha;     /* significance level of the test */
     int normalize;    /* divide each configuration by its run's baseline one */
 };
 
@@ -59,5 +62,23 @@ struct dlb_ratio {
 };
 dlb_status dlb_ratio_estimate(const double *base, size_t nb, const double *new_s,
                               size_t nn, struct dlb_ratio *r);
+
+/* A configuration measured in several processes (core/compare_reps.c):
+ * the mean of ln(process median / scale), the standard deviation of those
+ * logarithms with its degrees of freedom (the run's pooled estimate,
+ * stats.ci_processes, where it recorded one), and the process count. */
+struct dlb_log_spread {
+    double mean, sd, df, count;
+};
+
+/* Fill `out` from a record's "repetitions"; 0 when it has fewer than two
+ * processes or one without a positive median. */
+int dlb_compare_processes_of(json_t *rec, double scale, struct dlb_log_spread *out);
+
+/* NEW/BASE from the processes' medians: exp of the difference of the
+ * means, Welch's 95% interval and two-sided t test p-value. */
+dlb_status dlb_ratio_from_processes(const struct dlb_log_spread *b,
+                                    const struct dlb_log_spread *n,
+                                    struct dlb_ratio *r);
 
 #endif

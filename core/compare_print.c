@@ -78,13 +78,28 @@ static void summary(FILE *f, json_t *cmp, const char *bold)
     fputc('\n', f);
 }
 
+/* Whether a row was judged on the processes' medians (repetitions). */
+static int any_welch(json_t *cmp)
+{
+    size_t i;
+    json_t *row;
+    json_array_foreach(json_object_get(cmp, "configs"), i, row) {
+        const char *t = json_string_value(json_object_get(row, "test"));
+        if (t && !strcmp(t, "welch"))
+            return 1;
+    }
+    return 0;
+}
+
 static void legend(FILE *f, json_t *cmp)
 {
     const char *norm = json_string_value(json_object_get(cmp, "normalized_by"));
     fprintf(f, "ratio = NEW/BASE median step time (above 1 is slower)%s%s%s; "
-            "slower/faster: U test p < %g and a change beyond %g%%\n",
+            "slower/faster: %s p < %g and a change beyond %g%%\n",
             norm ? ", each run divided by its own '" : "", norm ? norm : "",
             norm ? "' first" : "",
+            any_welch(cmp) ? "test (U test on the samples; Welch's t on "
+            "ln(process median) where both runs had repetitions)" : "U test",
             json_number_value(json_object_get(cmp, "alpha")),
             json_number_value(json_object_get(cmp, "threshold")) * 100);
 }

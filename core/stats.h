@@ -39,6 +39,11 @@ double dlb_mann_whitney_p(const double *a, size_t na, const double *b,
  * NAN when df < 1. */
 double dlb_student_t_975(double df);
 
+/* Two-sided p-value of Student's t statistic `t` with df > 0 degrees of
+ * freedom (not necessarily whole, as Welch's are): P(|T| >= |t|). NAN
+ * when df is not positive. */
+double dlb_student_t_p(double t, double df);
+
 /* Sort ascending in place. */
 void dlb_sort_doubles(double *v, size_t n);
 

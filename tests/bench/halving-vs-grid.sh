@@ -12,8 +12,9 @@
 #
 # DLBENCH_ARGS adds options to every run, e.g. "--set repetitions=3".
 # GRID_RUNS=N runs the grid N times (default 1). Where configurations are
-# near-equal, a noisy machine makes the grid's own winner change from run
-# to run (two grid runs of amp picked different winners here); the winner
+# near-equal, a noisy machine can make the grid's own winner change from
+# run to run (two grid runs of amp and two of quant did here, with one
+# process per configuration); the winner
 # and ties of every grid run then count as the grid's answer, and the
 # line says whether the grid runs agreed with each other. The grid time
 # printed is the first run's.

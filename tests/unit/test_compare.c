@@ -165,6 +165,83 @@ static void test_normalize(void)
     json_decref(base);
 }
 
+/* A record measured in three processes with medians `s` e^-0.05, `s` and
+ * `s` e^0.05, 20 step times each within 1% of its median; with the run's
+ * pooled spread of ln(process median) `sd` (df 30) when sd >= 0. */
+static json_t *rec3(const char *id, double s, double sd)
+{
+    json_t *r = json_pack("{s:i, s:s, s:s}", "index", 0, "id", id, "status", "ok");
+    json_t *a = json_array(), *reps = json_array();
+    for (int k = -1; k <= 1; k++) {
+        double m = s * exp(0.05 * k), v[20];
+        fill(v, 20, m);
+        for (int i = 0; i < 20; i++)
+            json_array_append_new(a, json_real(v[i]));
+        json_array_append_new(reps, json_pack("{s:f, s:i}", "median", m, "n", 20));
+    }
+    json_object_set_new(r, "samples", a);
+    json_object_set_new(r, "repetitions", reps);
+    json_t *st = json_pack("{s:f}", "median", s);
+    if (sd >= 0)
+        json_object_set_new(st, "ci_processes",
+                            json_pack("{s:f, s:f}", "sd_log", sd, "df", 30.0));
+    json_object_set_new(r, "stats", st);
+    return r;
+}
+
+/* With repetitions on both sides the process is the unit: Welch's t test
+ * on ln(process median). The pooled samples of a 20% slower new run
+ * differ beyond doubt (U test), but the processes spread as the machine
+ * does between them. */
+static void test_processes(void)
+{
+    json_t *cmp = NULL;
+    struct dlb_error err = {""};
+    json_t *base = doc("a", json_pack("[o]", rec3("batch=64", 0.010, -1)));
+    json_t *nw = doc("a", json_pack("[o]", rec3("batch=64", 0.012, -1)));
+    CHECK(dlb_compare(base, "b.json", nw, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    json_t *row = json_array_get(json_object_get(cmp, "configs"), 0);
+    CHECK(!strcmp(json_string_value(json_object_get(row, "test")), "welch"));
+    CHECK(json_integer_value(json_object_get(row, "base_n")) == 3);
+    /* the medians each run reports: the processes' geometric mean */
+    CHECK_NEAR(json_number_value(json_object_get(row, "base_median_s")), 0.010, 1e-12);
+    /* by hand: the logs differ by ln 1.2; each side's sd is 0.05, so the
+     * variance of the difference is 2 * 0.05^2 / 3 with (Welch) 4
+     * degrees of freedom, where t(0.975) = 2.776445 and the two-sided p
+     * is I_x(2, 1/2) = 1 - 1.5 sqrt(1 - x) + 0.5 (1 - x)^1.5 at
+     * x = 4 / (4 + t^2) */
+    double se = sqrt(2 * 0.0025 / 3), t = log(1.2) / se, x = 4 / (4 + t * t);
+    CHECK_NEAR(json_number_value(json_object_get(row, "ratio")), 1.2, 1e-12);
+    json_t *ci = json_object_get(row, "ratio_ci");
+    CHECK_NEAR(json_number_value(json_array_get(ci, 0)), 1.2 * exp(-2.776445 * se), 1e-3);
+    CHECK_NEAR(json_number_value(json_array_get(ci, 1)), 1.2 * exp(2.776445 * se), 1e-3);
+    CHECK_NEAR(json_number_value(json_object_get(row, "p")),
+               1 - 1.5 * sqrt(1 - x) + 0.5 * pow(1 - x, 1.5), 1e-9);
+    CHECK(!strcmp(verdict_of(cmp, "batch=64"), "slower"));
+    json_decref(cmp);
+    json_decref(base);
+    json_decref(nw);
+    /* The runs measured their machine's spread between processes at 0.2
+     * (pooled, 30 degrees of freedom): 20% is within it. */
+    base = doc("a", json_pack("[o]", rec3("batch=64", 0.010, 0.2)));
+    nw = doc("a", json_pack("[o]", rec3("batch=64", 0.012, 0.2)));
+    CHECK(dlb_compare(base, "b.json", nw, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(!strcmp(verdict_of(cmp, "batch=64"), "same"));
+    row = json_array_get(json_object_get(cmp, "configs"), 0);
+    CHECK(json_number_value(json_object_get(row, "p")) > 0.2);
+    json_decref(cmp);
+    /* One process on one side: the samples, by the U test. */
+    json_t *one = doc("a", json_pack("[o]", rec("batch=64", 0.012, "ok")));
+    CHECK(dlb_compare(base, "b.json", one, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    row = json_array_get(json_object_get(cmp, "configs"), 0);
+    CHECK(!strcmp(json_string_value(json_object_get(row, "test")), "mann-whitney"));
+    CHECK(!strcmp(verdict_of(cmp, "batch=64"), "slower"));
+    json_decref(cmp);
+    json_decref(one);
+    json_decref(base);
+    json_decref(nw);
+}
+
 static void test_bad_files(void)
 {
     char dir[] = "/tmp/dlb-compare-XXXXXX", path[128];
@@ -192,6 +269,7 @@ int main(void)
     test_ratio();
     test_verdicts();
     test_normalize();
+    test_processes();
     test_bad_files();
     return check_exit();
 }

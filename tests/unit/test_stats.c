@@ -303,6 +303,17 @@ static void test_student_t(void)
     for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
         CHECK_NEAR(dlb_student_t_975(table[k].df), table[k].t, 1e-3 * table[k].t);
     CHECK(isnan(dlb_student_t_975(0.5)));
+    /* the p-value at the table's quantiles is 0.05 */
+    for (size_t k = 0; k < sizeof table / sizeof table[0]; k++)
+        CHECK_NEAR(dlb_student_t_p(table[k].t, table[k].df), 0.05, 2e-4);
+    /* exact forms: Cauchy (df 1), df 2, and the normal limit */
+    CHECK_NEAR(dlb_student_t_p(1, 1), 0.5, 1e-12);
+    CHECK_NEAR(dlb_student_t_p(3, 1), 1 - 2 / (4 * atan(1.0)) * atan(3), 1e-12);
+    CHECK_NEAR(dlb_student_t_p(2, 2), 1 - 2 / sqrt(6), 1e-12);
+    CHECK_NEAR(dlb_student_t_p(2.5, 1e7), erfc(2.5 / sqrt(2)), 1e-6);
+    CHECK_NEAR(dlb_student_t_p(-2.5, 7.5), dlb_student_t_p(2.5, 7.5), 1e-15);
+    CHECK(dlb_student_t_p(0, 3) == 1);
+    CHECK(isnan(dlb_student_t_p(1, 0)));
 }
 
 int main(void)

@@ -1,0 +1,72 @@
+/* Comparing configurations measured in several processes (suite key
+ * `repetitions`). Their pooled samples are not independent (each process
+ * runs in its own speed phase of the machine), so a U test on them, and
+ * the interval it gives the ratio, would call a difference between two
+ * phases significant. The unit of comparison is then the process: each
+ * side's mean of ln(process median), which is the logarithm of the median
+ * the run reports, and its spread, and Welch's t test and interval on
+ * their difference. */
+#include "compare.h"
+
+#include <math.h>
+#include "stats.h"
+
+static double num(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+int dlb_compare_processes_of(json_t *rec, double scale, struct dlb_log_spread *out)
+{
+    json_t *reps = json_object_get(rec, "repetitions"), *v;
+    size_t i, n = json_array_size(reps);
+    if (n < 2 || !(scale > 0))
+        return 0;
+    double sum = 0, ss = 0;
+    json_array_foreach(reps, i, v) {
+        if (!(num(v, "median") > 0))
+            return 0;
+        sum += log(num(v, "median") / scale);
+    }
+    out->mean = sum / (double)n;
+    json_array_foreach(reps, i, v) {
+        double d = log(num(v, "median") / scale) - out->mean;
+        ss += d * d;
+    }
+    out->count = (double)n;
+    out->sd = sqrt(ss / (double)(n - 1));
+    out->df = (double)(n - 1);
+    /* The run's own estimate, pooled over the configurations measured
+     * with the same budget, has far more degrees of freedom than one
+     * configuration's few processes: it is the one its intervals use. */
+    json_t *cp = json_object_get(json_object_get(rec, "stats"), "ci_processes");
+    if (num(cp, "sd_log") >= 0 && num(cp, "df") >= 1) {
+        out->sd = num(cp, "sd_log");
+        out->df = num(cp, "df");
+    }
+    return 1;
+}
+
+dlb_status dlb_ratio_from_processes(const struct dlb_log_spread *b,
+                                    const struct dlb_log_spread *n,
+                                    struct dlb_ratio *r)
+{
+    if (!(b->count >= 2 && n->count >= 2 && b->df >= 1 && n->df >= 1))
+        return DLB_ERR_INPUT;
+    double vb = b->sd * b->sd / b->count, vn = n->sd * n->sd / n->count;
+    double v = vb + vn, d = n->mean - b->mean;
+    r->ratio = exp(d);
+    if (!(v > 0)) { /* every process alike on both sides */
+        r->lo = r->hi = r->ratio;
+        r->p = d == 0 ? 1.0 : 0.0;
+        return DLB_OK;
+    }
+    /* Welch-Satterthwaite degrees of freedom */
+    double df = v * v / (vb * vb / b->df + vn * vn / n->df);
+    double h = dlb_student_t_975(df < 1 ? 1 : df) * sqrt(v);
+    r->lo = exp(d - h);
+    r->hi = exp(d + h);
+    r->p = dlb_student_t_p(d / sqrt(v), df);
+    return DLB_OK;
+}
