@@ -9,6 +9,7 @@
 #include "compare.h"
 
 #include <math.h>
+#include "repeat.h"
 #include "stats.h"
 
 static double num(json_t *obj, const char *key)
@@ -19,21 +20,10 @@ static double num(json_t *obj, const char *key)
 
 int dlb_compare_processes_of(json_t *rec, double scale, struct dlb_log_spread *out)
 {
-    json_t *reps = json_object_get(rec, "repetitions"), *v;
-    size_t i, n = json_array_size(reps);
-    if (n < 2 || !(scale > 0))
+    double ss;
+    size_t n = dlb_reps_log_medians(rec, scale, &out->mean, &ss);
+    if (!n)
         return 0;
-    double sum = 0, ss = 0;
-    json_array_foreach(reps, i, v) {
-        if (!(num(v, "median") > 0))
-            return 0;
-        sum += log(num(v, "median") / scale);
-    }
-    out->mean = sum / (double)n;
-    json_array_foreach(reps, i, v) {
-        double d = log(num(v, "median") / scale) - out->mean;
-        ss += d * d;
-    }
     out->count = (double)n;
     out->sd = sqrt(ss / (double)(n - 1));
     out->df = (double)(n - 1);

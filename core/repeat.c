@@ -72,20 +72,6 @@ static void set_speed(json_t *out, const struct dlb_stats *st)
     }
 }
 
-/* The geometric mean of the processes' medians of `group` (n records),
- * or NAN when one has none. */
-static double process_center(json_t **group, size_t n)
-{
-    double sum = 0;
-    for (size_t k = 0; k < n; k++) {
-        double m = num(json_object_get(group[k], "stats"), "median");
-        if (!(m > 0))
-            return NAN;
-        sum += log(m);
-    }
-    return exp(sum / (double)n);
-}
-
 /* The center of the pooled statistics: each process one vote. The pooled
  * samples' own median weights a process by how many samples it took, and
  * a process in a bad phase of the machine takes the most (its interval
@@ -96,11 +82,12 @@ static double process_center(json_t **group, size_t n)
  * puts around it (an analysis of variance on their logarithms). The
  * pooled interval is stretched to hold it; the quantiles, spread and
  * extremes stay those of the pooled samples. */
-static void center_on_processes(struct dlb_stats *st, json_t **group, size_t n)
+static void center_on_processes(struct dlb_stats *st, json_t *merged)
 {
-    double c = process_center(group, n);
-    if (n < 2 || !(c > 0))
+    double mean, ss;
+    if (!dlb_reps_log_medians(merged, 1.0, &mean, &ss))
         return;
+    double c = exp(mean);
     st->median = c;
     st->ci_lo = fmin(st->ci_lo, c);
     st->ci_hi = fmax(st->ci_hi, c);
@@ -128,6 +115,7 @@ static json_t *merge(json_t **group, size_t n)
         converged &= !json_is_false(json_object_get(json_object_get(group[k], "measure"),
                                                     "converged"));
     }
+    json_object_set_new(out, "repetitions", reps);
     size_t m = json_array_size(samples);
     double *v = malloc((m ? m : 1) * sizeof *v);
     struct dlb_stats st;
@@ -135,13 +123,12 @@ static json_t *merge(json_t **group, size_t n)
         for (size_t i = 0; i < m; i++)
             v[i] = json_number_value(json_array_get(samples, i));
         if (m && dlb_stats_compute(v, m, &st) == DLB_OK) {
-            center_on_processes(&st, group, n);
+            center_on_processes(&st, out);
             set_speed(out, &st);
         }
         free(v);
     }
     json_object_set_new(out, "samples", samples);
-    json_object_set_new(out, "repetitions", reps);
     json_object_set_new(out, "wall_s", json_real(wall));
     json_object_set_new(json_object_get(out, "measure"), "converged",
                         json_boolean(converged));

@@ -48,6 +48,12 @@ json_t *dlb_reps_merge(json_t *records, int reps);
  * dlb_reps_merge. */
 void dlb_reps_widen_ci(json_t *merged);
 
+/* ln(median / scale) of each process of a merged record (its
+ * "repetitions"): *mean gets their mean and *ss the sum of their squared
+ * deviations from it. Returns how many processes (2 or more), or 0 when
+ * it has fewer than two or one without a positive median. */
+size_t dlb_reps_log_medians(json_t *rec, double scale, double *mean, double *ss);
+
 /* Whether a record of (index, round) in `records` is not ok: the later
  * repetitions of that configuration do not run. */
 int dlb_reps_stopped(json_t *records, size_t index, long long round);

@@ -21,39 +21,39 @@ static double budget_of(json_t *rec)
     return json_is_number(v) ? json_number_value(v) : 1.0;
 }
 
-/* The processes' medians of a merged record, when it has two or more of
- * them and every one is a positive number; else NULL. */
-static json_t *process_medians(json_t *rec)
+size_t dlb_reps_log_medians(json_t *rec, double scale, double *mean, double *ss)
 {
     json_t *reps = json_object_get(rec, "repetitions"), *v;
-    size_t i;
-    if (json_array_size(reps) < 2)
-        return NULL;
+    size_t i, n = json_array_size(reps);
+    if (n < 2 || !(scale > 0))
+        return 0;
     json_array_foreach(reps, i, v)
         if (!(num(v, "median") > 0))
-            return NULL;
-    return reps;
+            return 0;
+    *mean = *ss = 0;
+    json_array_foreach(reps, i, v)
+        *mean += log(num(v, "median") / scale) / (double)n;
+    json_array_foreach(reps, i, v) {
+        double d = log(num(v, "median") / scale) - *mean;
+        *ss += d * d;
+    }
+    return n;
 }
 
 /* Sum of squared deviations of ln(median) from their mean, over the
  * records measured with `budget`, and the degrees of freedom it carries. */
 static void pool(json_t *merged, double budget, double *ss, double *df)
 {
-    size_t i, k;
-    json_t *rec, *v;
+    size_t i;
+    json_t *rec;
     *ss = *df = 0;
     json_array_foreach(merged, i, rec) {
-        json_t *reps = process_medians(rec);
-        if (!reps || budget_of(rec) != budget)
+        double mean, rec_ss;
+        size_t r = dlb_reps_log_medians(rec, 1.0, &mean, &rec_ss);
+        if (!r || budget_of(rec) != budget)
             continue;
-        double mean = 0, r = (double)json_array_size(reps);
-        json_array_foreach(reps, k, v)
-            mean += log(num(v, "median")) / r;
-        json_array_foreach(reps, k, v) {
-            double d = log(num(v, "median")) - mean;
-            *ss += d * d;
-        }
-        *df += r - 1;
+        *ss += rec_ss;
+        *df += (double)r - 1;
     }
 }
 
@@ -89,8 +89,8 @@ void dlb_reps_widen_ci(json_t *merged)
     /* widen reads only the processes' medians, which pool reads: the
      * order in which records are widened does not matter */
     json_array_foreach(merged, i, rec) {
-        double ss, df;
-        if (!process_medians(rec))
+        double mean, ss, df;
+        if (!dlb_reps_log_medians(rec, 1.0, &mean, &ss))
             continue;
         pool(merged, budget_of(rec), &ss, &df);
         if (df >= 1)
