@@ -297,18 +297,21 @@ static dlb_status measure(struct child_run *r)
     return DLB_OK;
 }
 
+/* The peak before the plugins' figures: a plugin may measure something
+ * of its own there, after the measurement (the data loader alone), and
+ * that is no part of the configuration's footprint. */
 static void collect_figures(struct child_run *r)
 {
     const struct dlb_suite *s = &r->ses.suite;
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_rss", "bytes",
+                               (double)ru.ru_maxrss * 1024.0);
     for (unsigned k = 1; k < r->n_inited && k < s->n_ns; k++) {
         const struct dlb_plugin *p = s->ns[k].plugin;
         if (plugin_on(r, k) && p->metrics)
             p->metrics(r->states[k], &r->hosts[k].pub);
     }
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0)
-        r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_rss", "bytes",
-                               (double)ru.ru_maxrss * 1024.0);
 }
 
 static void stop_all(struct child_run *r)

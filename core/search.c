@@ -439,10 +439,18 @@ static int infers(const struct dlb_plan *plan)
     return plan->n > 0;
 }
 
+/* The share of the budget a screening round gets: 2^(round-R), doubling
+ * as the configurations halve; half that where `halve`. */
+static double halving_scale(int round, int rounds, int halve)
+{
+    return ldexp(1.0, round - rounds - (halve ? 1 : 0));
+}
+
 /* Halving's round `round` of R = halving_rounds(n): screening rounds
- * from 0 at 2^(round-R) of the budget, then the final round at the full
- * budget (round R-1, or the one after the screening round that leaves at
- * most DLB_HALVING_FINALISTS), then fallback rounds while no full-budget
+ * from 0 at 2^(round-R) of the budget (half that for a speed screening
+ * with repetitions), then the final round at the full budget (round R-1,
+ * or the one after the screening round that leaves at most
+ * DLB_HALVING_FINALISTS), then fallback rounds while no full-budget
  * record is feasible. */
 static dlb_status halving_round(const struct dlb_plan *plan,
                                 const struct dlb_select_settings *set,
@@ -470,7 +478,6 @@ static dlb_status halving_round(const struct dlb_plan *plan,
     out->round = round;
     if (round < final) {
         out->n = finalists;
-        out->scale = ldexp(1.0, round - rounds);
         out->measure_only = speed;
         out->accuracy = speed && round == 0 && infers(plan);
         /* An inference screening's first round runs every configuration
@@ -484,6 +491,23 @@ static dlb_status halving_round(const struct dlb_plan *plan,
          * process and 30k in another, went out in it): it gets the
          * repetitions. */
         out->once = out->accuracy;
+        /* A speed screening measured in several processes starts at half
+         * the budget: its intervals cover the spread between processes,
+         * and that spread, not a process's own sampling error, limits its
+         * ranking. The dataloader suite's screening processes, on half
+         * of 2^(r-R), measured their medians to +-1-4%, while the
+         * processes of one configuration spread by a standard deviation
+         * of 18-31% in ln(median) (mempool's: 14-17%; mp's, steadier,
+         * 8-10% against +-3-8%). One process per
+         * configuration (repetitions = 1, or the accuracy screen above)
+         * has only its own samples, 7-12 for prune's fastest rows on the
+         * full screening budget: it keeps that budget. Time to accuracy
+         * judges the accuracy that a cut training reaches, which a
+         * shorter budget changes. */
+        int reps = (int)dlb_config_core(plan, &plan->configs[set->baseline],
+                                        "repetitions")->i;
+        out->scale = halving_scale(round, rounds,
+                                   speed && !out->once && reps > 1);
         /* Time to accuracy is judged on each round's own training, so the
          * baseline trains again on the same cut budget. */
         if (!speed && round > 0 && trains)

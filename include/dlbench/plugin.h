@@ -350,7 +350,9 @@ struct dlb_plugin {
     const struct dlb_executor_hooks *executor;
     const struct dlb_workload_hooks *workload;
 
-    /* Optional: record figures through h->metric at the end of a run. */
+    /* Optional: record figures through h->metric at the end of a run,
+     * after the measurement and the peak_rss reading: work done here (a
+     * measurement of the plugin's own) is no part of either. */
     dlb_status (*metrics)(void *state, const struct dlb_host *h);
 
     /* ABI 1.3, optional: are the settings `p` valid for the model and

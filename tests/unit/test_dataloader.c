@@ -215,9 +215,9 @@ static struct dlb_value val_i(int64_t i)
 
 /* The plugin as the training uses it: descriptor, init, the batch-source
  * hooks under dlb_batches, figures, fini. */
-static void test_plugin(const struct dlb_host *h, struct dlb_host_shared *sh,
+static void test_plugin(struct dlb_host *h, struct dlb_host_shared *sh,
                         const struct dlb_dataset *d, int mmap_source,
-                        int expect_written)
+                        int expect_written, int measure_only)
 {
     const struct dlb_plugin *p = dlb_plugin_entry();
     struct dlb_value v[9] = {val_i(2), val_i(2), val_i(0), val_i(0), val_i(0),
@@ -227,6 +227,8 @@ static void test_plugin(const struct dlb_host *h, struct dlb_host_shared *sh,
     char why[200] = "";
     void *state = NULL;
     uint64_t want[T_STEPS];
+    json_object_clear(sh->metrics);
+    h->measure_only = measure_only;
     CHECK(p->n_params == 9);
     CHECK(p->probe(h, &prm, why, sizeof why) == DLB_OK);
     CHECK(p->init(h, &prm, &state) == DLB_OK);
@@ -252,7 +254,10 @@ static void test_plugin(const struct dlb_host *h, struct dlb_host_shared *sh,
     CHECK(json_object_get(m, "dataloader.queue_depth_mean") != NULL);
     json_t *ips = json_object_get(json_object_get(m,
                                   "dataloader.loader_images_per_s"), "value");
-    CHECK(ips && json_real_value(ips) > 0);
+    /* The loader-alone figure only where more than speed is wanted: a
+     * screening run does without its 5 rounds. */
+    CHECK(measure_only ? ips == NULL : ips && json_real_value(ips) > 0);
+    h->measure_only = 0;
     if (mmap_source) {
         json_t *wr = json_object_get(json_object_get(m,
                                      "dataloader.cache_written"), "value");
@@ -315,9 +320,10 @@ int main(void)
     test_coverage(&hp.pub, &idx);
     test_bad_batch(&hp.pub, &idx);
     test_close_mid_epoch(&hp.pub, &syn);
-    test_plugin(&hp.pub, &shared, &syn, 0, 0);
-    test_plugin(&hp.pub, &shared, &syn, 1, 1); /* writes the cache */
-    test_plugin(&hp.pub, &shared, &syn, 1, 0); /* maps the one written */
+    test_plugin(&hp.pub, &shared, &syn, 0, 0, 0);
+    test_plugin(&hp.pub, &shared, &syn, 0, 0, 1);
+    test_plugin(&hp.pub, &shared, &syn, 1, 1, 0); /* writes the cache */
+    test_plugin(&hp.pub, &shared, &syn, 1, 0, 1); /* maps the one written */
     test_pinned(&hp, &syn);
 
     char cmd[sizeof dir + 16];

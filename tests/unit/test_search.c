@@ -372,6 +372,46 @@ static void test_halving_small(void)
     }
 }
 
+/* The first screening round's budget, 2^-R of the suite's (R = 3 for 8
+ * configurations), is halved only for a speed screening in several
+ * processes a configuration: not with one process (repetitions = 1, or
+ * the accuracy screen of mode = infer), nor for time to accuracy. */
+static void test_halving_scale(void)
+{
+    static const struct {
+        const char *suite;
+        double scale;
+    } cases[] = {
+        {"[suite]\n", 1.0 / 8},
+        {"[suite]\nrepetitions = 3\n", 1.0 / 16},
+        {"[suite]\nrepetitions = 3\nmode = infer\n", 1.0 / 8},
+        {"[suite]\nrepetitions = 3\ntrain_steps = 10\n"
+         "objective = time_to_accuracy\ntarget_accuracy = 85\n", 1.0 / 8},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[256];
+        snprintf(text, sizeof text, "%s[sweep]\nbatch = 1, 2, 3, 4, 5, 6, 7, 8\n",
+                 cases[i].suite);
+        struct fixture f;
+        if (!fixture_open(&f, text))
+            return;
+        struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
+        struct dlb_select_settings set;
+        struct dlb_error err = {""};
+        struct dlb_search_round rd;
+        json_t *recs = json_array();
+        int done = 0;
+        CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
+        CHECK(dlb_search_round(&f.p, &s, &set, recs, 0, &rd, &done, &err) == DLB_OK);
+        CHECK(!done && rd.n == 8);
+        CHECK_NEAR(rd.scale, cases[i].scale, 1e-12);
+        if (!done)
+            free(rd.pos);
+        json_decref(recs);
+        fixture_close(&f);
+    }
+}
+
 static void test_random(void)
 {
     struct fixture f;
@@ -427,6 +467,7 @@ int main(void)
     test_halving_small();
     test_halving_fallback();
     test_halving_infer();
+    test_halving_scale();
     test_random();
     test_parse();
     return check_exit();
