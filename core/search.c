@@ -498,12 +498,12 @@ static dlb_status halving_round(const struct dlb_plan *plan,
          * of 2^(r-R), measured their medians to +-1-4%, while the
          * processes of one configuration spread by a standard deviation
          * of 18-31% in ln(median) (mempool's: 14-17%; mp's, steadier,
-         * 8-10% against +-3-8%). One process per
-         * configuration (repetitions = 1, or the accuracy screen above)
-         * has only its own samples, 7-12 for prune's fastest rows on the
-         * full screening budget: it keeps that budget. Time to accuracy
-         * judges the accuracy that a cut training reaches, which a
-         * shorter budget changes. */
+         * 8-10% against +-3-8%). One process per configuration
+         * (repetitions = 1, or the accuracy screen above) has only its
+         * own samples, 7-12 for prune's fastest rows on the full
+         * screening budget: it keeps that budget. Time to accuracy judges
+         * the accuracy that a cut training reaches, which a shorter
+         * budget changes. */
         int reps = (int)dlb_config_core(plan, &plan->configs[set->baseline],
                                         "repetitions")->i;
         out->scale = halving_scale(round, rounds,

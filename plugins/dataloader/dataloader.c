@@ -234,7 +234,6 @@ static dlb_status bench(struct dl_state *s, const struct dlb_dataset *ds,
     }
     qsort(ips, DL_BENCH_ROUNDS, sizeof ips[0], cmp_double);
     s->bench_ips = ips[DL_BENCH_ROUNDS / 2];
-    s->bench_done = 1;
     h->log(h, DLB_LOG_DEBUG, "loader alone: %.0f images/s (median of %d, "
            "%u workers, prefetch %u)", s->bench_ips, DL_BENCH_ROUNDS,
            cfg->workers, cfg->prefetch);
@@ -293,18 +292,17 @@ fail:
  * measure_only: the figure explains the step time but does not rank the
  * configuration, and its 5 rounds cost a screening run of halving more
  * than its own measuring (0.25-0.7 s against 0.3 s). */
-static dlb_status bench_after(struct dl_state *s, const struct dl_source *src)
+static void bench_after(struct dl_state *s, const struct dl_source *src)
 {
     const struct dlb_host *h = s->h;
     int speed_only = DLB_HOST_HAS(h, measure_only) && h->measure_only;
     if (s->bench_done || s->bench_images <= 0 || speed_only)
-        return DLB_OK;
+        return;
     s->bench_done = 1; /* tried: a failure is not repeated at close */
     dlb_status st = bench(s, src->ds, &src->cfg);
     if (st != DLB_OK)
         h->log(h, DLB_LOG_WARN, "the loader-alone measurement failed "
                "(status %d): no loader_images_per_s", (int)st);
-    return st;
 }
 
 static dlb_status dl_next(void *source, struct dlb_batch *out)
