@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "child_controls.h"
 #include "config_json.h"
 #include "host.h"
 #include "launcher.h"
@@ -15,6 +16,7 @@
 #include "peak.h"
 #include "session.h"
 #include "stats_json.h"
+#include "sysmeter.h"
 #include "workloads.h"
 
 /* Everything one configuration holds while it runs. */
@@ -34,6 +36,8 @@ struct child_run {
     int have_peak;
     const char *origin;
     int quick;
+    struct dlb_sysmeter sys[2];    /* at the start and the end of sampling */
+    int sys_read;                  /* how many of them were taken */
     char reason[512];
 };
 
@@ -252,6 +256,15 @@ static void record_measurement(struct child_run *r, const struct dlb_measure_res
     }
 }
 
+/* Counters around the sampling phase alone: the warm-up's first-touch
+ * page faults and the evaluation after it are not the step's. */
+static void on_sampling(void *ctx, int end)
+{
+    struct child_run *r = ctx;
+    dlb_sysmeter_read(&r->sys[end ? 1 : 0]);
+    r->sys_read = end ? 2 : 1;
+}
+
 static dlb_status measure(struct child_run *r)
 {
     struct dlb_workload_info info = {1.0, 0.0};
@@ -278,11 +291,16 @@ static dlb_status measure(struct child_run *r)
         /* Ranks of one configuration take the same steps (join_world). */
         .agree = r->shared.agree,
         .agree_ctx = r->shared.agree_ctx,
+        .sampling = on_sampling,
     };
     struct dlb_measure_result m;
     st = dlb_measure_run(&spec, step_fn, r, &m);
     if (m.n > 0)
         record_measurement(r, &m, &info);
+    if (m.n > 0 && r->sys_read == 2)
+        json_object_set_new(r->rec, "system",
+                            dlb_sysmeter_json(&r->sys[0], &r->sys[1],
+                                              (double)m.n * m.steps_per_sample));
     dlb_measure_result_free(&m);
     if (st != DLB_OK) {
         if (!r->reason[0])
@@ -326,9 +344,28 @@ static void stop_all(struct child_run *r)
     }
 }
 
+/* Before anything that allocates for the measurement: the allocator's
+ * policy must hold from the first block the workload takes. */
+static dlb_status apply_controls(struct child_run *r)
+{
+    struct dlb_error err = {""};
+    dlb_status st;
+    json_t *c = dlb_child_controls_apply(core_val(r, "malloc")->s,
+                                         (long)core_val(r, "threads")->i, &st, &err);
+    if (!c) {
+        snprintf(r->reason, sizeof r->reason, "%s",
+                 st != DLB_OK ? err.msg : "out of memory");
+        return st != DLB_OK ? st : DLB_ERR_NOMEM;
+    }
+    json_object_set_new(r->rec, "controls", c);
+    return DLB_OK;
+}
+
 static dlb_status run_config(struct child_run *r)
 {
-    dlb_status st = apply_memory_limit(r);
+    dlb_status st = apply_controls(r);
+    if (st == DLB_OK)
+        st = apply_memory_limit(r);
     if (st == DLB_OK)
         st = start_plugins(r);
     if (st == DLB_OK)

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child_controls.h"
 #include "device_record.h"
 #include "interrupt.h"
 #include "measure.h"
@@ -401,6 +402,11 @@ static void warn_shift(const char *id, json_t *rec)
 static void warn_noise(const char *id, json_t *rec)
 {
     warn_shift(id, rec);
+    const char *doubt = json_string_value(
+        json_object_get(json_object_get(rec, "system"), "doubtful"));
+    if (doubt)
+        fprintf(stderr, "dlbench: warning: %s: doubtful figure: %s during the "
+                        "measurement\n", id, doubt);
     json_t *st = json_object_get(rec, "stats");
     double cv = json_real_value(json_object_get(st, "cv"));
     if (cv > CV_WARN)
@@ -438,6 +444,12 @@ static int repetitions(const struct run_state *r)
                                 "repetitions")->i;
 }
 
+/* The seed of the passes' orders: the suite's own `seed`. */
+static uint64_t interleave_seed(const struct run_state *r)
+{
+    return (uint64_t)dlb_config_core(&r->ses.plan, &r->ses.plan.configs[0], "seed")->i;
+}
+
 /* Whether (index, round, rep) has a record: rep -1 without repetitions. */
 static int have_run(const struct run_state *r, size_t index, int round, int rep)
 {
@@ -470,7 +482,7 @@ static int to_run(const struct run_state *r, const struct dlb_config *c,
  * stopped before it ended (--resume runs it), 1 otherwise; a failure
  * counts in *failures. */
 static int run_one(struct run_state *r, const struct dlb_search_round *rd,
-                   const struct dlb_config *c, int rep, int reps,
+                   const struct dlb_config *c, int rep, int reps, size_t pass_pos,
                    struct dlb_progress *prog, size_t k, int *failures,
                    struct dlb_error *err)
 {
@@ -489,7 +501,9 @@ static int run_one(struct run_state *r, const struct dlb_search_round *rd,
                  rep_part);
     char *log = path_join(r->dir, logname);
     double timeout = dlb_config_core(&r->ses.plan, c, "timeout")->f;
-    struct dlb_child_spec spec = {av, timeout, log, NULL, NULL, sync_journal, r};
+    struct dlb_child_spec spec = {av, timeout, log, NULL, NULL, sync_journal, r, 0};
+    spec.omp_passive =
+        dlb_threads_oversubscribe((long)dlb_config_core(&r->ses.plan, c, "threads")->i);
     json_t *rec = NULL;
     if (!av || !log ||
         dlb_run_launch_prepare(&r->ses.plan, c, r->dir, av, &spec, err) != DLB_OK ||
@@ -514,8 +528,10 @@ static int run_one(struct run_state *r, const struct dlb_search_round *rd,
         json_object_set_new(rec, "round", json_integer(rd->round));
         json_object_set_new(rec, "budget", json_real(rd->scale));
     }
-    if (reps > 1)
+    if (reps > 1) {
         json_object_set_new(rec, "rep", json_integer(rep));
+        json_object_set_new(rec, "pass_position", json_integer((json_int_t)pass_pos));
+    }
     /* Written now, synced while the next configuration starts. */
     int kept = dlb_journal_write(r->journal, rec, err) == DLB_OK;
     if (!kept) {
@@ -571,8 +587,18 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
         fprintf(stderr, "dlbench: search round %d: %zu %s at %.3g of the budget%s\n",
                 rd->round, todo, what, rd->scale, judged);
     dlb_progress_init(&prog, todo);
-    for (int rep = 0; rep < reps; rep++)
-        for (size_t i = 0; i < rd->n; i++) {
+    size_t *order = malloc((rd->n ? rd->n : 1) * sizeof *order);
+    if (!order)
+        return todo;
+    for (int rep = 0; rep < reps; rep++) {
+        /* With repetitions each pass runs in its own random order: see
+         * dlb_reps_pass_order. A single pass keeps the plan's order. */
+        for (size_t i = 0; i < rd->n; i++)
+            order[i] = i;
+        if (reps > 1)
+            dlb_reps_pass_order(interleave_seed(r), rd->round, rep, rd->n, order);
+        for (size_t o = 0; o < rd->n; o++) {
+            size_t i = order[o];
             const struct dlb_config *c = &r->ses.plan.configs[rd->pos[i]];
             if (!dlb_run_in_shard(r->opts, rd->pos[i]) ||
                 !to_run(r, c, rd->round, rep, reps))
@@ -580,9 +606,11 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
             if (r->journal_failed || dlb_interrupted() ||
                 (r->opts->time_limit_s > 0 && dlb_now() - start >= r->opts->time_limit_s))
                 not_run++;
-            else if (!run_one(r, rd, c, rep, reps, &prog, ++k, failures, err))
+            else if (!run_one(r, rd, c, rep, reps, o, &prog, ++k, failures, err))
                 not_run++;
         }
+    }
+    free(order);
     return not_run;
 }
 
@@ -739,6 +767,48 @@ static void add_suite_context(struct run_state *r, double start_wall)
     json_object_set_new(r->context, "end_utc", json_string(end));
 }
 
+/* More threads than CPUs is a measurement of the oversubscription, not
+ * of the code: say so before it runs. */
+static void warn_oversubscribed(const struct run_state *r)
+{
+    long worst = 0;
+    for (size_t i = 0; i < r->ses.plan.n; i++) {
+        long t = (long)dlb_config_core(&r->ses.plan, &r->ses.plan.configs[i], "threads")->i;
+        if (dlb_threads_oversubscribe(t) && t > worst)
+            worst = t;
+    }
+    if (worst)
+        fprintf(stderr, "dlbench: warning: threads=%ld on %d allowed CPUs: threads "
+                "beyond the CPUs wait for each other at every barrier (LeNet batch "
+                "256 on 2 CPUs: 10 ms a step with 2 threads, 48 ms with 4, 326 ms "
+                "with 16); those configurations run with OMP_WAIT_POLICY=passive "
+                "unless you set it, and measure the oversubscription\n", worst,
+                dlb_allowed_cpu_count());
+}
+
+/* The measurement controls the whole run shares, for the context. */
+static void add_measurement_context(const struct run_state *r)
+{
+    const struct dlb_plan *p = &r->ses.plan;
+    const char *mal = dlb_config_core(p, &p->configs[0], "malloc")->s;
+    for (size_t i = 1; i < p->n; i++)
+        if (strcmp(mal, dlb_config_core(p, &p->configs[i], "malloc")->s))
+            mal = "swept: see each record's controls";
+    json_t *m = json_pack("{s:i,s:s,s:s}", "allowed_cpus", dlb_allowed_cpu_count(),
+                          "malloc", mal, "details",
+                          "each record's \"controls\" (what its process fixed) "
+                          "and \"system\" (faults, switches, steal, CPU time)");
+    int reps = repetitions(r);
+    if (m && reps > 1)
+        json_object_set_new(m, "interleave",
+                            json_pack("{s:i,s:I,s:s}", "passes", reps, "seed",
+                                      (json_int_t)interleave_seed(r), "order",
+                                      "a seeded random permutation per pass "
+                                      "(records carry pass_position)"));
+    if (m)
+        json_object_set_new(r->context, "measurement", m);
+}
+
 static void warn_if_busy(void)
 {
     double load[1];
@@ -794,8 +864,10 @@ int dlb_cmd_run(struct dlb_options *o)
     if (dlb_interrupt_install(&err) != DLB_OK)
         fprintf(stderr, "dlbench: warning: %s\n", err.msg);
     warn_if_busy();
+    warn_oversubscribed(&r);
     /* The environment as it was when the measurements started. */
     r.context = dlb_context_collect();
+    add_measurement_context(&r);
     fprintf(stderr, "dlbench: suite %s: %zu configuration%s -> %s\n", r.ses.suite.name,
             r.ses.plan.n, r.ses.plan.n == 1 ? "" : "s", r.dir);
 

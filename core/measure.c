@@ -110,6 +110,8 @@ dlb_status dlb_measure_run(const struct dlb_measure_spec *spec, dlb_step_fn step
     if (!out->samples)
         return DLB_ERR_NOMEM;
 
+    if (spec->sampling)
+        spec->sampling(ctx, 0);
     double start = dlb_now();
     size_t last_checked = 0;
     for (;;) {
@@ -151,6 +153,8 @@ dlb_status dlb_measure_run(const struct dlb_measure_spec *spec, dlb_step_fn step
             break;
         }
     }
+    if (spec->sampling)
+        spec->sampling(ctx, 1);
     if (out->n > 0) {
         dlb_status s2 = dlb_stats_compute(out->samples, out->n, &out->stats);
         if (st == DLB_OK)

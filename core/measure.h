@@ -21,6 +21,9 @@ struct dlb_measure_spec {
      * through agree, which returns rank 0's on every rank. NULL: alone. */
     int64_t (*agree)(void *ctx, int64_t value);
     void *agree_ctx;
+    /* Called with `ctx` (the step's) when sampling starts (0) and when it
+     * ends (1), warm-up excluded; may be NULL. */
+    void (*sampling)(void *ctx, int end);
 };
 
 struct dlb_measure_result {

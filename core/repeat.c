@@ -2,6 +2,7 @@
 #include "repeat.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +95,45 @@ static void center_on_processes(struct dlb_stats *st, json_t *merged)
     st->ci_rel_halfwidth = (st->ci_hi - st->ci_lo) / 2 / c;
 }
 
+/* The processes' "system" figures (sysmeter.h) as one: the mean of each
+ * figure over the processes that have it, and doubtful when any process
+ * was, since its median is one vote of the merged figure. */
+static json_t *merge_system(json_t **group, size_t n)
+{
+    static const char *const keys[] = {
+        "minor_faults", "major_faults", "voluntary_switches", "involuntary_switches",
+        "involuntary_per_s", "steal_share", "cpu_per_wall", "wall_s"};
+    json_t *out = json_object();
+    size_t n_doubt = 0;
+    const char *why = NULL;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        double sum = 0;
+        size_t got = 0;
+        for (size_t i = 0; i < n; i++) {
+            json_t *v = json_object_get(json_object_get(group[i], "system"), keys[k]);
+            if (json_is_number(v)) {
+                sum += json_number_value(v);
+                got++;
+            }
+        }
+        if (got)
+            json_object_set_new(out, keys[k], json_real(sum / (double)got));
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *w = json_string_value(
+            json_object_get(json_object_get(group[i], "system"), "doubtful"));
+        if (w && !n_doubt++)
+            why = w;
+    }
+    if (why) {
+        char buf[300];
+        snprintf(buf, sizeof buf, "in %zu of %zu processes; in the first, %s", n_doubt, n,
+                 why);
+        json_object_set_new(out, "doubtful", json_string(buf));
+    }
+    return out;
+}
+
 /* The merged record of `group` (n >= 1 ok records, by rep). */
 static json_t *merge(json_t **group, size_t n)
 {
@@ -107,15 +147,20 @@ static json_t *merge(json_t **group, size_t n)
             json_array_append(samples, v);
         json_t *st = json_object_get(group[k], "stats");
         json_array_append_new(reps, json_pack(
-            "{s:f,s:f,s:I,s:f}", "median", num(st, "median"),
+            "{s:f,s:f,s:I,s:f,s:O*,s:O*}", "median", num(st, "median"),
             "throughput", num(json_object_get(group[k], "throughput"), "median"),
             "n", (json_int_t)json_array_size(s),
-            "wall_s", num(group[k], "wall_s")));
+            "wall_s", num(group[k], "wall_s"),
+            "pass_position", json_object_get(group[k], "pass_position"),
+            "system", json_object_get(group[k], "system")));
         wall += num(group[k], "wall_s");
         converged &= !json_is_false(json_object_get(json_object_get(group[k], "measure"),
                                                     "converged"));
     }
     json_object_set_new(out, "repetitions", reps);
+    if (json_object_get(group[0], "system"))
+        json_object_set_new(out, "system", merge_system(group, n));
+    json_object_del(out, "pass_position");
     size_t m = json_array_size(samples);
     double *v = malloc((m ? m : 1) * sizeof *v);
     struct dlb_stats st;

@@ -17,6 +17,8 @@
 #ifndef DLB_CORE_REPEAT_H
 #define DLB_CORE_REPEAT_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <jansson.h>
 
 /* A record's "rep", or -1 when it has none (repetitions = 1). */
@@ -53,6 +55,13 @@ void dlb_reps_widen_ci(json_t *merged);
  * deviations from it. Returns how many processes (2 or more), or 0 when
  * it has fewer than two or one without a positive median. */
 size_t dlb_reps_log_medians(json_t *rec, double scale, double *mean, double *ss);
+
+/* The order in which pass `rep` of search round `round` visits its `n`
+ * configurations: order[k] is the position (0..n-1) of the k-th to run.
+ * A fresh random permutation per pass, from `seed` (the suite's), so that
+ * a phase of the machine falls on every configuration alike rather than
+ * on the same neighbours in every pass, and the same on --resume. */
+void dlb_reps_pass_order(uint64_t seed, int round, int rep, size_t n, size_t *order);
 
 /* Whether a record of (index, round) in `records` is not ok: the later
  * repetitions of that configuration do not run. */

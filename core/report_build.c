@@ -74,6 +74,20 @@ static void environment(struct dlb_rep *r, json_t *ctx)
                  units == 1 ? "" : "s", dm[0] ? ", " : "", dm,
                  *str(dev, "driver") ? "; " : "", str(dev, "driver"));
     }
+    json_t *ms = json_object_get(ctx, "measurement");
+    json_t *il = json_object_get(ms, "interleave");
+    if (json_is_object(ms) && r->n_env < 6) {
+        char order[120] = "each configuration once, in plan order";
+        if (json_is_object(il))
+            snprintf(order, sizeof order, "%lld passes, each in its own random "
+                     "order (seed %lld)",
+                     (long long)json_integer_value(json_object_get(il, "passes")),
+                     (long long)json_integer_value(json_object_get(il, "seed")));
+        snprintf(r->env[r->n_env++], 300, "measurement: malloc %s; threads pinned one "
+                 "per allowed CPU (%lld allowed); %s", str(ms, "malloc"),
+                 (long long)json_integer_value(json_object_get(ms, "allowed_cpus")),
+                 order);
+    }
     snprintf(r->env[r->n_env++], 300, "run: %s to %s, %.1f s%s%s",
              str(ctx, "start_utc"), str(ctx, "end_utc"),
              json_number_value(json_object_get(ctx, "run_s")),
@@ -170,13 +184,32 @@ static void row(struct dlb_rep_row *row, json_t *rec, json_t *sel)
     figures(c[8], 256, rec);
 }
 
-static void notes(struct dlb_rep *r, json_t *sel)
+/* A configuration whose measurement the machine disturbed (sysmeter.h). */
+static void doubtful(struct dlb_rep *r, json_t *records)
+{
+    size_t i;
+    json_t *rec;
+    json_array_foreach(records, i, rec) {
+        json_t *sys = json_object_get(rec, "system");
+        const char *why = json_string_value(json_object_get(sys, "doubtful"));
+        if (why)
+            snprintf(r->notes[r->n_notes++], 400, "doubtful: %s: %s during its "
+                     "measurement (%.2g involuntary context switches and %.3g page "
+                     "faults a step); measure it again on a quiet machine", str(rec, "id"),
+                     why, json_number_value(json_object_get(sys, "involuntary_switches")),
+                     json_number_value(json_object_get(sys, "minor_faults")));
+    }
+}
+
+static void notes(struct dlb_rep *r, json_t *sel, json_t *records)
 {
     json_t *viol = json_object_get(sel, "violations"), *attr = json_object_get(sel, "attribution");
     json_t *ties = json_object_get(sel, "ties");
-    r->notes = calloc(json_array_size(viol) + json_array_size(attr) + 2, sizeof *r->notes);
+    r->notes = calloc(json_array_size(viol) + json_array_size(attr) +
+                      json_array_size(records) + 2, sizeof *r->notes);
     if (!r->notes)
         return;
+    doubtful(r, records);
     if (json_array_size(ties)) {
         size_t used = (size_t)snprintf(r->notes[0], 400, "tied with the best "
                                        "(not significantly different):");
@@ -240,7 +273,7 @@ int dlb_rep_build(struct dlb_rep *r, json_t *context, json_t *records,
         row(&r->rows[r->n_rows++], v, selection);
     json_array_foreach(pareto, i, v)
         snprintf(r->pareto[r->n_pareto++], 256, "%s", json_string_value(v));
-    notes(r, selection);
+    notes(r, selection, records);
     return r->notes ? 0 : -1;
 }
 

@@ -60,6 +60,9 @@ static void child_exec(const struct dlb_child_spec *spec, const char *exe, int w
     /* A fresh process group, so a timeout kills everything the
      * configuration started (MPI launchers, helper processes). */
     setpgid(0, 0);
+    /* The parent runs no threads, so its environment may change here. */
+    if (spec->omp_passive && !getenv("OMP_WAIT_POLICY"))
+        setenv("OMP_WAIT_POLICY", "passive", 1);
     char fdbuf[16];
     snprintf(fdbuf, sizeof fdbuf, "%d", wfd);
     /* The caller leaves a "%FD%" placeholder for the record descriptor. */

@@ -23,6 +23,11 @@ struct dlb_child_spec {
      * exec and start-up instead of adding to the sweep. */
     void (*started)(void *ctx);
     void *started_ctx;
+    /* More busy threads than CPUs: libgomp's threads spin at every
+     * barrier for CPU time their peers need, so the child starts with
+     * OMP_WAIT_POLICY=passive (read only when libgomp loads) unless the
+     * user set a policy. */
+    int omp_passive;
 };
 
 /* Run it. *record is the child's record with "status" set (and "reason"

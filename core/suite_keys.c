@@ -11,6 +11,7 @@
 static const char *const modes[] = {"train", "infer", NULL};
 static const char *const datasets[] = {"auto", "fashion-mnist", "synthetic",
                                        NULL};
+static const char *const mallocs[] = {"steady", "fresh", "glibc", NULL};
 static const char *const backends[] = {"ref", "cpu", "cuda", NULL};
 static const char *const objectives[] = {"throughput", "latency",
                                          "time_to_accuracy", NULL};
@@ -41,6 +42,13 @@ const struct dlb_param_def dlb_suite_keys[] = {
      "mini-batch size"},
     {"threads", DLB_PARAM_INT, "0", MIN_ | MAX_, 0, 4096, NULL, "threads",
      "CPU threads; 0 = all cores"},
+    {"malloc", DLB_PARAM_ENUM, "steady", 0, 0, 0, mallocs, NULL,
+     "the system allocator's thresholds in each configuration's process "
+     "(core/child_controls.h): steady (blocks up to 32 MiB reuse the "
+     "heap's pages step after step, the heap is never trimmed), fresh "
+     "(every block of 128 KiB or more is mmap'ed anew: each step faults "
+     "its pages in) or glibc (glibc's adaptive thresholds, which differ "
+     "from process to process)"},
     /* Options of the cuda backend (suite_backend.c refuses them on other
      * backends). Dotted names, so that they read as the backend's. */
     {"cudnn.algo", DLB_PARAM_ENUM, "heuristic", 0, 0, 0, cudnn_algos, NULL,
