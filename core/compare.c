@@ -177,7 +177,31 @@ struct judge {
     double log_sum;
     size_t compared;
     const char *base_file, *new_file; /* for messages */
+    double *resolution;     /* each judged row's, for the summary */
+    size_t n_res;
 };
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The comparison's resolution: the median and the largest of its rows'
+ * (see judge_pair), so that "same" is read with what it could not see. */
+static void set_resolution(json_t *cmp, struct judge *J)
+{
+    if (!J->n_res) {
+        json_object_set_new(cmp, "resolution", json_null());
+        return;
+    }
+    qsort(J->resolution, J->n_res, sizeof *J->resolution, cmp_double);
+    size_t n = J->n_res;
+    double med = n % 2 ? J->resolution[n / 2]
+                       : 0.5 * (J->resolution[n / 2 - 1] + J->resolution[n / 2]);
+    json_object_set_new(cmp, "resolution",
+                        json_pack("{s:f,s:f}", "median", med, "max", J->resolution[n - 1]));
+}
 
 static dlb_status judge_pair(struct judge *J, const char *id, json_t *b,
                              json_t *n, json_t *row, struct dlb_error *err)
@@ -223,6 +247,15 @@ static dlb_status judge_pair(struct judge *J, const char *id, json_t *b,
     json_object_set_new(row, "base_n", json_integer((json_int_t)nb));
     json_object_set_new(row, "new_n", json_integer((json_int_t)nn));
     json_object_set_new(row, "test", json_string(by_process ? "welch" : "mann-whitney"));
+    /* How small a change this row could have seen: a true ratio further
+     * from 1 than the interval's half-width (on the log scale) would
+     * have put 1 outside it, and a change must pass the threshold too. */
+    double half = fmax(log(r.hi / r.ratio), log(r.ratio / r.lo));
+    if (!is_ref && isfinite(half) && nb >= 2 && nn >= 2) {
+        double res = fmax(expm1(half), J->o->threshold);
+        json_object_set_new(row, "resolution", json_real(res));
+        J->resolution[J->n_res++] = res;
+    }
     if (is_ref) {
         json_object_set_new(row, "reference", json_true());
     } else {
@@ -317,6 +350,12 @@ dlb_status dlb_compare(json_t *base, const char *base_file, json_t *nw,
     if (!cmp)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     struct judge J = {.o = o, .base_file = base_file, .new_file = new_file};
+    J.resolution = malloc((json_array_size(json_object_get(base, "records")) + 1) *
+                          sizeof *J.resolution);
+    if (!J.resolution) {
+        json_decref(cmp);
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    }
     dlb_status s = set_reference(&J, cmp, base, nw, base_file, new_file, err);
     context_warnings(cmp, base, nw, o->normalize);
     size_t i;
@@ -332,9 +371,12 @@ dlb_status dlb_compare(json_t *base, const char *base_file, json_t *nw,
             s = one_config(&J, cmp, id, NULL, rec, err);
     }
     if (s != DLB_OK) {
+        free(J.resolution);
         json_decref(cmp);
         return s;
     }
+    set_resolution(cmp, &J);
+    free(J.resolution);
     if (o->normalize && !J.compared)
         warn(cmp, "only the reference configuration (%s) ran in both runs: "
              "relative to it, nothing is left to compare%s", J.ref, "");

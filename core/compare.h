@@ -13,9 +13,13 @@
  *                    "test": "mann-whitney" (samples) | "welch"
  *                    (processes' medians, when both ran several; then
  *                    base_n and new_n count processes),
+ *                    "resolution": the smallest relative change this
+ *                    row could have detected (the ratio interval's
+ *                    half-width on the log scale, at least threshold),
  *                    "reference": true (the normalizing configuration),
  *                    "note": "..." } ],
  *     "geomean_ratio": x | null, "compared": n,
+ *     "resolution": { "median", "max" } | null   over the judged rows,
  *     "counts": { "faster", "slower", "same", "new", "missing" } } */
 #ifndef DLB_CORE_COMPARE_H
 #define DLB_CORE_COMPARE_H

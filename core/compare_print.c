@@ -8,6 +8,7 @@
 struct cells {
     char id[512], base[32], nw[32], ratio[32], ci[48], change[32], p[32];
     const char *verdict;
+    char same[48];          /* "same (+-7.2%)": what "same" could not see */
 };
 
 static double num(json_t *o, const char *k, int *have)
@@ -50,6 +51,11 @@ static void fill(json_t *row, struct cells *c, int markdown)
     double p = num(row, "p", &h);
     snprintf(c->p, sizeof c->p, h ? "%.2g" : "-", p);
     c->verdict = json_string_value(json_object_get(row, "verdict"));
+    double res = num(row, "resolution", &h);
+    if (h && c->verdict && !strcmp(c->verdict, "same")) {
+        snprintf(c->same, sizeof c->same, "same (blind below %.1f%%)", res * 100);
+        c->verdict = c->same;
+    }
     /* The reference is 1 by construction: no interval, no test. */
     if (json_is_true(json_object_get(row, "reference"))) {
         c->verdict = "reference";
@@ -76,6 +82,13 @@ static void summary(FILE *f, json_t *cmp, const char *bold)
                 JSON_INTEGER_FORMAT " configurations", g, (g - 1) * 100,
                 json_integer_value(json_object_get(cmp, "compared")));
     fputc('\n', f);
+    json_t *res = json_object_get(cmp, "resolution");
+    if (json_is_object(res))
+        fprintf(f, "%sresolution: these runs could detect a change of %.1f%% "
+                "(median over configurations; the least sensitive %.1f%%): a smaller "
+                "one reads as \"same\"\n", bold[0] ? "\n" : "",
+                json_number_value(json_object_get(res, "median")) * 100,
+                json_number_value(json_object_get(res, "max")) * 100);
 }
 
 /* Whether a row was judged on the processes' medians (repetitions). */

@@ -89,6 +89,10 @@ static void test_verdicts(void)
     json_t *same = run("a", 0.010, 0.030, 1);
     CHECK(dlb_compare(base, "b.json", same, "n.json", &defaults, &cmp, &err) == DLB_OK);
     CHECK(count(cmp, "same") == 2 && count(cmp, "slower") == 0);
+    /* 40 samples spread +-3%: the intervals are narrower than the
+     * threshold, which bounds the resolution from below. */
+    CHECK_NEAR(json_number_value(json_object_get(json_object_get(cmp, "resolution"),
+                                                 "median")), DLB_COMPARE_THRESHOLD, 1e-12);
     CHECK_NEAR(json_number_value(json_object_get(cmp, "geomean_ratio")), 1.0, 1e-12);
     json_decref(cmp);
 
@@ -218,6 +222,11 @@ static void test_processes(void)
     CHECK_NEAR(json_number_value(json_object_get(row, "p")),
                1 - 1.5 * sqrt(1 - x) + 0.5 * pow(1 - x, 1.5), 1e-9);
     CHECK(!strcmp(verdict_of(cmp, "batch=64"), "slower"));
+    /* What the comparison could see: the interval's half-width, 12%. */
+    CHECK_NEAR(json_number_value(json_object_get(row, "resolution")),
+               expm1(2.776445 * se), 1e-3);
+    CHECK_NEAR(json_number_value(json_object_get(json_object_get(cmp, "resolution"),
+                                                 "max")), expm1(2.776445 * se), 1e-3);
     json_decref(cmp);
     json_decref(base);
     json_decref(nw);
@@ -229,6 +238,10 @@ static void test_processes(void)
     CHECK(!strcmp(verdict_of(cmp, "batch=64"), "same"));
     row = json_array_get(json_object_get(cmp, "configs"), 0);
     CHECK(json_number_value(json_object_get(row, "p")) > 0.2);
+    /* "same" here means blind to changes under about 39% (Welch's t at
+     * about 60 degrees of freedom times sqrt(2 * 0.04 / 3)), and says so. */
+    CHECK(json_number_value(json_object_get(row, "resolution")) > 0.35 &&
+          json_number_value(json_object_get(row, "resolution")) < 0.42);
     json_decref(cmp);
     /* One process on one side: the samples, by the U test. */
     json_t *one = doc("a", json_pack("[o]", rec("batch=64", 0.012, "ok")));
