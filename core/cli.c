@@ -11,7 +11,7 @@ enum {
     OPT_RESUME, OPT_QUICK, OPT_VERSION, OPT_HELP, OPT_PLUGIN_DIR, OPT_BACKEND,
     OPT_VERBOSE, OPT_INDEX, OPT_RECORD_FD, OPT_PEAK, OPT_ORIGIN,
     OPT_THRESHOLD, OPT_NORMALIZE, OPT_BASELINE_DIR, OPT_SHARD, OPT_LAUNCHER,
-    OPT_RECORD_FILE
+    OPT_RECORD_FILE, OPT_AS_REPETITIONS
 };
 
 static const struct option long_opts[] = {
@@ -38,6 +38,7 @@ static const struct option long_opts[] = {
     {"shard", required_argument, NULL, OPT_SHARD},
     {"launcher", required_argument, NULL, OPT_LAUNCHER},
     {"record-file", required_argument, NULL, OPT_RECORD_FILE},
+    {"as-repetitions", no_argument, NULL, OPT_AS_REPETITIONS},
     {NULL, 0, NULL, 0}
 };
 
@@ -58,7 +59,9 @@ void dlb_cli_usage(FILE *f)
 "       dlbench baseline update SUITE RUNDIR    make RUNDIR the committed baseline\n"
 "       dlbench baseline check SUITE RUNDIR     compare RUNDIR with it (--normalize)\n"
 "       dlbench merge DIR...                    join the run directories of a\n"
-"                                               sharded run (--shard) into one\n"
+"                                               sharded run (--shard) into one;\n"
+"                                               --as-repetitions: runs of the same\n"
+"                                               suite as its repetitions\n"
 "\n"
 "options:\n"
 "  --quick               a CI-sized run of the same suite ([quick] section)\n"
@@ -272,6 +275,7 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
             case OPT_NORMALIZE: o->normalize = 1; break;
             case OPT_BASELINE_DIR: o->baseline_dir = optarg; break;
             case OPT_RECORD_FILE: o->record_file = optarg; break;
+            case OPT_AS_REPETITIONS: o->as_repetitions = 1; break;
             case OPT_SHARD: {
                 int k, n, used = 0;
                 if (sscanf(optarg, "%d/%d%n", &k, &n, &used) != 2 ||

@@ -35,6 +35,7 @@ struct dlb_options {
     int normalize;              /* --normalize */
     int markdown;               /* --format markdown */
     const char *baseline_dir;   /* --baseline-dir */
+    int as_repetitions;         /* merge --as-repetitions */
     int shard_k, shard_n;       /* --shard K/N: configurations K, K+N, ...
                                    (1-based); 0/0 when not sharded */
     char **owned;               /* strings the options own (from --resume) */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "device_record.h"
+#include "repeat.h"
 #include "postrun.h"
 #include "session.h"
 #include "vs_baseline.h"
@@ -59,9 +60,10 @@ static dlb_status load_shard(const char *dir, struct shard *s,
     return st;
 }
 
-/* Shards join only when they ran the same suite file the same way. */
+/* Shards join only when they ran the same suite file the same way; so do
+ * runs merged as repetitions, which must hold the same shard (or none). */
 static dlb_status check_pair(const struct shard *a, const struct shard *b,
-                             struct dlb_error *err)
+                             int as_reps, struct dlb_error *err)
 {
     if (strcmp(suite_member(a->doc, "name"), suite_member(b->doc, "name")))
         return dlb_errorf(err, DLB_ERR_INPUT, "%s ran suite '%s' and %s suite "
@@ -81,6 +83,12 @@ static dlb_status check_pair(const struct shard *a, const struct shard *b,
                           "different --set or --quick options (see their "
                           "invocation.json): their plans differ", a->dir, b->dir,
                           suite_member(a->doc, "name"));
+    if (as_reps && (a->n != b->n || a->k != b->k))
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s is shard %d/%d and %s shard "
+                          "%d/%d: repetitions of a run measure the same "
+                          "configurations", a->dir, a->k, a->n, b->dir, b->k, b->n);
+    if (as_reps)
+        return DLB_OK;
     if (a->n != b->n)
         return dlb_errorf(err, DLB_ERR_INPUT, "%s is shard %d/%d and %s shard "
                           "%d/%d: shards of one run share N", a->dir, a->k,
@@ -88,6 +96,32 @@ static dlb_status check_pair(const struct shard *a, const struct shard *b,
     if (a->k == b->k)
         return dlb_errorf(err, DLB_ERR_INPUT, "%s and %s are both shard %d/%d",
                           a->dir, b->dir, a->k, a->n);
+    return DLB_OK;
+}
+
+/* Every run's records as repetition s of its configuration: the run
+ * directories of one suite measured in turn (ci/perf-check interleaves
+ * two builds' runs so), each a process of every configuration. */
+static dlb_status gather_reps(struct shard *sh, size_t n, json_t *all,
+                              struct dlb_error *err)
+{
+    for (size_t s = 0; s < n; s++) {
+        size_t i;
+        json_t *rec;
+        json_array_foreach(json_object_get(sh[s].doc, "records"), i, rec) {
+            if (json_object_get(rec, "repetitions") || json_object_get(rec, "round"))
+                return dlb_errorf(err, DLB_ERR_INPUT, "%s: configuration %s ran "
+                                  "with repetitions or a search's rounds already; "
+                                  "--as-repetitions merges runs of one process a "
+                                  "configuration (repetitions = 1, search = grid)",
+                                  sh[s].dir, json_string_value(json_object_get(rec, "id")));
+            json_t *copy = json_deep_copy(rec);
+            if (!copy)
+                return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+            json_object_set_new(copy, "rep", json_integer((json_int_t)s));
+            json_array_append_new(all, copy);
+        }
+    }
     return DLB_OK;
 }
 
@@ -181,7 +215,7 @@ static dlb_status copy_text(const char *from, const char *to,
 /* suite.ini, invocation.json (without the shard) and a journal holding
  * every record, so that --resume runs what no shard did. */
 static dlb_status write_run_files(const char *dir, const struct shard *first,
-                                  json_t *records, struct dlb_error *err)
+                                  json_t *records, size_t reps, struct dlb_error *err)
 {
     char *src = join(first->dir, "suite.ini"), *dst = join(dir, "suite.ini");
     char *inv = join(dir, "invocation.json"), *logs = join(dir, "logs");
@@ -189,6 +223,12 @@ static dlb_status write_run_files(const char *dir, const struct shard *first,
     dlb_status st = src && dst && inv && logs
         ? copy_text(src, dst, err) : dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     json_t *copy = json_deep_copy(first->inv);
+    if (st == DLB_OK && reps > 1) {
+        /* --resume of the merged directory sees as many passes as ran */
+        char set[64];
+        snprintf(set, sizeof set, "repetitions=%zu", reps);
+        json_array_append_new(json_object_get(copy, "sets"), json_string(set));
+    }
     if (st == DLB_OK) {
         json_object_del(copy, "shard");
         if (json_dump_file(copy, inv, JSON_INDENT(2)) != 0)
@@ -212,7 +252,8 @@ static dlb_status write_run_files(const char *dir, const struct shard *first,
     return st;
 }
 
-static json_t *merged_context(struct shard *sh, size_t n, const char *dir)
+static json_t *merged_context(struct shard *sh, size_t n, const char *dir,
+                              int as_reps)
 {
     json_t *ctx = json_deep_copy(json_object_get(sh[0].doc, "context"));
     json_t *from = json_array();
@@ -227,6 +268,7 @@ static json_t *merged_context(struct shard *sh, size_t n, const char *dir)
     json_object_del(ctx, "shard");
     json_object_set_new(ctx, "run_dir", json_string(dir));
     json_object_set_new(ctx, "merged_from", from);
+    json_object_set_new(ctx, "merged_as", json_string(as_reps ? "repetitions" : "shards"));
     return ctx;
 }
 
@@ -296,18 +338,26 @@ int dlb_cmd_merge(struct dlb_options *o)
         st = load_shard(o->args[s], &sh[s], &err);
     for (size_t s = 0; st == DLB_OK && s < n; s++)
         for (size_t t = 0; st == DLB_OK && t < s; t++)
-            st = check_pair(&sh[t], &sh[s], &err);
+            st = check_pair(&sh[t], &sh[s], o->as_repetitions, &err);
+    if (st == DLB_OK && o->as_repetitions && n < 2)
+        st = dlb_errorf(&err, DLB_ERR_INPUT, "merge --as-repetitions: %s alone is "
+                        "no repetition; give two run directories or more", o->args[0]);
     if (st == DLB_OK)
-        st = gather(sh, n, all, &err);
+        st = o->as_repetitions ? gather_reps(sh, n, all, &err) : gather(sh, n, all, &err);
     if (st == DLB_OK)
         st = shard_options(o, sh[0].inv, &m);
+    if (st == DLB_OK && o->as_repetitions) {
+        char set[64];
+        snprintf(set, sizeof set, "repetitions=%zu", n);
+        st = dlb_cli_add_set(&m, set);
+    }
     if (st == DLB_OK) {
         dir = o->out_dir ? strdup(o->out_dir)
                          : dlb_rundir_default("results", suite_member(sh[0].doc, "name"));
         st = dir ? dlb_rundir_create(dir, &err) : DLB_ERR_NOMEM;
     }
     if (st == DLB_OK)
-        st = write_run_files(dir, &sh[0], all, &err);
+        st = write_run_files(dir, &sh[0], all, o->as_repetitions ? n : 1, &err);
     if (st == DLB_OK && !(suite = join(dir, "suite.ini")))
         st = DLB_ERR_NOMEM;
     if (st == DLB_OK)
@@ -316,12 +366,15 @@ int dlb_cmd_merge(struct dlb_options *o)
         fprintf(stderr, "dlbench: merge: %s\n", err.msg[0] ? err.msg
                                                            : dlb_status_name(st));
     } else {
-        recs = plan_order(&ses.plan, all, &missing);
-        ctx = merged_context(sh, n, dir);
+        json_t *merged = o->as_repetitions ? dlb_reps_merge(all, (int)n) : NULL;
+        recs = plan_order(&ses.plan, merged ? merged : all, &missing);
+        json_decref(merged);
+        ctx = merged_context(sh, n, dir, o->as_repetitions);
         dlb_context_add_devices(ctx, recs);
-        fprintf(stderr, "dlbench: merged %zu run director%s of suite %s: %zu of "
+        fprintf(stderr, "dlbench: merged %zu run director%s of suite %s%s: %zu of "
                 "%zu configurations -> %s\n", n, n == 1 ? "y" : "ies",
-                ses.suite.name, json_array_size(recs), ses.plan.n, dir);
+                ses.suite.name, o->as_repetitions ? " as repetitions" : "",
+                json_array_size(recs), ses.plan.n, dir);
         rc = finish(dir, &ses, ctx, recs, o);
         if (missing) {
             fprintf(stderr, "dlbench: %zu configuration%s in no shard; run "
