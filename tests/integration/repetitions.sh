@@ -10,10 +10,24 @@
 
 "$DLBENCH" run "$SUITES/repetitions.ini" --out r >/dev/null 2>r.err
 ok "run with repetitions exits 0" [ $? -eq 0 ]
-ok "journal: 6 records, in passes (configuration, rep)" [ "$(python3 -c "
+ok "journal: 6 records, in passes, each a random order of both" python3 -c "
+import json, sys
+j = [json.loads(l) for l in open('r/journal.jsonl')]
+assert [x['rep'] for x in j] == [0, 0, 1, 1, 2, 2], j
+for rep in range(3):
+    p = [x for x in j if x['rep'] == rep]
+    assert sorted(x['index'] for x in p) == [0, 1]
+    assert [x['pass_position'] for x in p] == [0, 1]
+"
+# The same seed gives the same orders (so --resume and a rerun agree).
+"$DLBENCH" run "$SUITES/repetitions.ini" --out r2 >/dev/null 2>r2.err
+ok "the passes' orders come from the seed" [ "$(python3 -c "
 import json
-print([(json.loads(l)['index'], json.loads(l)['rep']) for l in open('r/journal.jsonl')])")" = \
-    "[(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]" ]
+print([json.loads(l)['index'] for l in open('r/journal.jsonl')])")" = "$(python3 -c "
+import json
+print([json.loads(l)['index'] for l in open('r2/journal.jsonl')])")" ]
+ok "the context records the interleaving" [ "$(json r/results.json \
+    "(d['context']['measurement']['interleave']['passes'], d['context']['measurement']['interleave']['seed'])")" = "(3, 42)" ]
 ok "results: one record per configuration, no rep" \
     [ "$(json r/results.json "[('rep' in x, len(x['repetitions'])) for x in d['records']]")" = \
       "[(False, 3), (False, 3)]" ]
