@@ -97,6 +97,17 @@ dlb_status dlb_peak_save(const char *path, const struct dlb_peak *p,
 dlb_status dlb_peak_get(int threads, int allow_measure, struct dlb_peak *out,
                         struct dlb_error *warn, struct dlb_error *err);
 
+/* The all-threads peak of the unit that `precision`'s kernels run on, in
+ * GFLOP/s (GOP/s for int8), with *unit (when unit is not NULL) naming it:
+ *   "fp32": the FMA figure, unit fp32_isa ("avx512", "avx2", "c");
+ *   "bf16": AMX where measured, else AVX512_BF16 ("amx_bf16", "avx512_bf16");
+ *   "fp16": AVX512_FP16 ("avx512_fp16");
+ *   "int8": AMX where measured, else VNNI ("amx_int8", "avx512_vnni").
+ * 0 with *unit "none" when no unit for it was measured or the precision is
+ * none of these. *unit points into *p or to a string constant. */
+double dlb_peak_unit_gflops(const struct dlb_peak *p, const char *precision,
+                            const char **unit);
+
 /* A new JSON object with p's figures (NULL when out of memory):
  * {"cpu_model", "threads", "fp32": {"gflops", "gflops_1t", "isa"},
  *  "bf16": {...} or null, "fp16": {...} or null, "amx_bf16": {...} or null,

@@ -1,8 +1,8 @@
 /* Unit tests of the roofline probe (core/peak*.c): one full probe whose
  * units must be exactly those the CPU's flags promise, quick probes through
  * the AVX2 and C fallbacks, kernels that must compute the same values on
- * every ISA, and the cache: round trip of every field, lookup by thread
- * count, corrupt and old-format files.
+ * every ISA, the unit a precision runs on, and the cache: round trip of
+ * every field, lookup by thread count, corrupt and old-format files.
  * Nothing here compares speeds: `make check` runs tests side by side on a
  * shared machine, where any ratio can be upset. tests/bench/peak.sh checks
  * the figures on a quiet one. */
@@ -470,6 +470,48 @@ static void test_old_cache(const struct dlb_peak *p)
     remove(path);
 }
 
+/* The unit a precision's kernels run on, for figures made up to have every
+ * unit, then without AMX, then without the AVX-512 extensions. */
+static void test_unit_gflops(void)
+{
+    struct dlb_peak p = synthetic_peak("test CPU", 2);
+    const char *unit = NULL;
+    CHECK(dlb_peak_unit_gflops(&p, "fp32", &unit) == p.fp32_gflops);
+    CHECK(unit && !strcmp(unit, "avx512"));
+    CHECK(dlb_peak_unit_gflops(&p, "bf16", &unit) == p.amx_bf16_gflops);
+    CHECK(unit && !strcmp(unit, "amx_bf16"));
+    CHECK(dlb_peak_unit_gflops(&p, "int8", &unit) == p.amx_int8_gops);
+    CHECK(unit && !strcmp(unit, "amx_int8"));
+    CHECK(dlb_peak_unit_gflops(&p, "fp16", &unit) == p.fp16_gflops);
+    CHECK(unit && !strcmp(unit, "avx512_fp16"));
+    CHECK(dlb_peak_unit_gflops(&p, "fp16", NULL) == p.fp16_gflops);
+
+    /* Zen 4: AVX512_BF16 and VNNI, no AMX, no AVX512_FP16 */
+    dlb_peak_set(&p, DLB_PEAK_AMX_BF16, 0, 0, "none");
+    dlb_peak_set(&p, DLB_PEAK_AMX_INT8, 0, 0, "none");
+    dlb_peak_set(&p, DLB_PEAK_FP16, 0, 0, "none");
+    CHECK(dlb_peak_unit_gflops(&p, "bf16", &unit) == p.bf16_gflops);
+    CHECK(unit && !strcmp(unit, "avx512_bf16"));
+    CHECK(dlb_peak_unit_gflops(&p, "int8", &unit) == p.vnni_gops);
+    CHECK(unit && !strcmp(unit, "avx512_vnni"));
+    CHECK(dlb_peak_unit_gflops(&p, "fp16", &unit) == 0);
+    CHECK(unit && !strcmp(unit, "none"));
+
+    /* AVX2 only: fp32 alone */
+    dlb_peak_set(&p, DLB_PEAK_BF16, 0, 0, "none");
+    dlb_peak_set(&p, DLB_PEAK_VNNI, 0, 0, "none");
+    dlb_peak_set(&p, DLB_PEAK_FP32, 200, 100, "avx2");
+    CHECK(dlb_peak_unit_gflops(&p, "fp32", &unit) == 200);
+    CHECK(unit && !strcmp(unit, "avx2"));
+    const char *none[] = {"bf16", "int8", "fp16", "fp64", "", NULL};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++) {
+        unit = NULL;
+        CHECK(dlb_peak_unit_gflops(&p, none[i], &unit) == 0);
+        CHECK(unit && !strcmp(unit, "none"));
+    }
+    CHECK(dlb_peak_unit_gflops(NULL, "fp32", &unit) == 0);
+}
+
 int main(void)
 {
     struct dlb_peak p;
@@ -485,6 +527,7 @@ int main(void)
     test_cache_roundtrip(&p);
     test_corrupt(&p);
     test_old_cache(&p);
+    test_unit_gflops();
     rmdir(dir);
     return check_exit();
 }
