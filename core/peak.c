@@ -20,12 +20,13 @@
 #define DLB_PEAK_MAX_THREADS 1024
 #define DLB_MIB (1024.0 * 1024.0)
 
-enum team_op { OP_FP32, OP_BF16, OP_INIT, OP_TRIAD, OP_SUM };
+enum team_op { OP_COMPUTE, OP_INIT, OP_TRIAD, OP_SUM };
 
 struct team {
     int n, trials;
     enum team_op op;
     const struct dlb_peak_kernels *k;
+    float (*compute)(long);     /* OP_COMPUTE's kernel */
     long iters;                 /* compute ops: rounds per thread per trial */
     double *a, *b, *c;          /* memory ops: the arrays, len each */
     size_t len;
@@ -102,10 +103,9 @@ static void do_op(struct worker *w)
 {
     struct team *t = w->t;
     size_t lo, hi;
-    switch (t->op) {
-    case OP_FP32: w->sink += t->k->fp32(t->iters); return;
-    case OP_BF16: w->sink += t->k->bf16(t->iters); return;
-    default: break;
+    if (t->op == OP_COMPUTE) {
+        w->sink += t->compute(t->iters);
+        return;
     }
     slice(t->len, t->n, w->id, &lo, &hi);
     if (t->op == OP_INIT) {
@@ -261,52 +261,53 @@ static size_t llc_bytes(void)
 
 void dlb_peak_opts_default(struct dlb_peak_opts *o)
 {
-    /* 4 compute figures x 6 trials x 20 ms, plus ~1 s for memory: < 2 s */
+    /* up to 12 compute figures (6 units, one thread and all) x 6 trials x
+     * 20 ms, plus ~1 s for memory: about 3 s */
     *o = (struct dlb_peak_opts){.isa_cap = DLB_PEAK_ISA_AVX512,
                                 .trial_s = 0.02, .trials = 5, .mem_bytes = 0};
 }
 
 static dlb_status compute_figure(const struct dlb_peak_opts *o,
-                                 struct team *t, enum team_op op, int n,
-                                 float (*fn)(long), double flop_per_iter,
+                                 struct team *t, int n,
+                                 const struct dlb_peak_compute *c,
                                  double *gflops, int *pinned, double *sink,
                                  struct dlb_error *err)
 {
     double best;
-    t->op = op;
+    t->op = OP_COMPUTE;
+    t->compute = c->run;
     t->n = n;
     t->trials = o->trials + 1;
-    t->iters = calibrate(fn, o->trial_s, sink);
+    t->iters = calibrate(c->run, o->trial_s, sink);
     dlb_status st = team_run(t, &best, pinned, sink, err);
     if (st == DLB_OK)
-        *gflops = (double)n * (double)t->iters * flop_per_iter / best / 1e9;
+        *gflops = (double)n * (double)t->iters * c->flop_per_iter / best / 1e9;
     return st;
 }
 
+/* Every unit the kernels have, one thread then all; fp32 first, before the
+ * wider units can lower the clock. */
 static dlb_status compute_figures(const struct dlb_peak_opts *o,
                                   struct team *t, struct dlb_peak *p,
                                   double *sink, struct dlb_error *err)
 {
-    const struct dlb_peak_kernels *k = t->k;
-    int pin1 = 1, pinn = 1, pin2 = 1, pin3 = 1;
-    dlb_status st = compute_figure(o, t, OP_FP32, 1, k->fp32,
-                                   k->fp32_flop_per_iter, &p->fp32_gflops_1t,
-                                   &pin1, sink, err);
-    /* with one thread the two figures are the same run: keep it short */
-    p->fp32_gflops = p->fp32_gflops_1t;
-    if (st == DLB_OK && p->threads > 1)
-        st = compute_figure(o, t, OP_FP32, p->threads, k->fp32,
-                            k->fp32_flop_per_iter, &p->fp32_gflops, &pinn,
-                            sink, err);
-    if (st == DLB_OK && k->bf16)
-        st = compute_figure(o, t, OP_BF16, 1, k->bf16, k->bf16_flop_per_iter,
-                            &p->bf16_gflops_1t, &pin2, sink, err);
-    p->bf16_gflops = p->bf16_gflops_1t;
-    if (st == DLB_OK && k->bf16 && p->threads > 1)
-        st = compute_figure(o, t, OP_BF16, p->threads, k->bf16,
-                            k->bf16_flop_per_iter, &p->bf16_gflops, &pin3,
-                            sink, err);
-    p->pinned = pin1 && pinn && pin2 && pin3;
+    dlb_status st = DLB_OK;
+    p->pinned = 1;
+    for (int u = 0; u < DLB_PEAK_NUNITS && st == DLB_OK; u++) {
+        const struct dlb_peak_compute *c = &t->k->unit[u];
+        double one = 0, all = 0;
+        int pin1 = 1, pinn = 1;
+        if (c->run) {
+            st = compute_figure(o, t, 1, c, &one, &pin1, sink, err);
+            /* with one thread the two figures are the same run */
+            all = one;
+            if (st == DLB_OK && p->threads > 1)
+                st = compute_figure(o, t, p->threads, c, &all, &pinn, sink,
+                                    err);
+        }
+        dlb_peak_set(p, (enum dlb_peak_unit)u, all, one, c->isa);
+        p->pinned = p->pinned && pin1 && pinn;
+    }
     return st;
 }
 
@@ -438,8 +439,6 @@ dlb_status dlb_peak_measure_opts(int threads, const struct dlb_peak_opts *o,
     struct team t = {.k = &k, .cpus = cpus};
     t.ncpu = affinity_cpus(cpus, DLB_PEAK_MAX_THREADS);
     p.threads = threads > 0 ? threads : t.ncpu;
-    snprintf(p.fp32_isa, sizeof p.fp32_isa, "%s", k.name);
-    snprintf(p.bf16_isa, sizeof p.bf16_isa, "%s", k.bf16_name);
     snprintf(p.mem_isa, sizeof p.mem_isa, "%s", k.name);
     dlb_status st = compute_figures(o, &t, &p, &sink, err);
     if (st == DLB_OK)

@@ -1,7 +1,9 @@
 /* The roofline probe behind `dlbench info --peak`: the machine's fp32 FMA
- * peak, bf16 dot-product peak (where the CPU has AVX512_BF16) and memory
- * bandwidth, measured in under two seconds and cached per CPU model and
- * thread count, so that results can be put beside what the hardware can do. */
+ * peak, the peaks of the units that run bf16, fp16 and int8 kernels (AVX-512
+ * dot products and FMAs, AMX tiles), each where the CPU and the OS have it,
+ * and memory bandwidth, measured in about three seconds and cached per CPU
+ * model and thread count, so that results can be put beside what the
+ * hardware can do. */
 #ifndef DLB_CORE_PEAK_H
 #define DLB_CORE_PEAK_H
 
@@ -11,7 +13,7 @@
 
 /* Bump when the probe changes what it measures: older cache entries are then
  * ignored (re-measured) rather than mixed with new figures. */
-#define DLB_PEAK_PROBE_VERSION 1
+#define DLB_PEAK_PROBE_VERSION 2
 
 struct dlb_peak {
     char cpu_model[128];   /* cpuid brand string, else /proc/cpuinfo */
@@ -25,6 +27,26 @@ struct dlb_peak {
     double bf16_gflops;
     double bf16_gflops_1t;
     char bf16_isa[16];     /* "avx512_bf16" or "none" */
+    /* Each unit below is 0 with isa "none" where the CPU, the OS or the
+     * build lacks it, like bf16. fp16 FMAs (vfmadd...ph), GFLOP/s */
+    double fp16_gflops;
+    double fp16_gflops_1t;
+    char fp16_isa[16];     /* "avx512_fp16" or "none" */
+    /* int8 dot products (vpdpbusd: u8 x s8 into s32), GOP/s: a
+     * multiply-add counts as 2 operations */
+    double vnni_gops;
+    double vnni_gops_1t;
+    char vnni_isa[16];     /* "avx512_vnni" or "none" */
+    /* AMX tile dot products, tdpbf16ps (GFLOP/s) and tdpbssd (GOP/s): one
+     * instruction is 16 x 16 x 32 bf16 or 16 x 16 x 64 int8 multiply-adds.
+     * Also "none" when the kernel does not grant this process the tile
+     * state (arch_prctl ARCH_REQ_XCOMP_PERM). */
+    double amx_bf16_gflops;
+    double amx_bf16_gflops_1t;
+    char amx_bf16_isa[16]; /* "amx_bf16" or "none" */
+    double amx_int8_gops;
+    double amx_int8_gops_1t;
+    char amx_int8_isa[16]; /* "amx_int8" or "none" */
     /* memory bandwidth over all threads, GB/s (1e9 bytes). The triad
      * a = b + s*c counts 24 bytes per element as STREAM does (the
      * write-allocate read of a is not counted); the sum reads 8 bytes. */
@@ -45,7 +67,7 @@ struct dlb_peak {
 void dlb_peak_cpu_model(char *buf, size_t size);
 
 /* Measure with `threads` worker threads (<= 0: one per CPU this process may
- * run on), each pinned to its core. Takes at most about two seconds. */
+ * run on), each pinned to its core. Takes about three seconds. */
 dlb_status dlb_peak_measure(int threads, struct dlb_peak *out,
                             struct dlb_error *err);
 
@@ -75,11 +97,23 @@ dlb_status dlb_peak_save(const char *path, const struct dlb_peak *p,
 dlb_status dlb_peak_get(int threads, int allow_measure, struct dlb_peak *out,
                         struct dlb_error *warn, struct dlb_error *err);
 
+/* The all-threads peak of the unit that `precision`'s kernels run on, in
+ * GFLOP/s (GOP/s for int8), with *unit (when unit is not NULL) naming it:
+ *   "fp32": the FMA figure, unit fp32_isa ("avx512", "avx2", "c");
+ *   "bf16": AMX where measured, else AVX512_BF16 ("amx_bf16", "avx512_bf16");
+ *   "fp16": AVX512_FP16 ("avx512_fp16");
+ *   "int8": AMX where measured, else VNNI ("amx_int8", "avx512_vnni").
+ * 0 with *unit "none" when no unit for it was measured or the precision is
+ * none of these. *unit points into *p or to a string constant. */
+double dlb_peak_unit_gflops(const struct dlb_peak *p, const char *precision,
+                            const char **unit);
+
 /* A new JSON object with p's figures (NULL when out of memory):
  * {"cpu_model", "threads", "fp32": {"gflops", "gflops_1t", "isa"},
- *  "bf16": {...} or null, "memory": {"triad_gbs", "read_gbs", "isa",
- *  "mib"}, "pinned", "contended", "probe_s", "measured_at",
- *  "probe_version"} */
+ *  "bf16": {...} or null, "fp16": {...} or null, "amx_bf16": {...} or null,
+ *  "vnni": {"gops", "gops_1t", "isa"} or null, "amx_int8": {...} or null,
+ *  "memory": {"triad_gbs", "read_gbs", "isa", "mib"}, "pinned",
+ *  "contended", "probe_s", "measured_at", "probe_version"} */
 json_t *dlb_peak_to_json(const struct dlb_peak *p);
 
 /* Fill *p from a dlb_peak_to_json object, checking every field. */

@@ -1,6 +1,8 @@
-/* The probe's figures as JSON, and the cache that spares every run the two
+/* The probe's figures as JSON, and the cache that spares every run the
  * seconds of probing: peak.json holds one entry per CPU model and thread
- * count, {"probe_version": 1, "entries": {MODEL: {"THREADS": {...}}}}. */
+ * count, {"probe_version": 2, "entries": {MODEL: {"THREADS": {...}}}}.
+ * A file of another probe version is not read: its entries are measured
+ * again and the file replaced. */
 #include "peak_impl.h"
 
 #include <errno.h>
@@ -13,33 +15,48 @@
 
 json_t *dlb_peak_to_json(const struct dlb_peak *p)
 {
-    json_t *bf16 = json_null();
-    if (strcmp(p->bf16_isa, "none") != 0)
-        bf16 = json_pack("{s:f, s:f, s:s}", "gflops", p->bf16_gflops,
-                         "gflops_1t", p->bf16_gflops_1t, "isa", p->bf16_isa);
-    return json_pack(
-        "{s:s, s:i, s:{s:f, s:f, s:s}, s:o*, s:{s:f, s:f, s:s, s:f}, "
-        "s:b, s:b, s:f, s:I, s:i}",
-        "cpu_model", p->cpu_model, "threads", p->threads,
-        "fp32", "gflops", p->fp32_gflops, "gflops_1t", p->fp32_gflops_1t,
-        "isa", p->fp32_isa,
-        "bf16", bf16,
+    json_t *j = json_pack("{s:s, s:i}", "cpu_model", p->cpu_model,
+                          "threads", p->threads);
+    int ok = j != NULL;
+    /* a unit the probe did not measure is null */
+    for (int u = 0; ok && u < DLB_PEAK_NUNITS; u++) {
+        const struct dlb_peak_unit_desc *d = &dlb_peak_units[u];
+        const char *isa = dlb_peak_isa(p, (enum dlb_peak_unit)u);
+        json_t *fig = json_null();
+        if (u == DLB_PEAK_FP32 || strcmp(isa, "none") != 0)
+            fig = json_pack("{s:f, s:f, s:s}",
+                            d->all, dlb_peak_figure(p, (enum dlb_peak_unit)u, 0),
+                            d->one, dlb_peak_figure(p, (enum dlb_peak_unit)u, 1),
+                            "isa", isa);
+        ok = json_object_set_new(j, d->key, fig) == 0;
+    }
+    json_t *rest = json_pack(
+        "{s:{s:f, s:f, s:s, s:f}, s:b, s:b, s:f, s:I, s:i}",
         "memory", "triad_gbs", p->triad_gbs, "read_gbs", p->read_gbs,
         "isa", p->mem_isa, "mib", p->mem_mib,
         "pinned", p->pinned, "contended", p->contended,
         "probe_s", p->probe_s,
         "measured_at", (json_int_t)p->measured_at,
         "probe_version", DLB_PEAK_PROBE_VERSION);
+    ok = ok && rest && json_object_update(j, rest) == 0;
+    json_decref(rest);
+    if (!ok) {
+        json_decref(j);
+        return NULL;
+    }
+    return j;
 }
 
-static int isa_known(const char *s, int bf16)
+/* The ISAs a figure may name: fp32 and memory, the kernels' names; every
+ * other unit, its own. */
+static int isa_known(const char *s, const char *unit_isa)
 {
-    if (bf16)
-        return !strcmp(s, "avx512_bf16");
+    if (unit_isa)
+        return !strcmp(s, unit_isa);
     return !strcmp(s, "avx512") || !strcmp(s, "avx2") || !strcmp(s, "c");
 }
 
-/* A figure must be a positive finite number (bf16's may be absent). */
+/* A figure must be a positive finite number. */
 static int figure(const json_t *o, const char *key, double *v)
 {
     json_t *j = json_object_get(o, key);
@@ -49,12 +66,33 @@ static int figure(const json_t *o, const char *key, double *v)
     return isfinite(*v) && *v > 0;
 }
 
-static int copy_isa(const json_t *o, char *dst, size_t size, int bf16)
+static int copy_isa(const json_t *o, char *dst, size_t size,
+                    const char *unit_isa)
 {
     const char *s = json_string_value(json_object_get(o, "isa"));
-    if (!s || !isa_known(s, bf16))
+    if (!s || !isa_known(s, unit_isa))
         return 0;
     snprintf(dst, size, "%s", s);
+    return 1;
+}
+
+/* Unit u's member of j into q: an object with both figures and its isa, or
+ * (for all but fp32) null for a unit not measured. 0 when invalid. */
+static int unit_from_json(const json_t *j, enum dlb_peak_unit u,
+                          struct dlb_peak *q)
+{
+    const struct dlb_peak_unit_desc *d = &dlb_peak_units[u];
+    const json_t *o = json_object_get(j, d->key);
+    double all, one;
+    char isa[16];
+    if (u != DLB_PEAK_FP32 && json_is_null(o)) {
+        dlb_peak_set(q, u, 0, 0, "none");
+        return 1;
+    }
+    if (!figure(o, d->all, &all) || !figure(o, d->one, &one)
+        || !copy_isa(o, isa, sizeof isa, d->isa))
+        return 0;
+    dlb_peak_set(q, u, all, one, isa);
     return 1;
 }
 
@@ -62,8 +100,6 @@ dlb_status dlb_peak_from_json(const json_t *j, struct dlb_peak *p,
                               struct dlb_error *err)
 {
     struct dlb_peak q = {0};
-    json_t *fp32 = json_object_get(j, "fp32");
-    json_t *bf16 = json_object_get(j, "bf16");
     json_t *mem = json_object_get(j, "memory");
     json_t *threads = json_object_get(j, "threads");
     json_t *when = json_object_get(j, "measured_at");
@@ -78,30 +114,22 @@ dlb_status dlb_peak_from_json(const json_t *j, struct dlb_peak *p,
     else if (!json_is_integer(threads) || json_integer_value(threads) < 1
              || json_integer_value(threads) > 1024)
         bad = "threads";
-    else if (!figure(fp32, "gflops", &q.fp32_gflops)
-             || !figure(fp32, "gflops_1t", &q.fp32_gflops_1t)
-             || !copy_isa(fp32, q.fp32_isa, sizeof q.fp32_isa, 0))
-        bad = "fp32";
-    else if (!json_is_null(bf16)
-             && (!figure(bf16, "gflops", &q.bf16_gflops)
-                 || !figure(bf16, "gflops_1t", &q.bf16_gflops_1t)
-                 || !copy_isa(bf16, q.bf16_isa, sizeof q.bf16_isa, 1)))
-        bad = "bf16";
-    else if (!figure(mem, "triad_gbs", &q.triad_gbs)
-             || !figure(mem, "read_gbs", &q.read_gbs)
-             || !figure(mem, "mib", &q.mem_mib)
-             || !copy_isa(mem, q.mem_isa, sizeof q.mem_isa, 0))
+    for (int u = 0; !bad && u < DLB_PEAK_NUNITS; u++)
+        if (!unit_from_json(j, (enum dlb_peak_unit)u, &q))
+            bad = dlb_peak_units[u].key;
+    if (!bad && (!figure(mem, "triad_gbs", &q.triad_gbs)
+                 || !figure(mem, "read_gbs", &q.read_gbs)
+                 || !figure(mem, "mib", &q.mem_mib)
+                 || !copy_isa(mem, q.mem_isa, sizeof q.mem_isa, NULL)))
         bad = "memory";
-    else if (!json_is_integer(when) || !json_is_boolean(pinned)
-             || !json_is_boolean(contended))
+    if (!bad && (!json_is_integer(when) || !json_is_boolean(pinned)
+                 || !json_is_boolean(contended)))
         bad = "measured_at, pinned or contended";
     if (bad)
         return dlb_errorf(err, DLB_ERR_INPUT, "peak figures: missing or "
                           "invalid %s", bad);
     snprintf(q.cpu_model, sizeof q.cpu_model, "%s", model);
     q.threads = (int)json_integer_value(threads);
-    if (json_is_null(bf16))
-        snprintf(q.bf16_isa, sizeof q.bf16_isa, "none");
     q.measured_at = (long long)json_integer_value(when);
     q.pinned = json_is_true(pinned);
     q.contended = json_is_true(contended);

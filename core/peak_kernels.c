@@ -1,24 +1,17 @@
 /* The probe's kernels. Each ISA's version carries a function-level target
  * attribute and is picked at run time, so one binary built without -march
  * flags uses AVX-512 where the CPU has it and still runs on any x86-64 (or
- * other) CPU through the AVX2 and plain C versions. */
+ * other) CPU through the AVX2 and plain C versions. The AVX-512 units'
+ * kernels are built where configure found the compiler knows them
+ * (DLB_HAVE_*); the AMX ones are in peak_amx.c. */
+#include "config.h"
+
 #include "peak_impl.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define DLB_PEAK_X86 1
 #include <cpuid.h>
 #include <immintrin.h>
-#endif
-
-/* vdpbf16ps needs a compiler that knows AVX512_BF16 (GCC 10, clang 9). */
-#if defined(DLB_PEAK_X86) && defined(__clang__)
-#if __clang_major__ >= 9
-#define DLB_PEAK_BF16 1
-#endif
-#elif defined(DLB_PEAK_X86) && defined(__GNUC__)
-#if __GNUC__ >= 10
-#define DLB_PEAK_BF16 1
-#endif
 #endif
 
 /* Sixteen chains: FMA latency (4 cycles on recent cores) times the number of
@@ -106,7 +99,7 @@ static float fp32_avx2(long iters)
     return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
 }
 
-#ifdef DLB_PEAK_BF16
+#ifdef DLB_HAVE_AVX512BF16
 #define DLB_DPBF(k) x##k = _mm512_dpbf16_ps(x##k, h, h);
 
 /* Each lane adds 2 * 1e-3 * 1e-3 per step: after the longest trial the
@@ -122,6 +115,58 @@ static float bf16_avx512(long iters)
     }
     __m512 s = _mm512_setzero_ps();
     DLB_X16(DLB_ADD512)
+    return _mm512_reduce_add_ps(s);
+}
+#endif
+
+#ifdef DLB_HAVE_AVX512FP16
+#define DLB_INITPH(k) __m512h x##k = _mm512_set1_ph(0.01f * (k));
+#define DLB_FMAPH(k) x##k = _mm512_fmadd_ph(x##k, m, b);
+#define DLB_ADDPH(k) s = _mm512_add_ps(s, widen_ph(x##k));
+
+__attribute__((target("avx512f,avx512fp16")))
+static inline __m512 widen_ph(__m512h x)
+{
+    __m512i i = _mm512_castph_si512(x);
+    return _mm512_add_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(i)),
+                         _mm512_cvtph_ps(_mm512_extracti64x4_epi64(i, 1)));
+}
+
+/* acc = acc * 0.5 + 0.5 converges to exactly 1 in fp16 (the last step,
+ * 1 - 2^-12, is a tie that rounds to 1, which is even): no overflow, no
+ * subnormals, and a result the test can check to the bit. */
+__attribute__((target("avx512f,avx512fp16")))
+static float fp16_avx512(long iters)
+{
+    const __m512h m = _mm512_set1_ph(0.5f), b = _mm512_set1_ph(0.5f);
+    DLB_X16(DLB_INITPH)
+    for (long i = 0; i < iters; i++) {
+        DLB_X16(DLB_FMAPH)
+    }
+    __m512 s = _mm512_setzero_ps();
+    DLB_X16(DLB_ADDPH)
+    return _mm512_reduce_add_ps(s);
+}
+#endif
+
+#ifdef DLB_HAVE_AVX512VNNI
+#define DLB_INITDP(k) __m512i x##k = _mm512_set1_epi32(k);
+#define DLB_DPBUSD(k) x##k = _mm512_dpbusd_epi32(x##k, ones, ones);
+#define DLB_ADDDP(k) s = _mm512_add_ps(s, _mm512_cvtepi32_ps(x##k));
+
+/* Each lane adds 4 per step (four 1 x 1 products): a call would have to
+ * run for over a second to reach 2^31, and s32 lanes wrap without a fault
+ * anyway. The sum over lanes is taken in floats, which cannot overflow. */
+__attribute__((target("avx512f,avx512vnni")))
+static float vnni_avx512(long iters)
+{
+    const __m512i ones = _mm512_set1_epi8(1);
+    DLB_X16(DLB_INITDP)
+    for (long i = 0; i < iters; i++) {
+        DLB_X16(DLB_DPBUSD)
+    }
+    __m512 s = _mm512_setzero_ps();
+    DLB_X16(DLB_ADDDP)
     return _mm512_reduce_add_ps(s);
 }
 #endif
@@ -193,17 +238,46 @@ static double sum_avx2(const double *a, size_t n)
     return ((v[0] + v[1]) + (v[2] + v[3])) + sum_c(a + i, n - i);
 }
 
-/* AVX512_BF16 is CPUID leaf 7 subleaf 1 EAX bit 5. Read directly because
- * older compilers' __builtin_cpu_supports does not know the name; the OS
- * side (zmm state saved) is covered by the avx512f check before it. */
-static int cpu_has_bf16(void)
+/* CPUID leaf 7's flags, read directly because older compilers'
+ * __builtin_cpu_supports does not know the newer names; the OS side (zmm
+ * state saved) is covered by the avx512f check before them. AVX512_BF16 is
+ * subleaf 1 EAX bit 5, AVX512_VNNI subleaf 0 ECX bit 11, AVX512_FP16
+ * subleaf 0 EDX bit 23. */
+#if defined(DLB_HAVE_AVX512BF16) || defined(DLB_HAVE_AVX512FP16) \
+    || defined(DLB_HAVE_AVX512VNNI)
+static int cpu_leaf7(unsigned sub, int reg, int bit)
 {
-    unsigned a, b, c, d;
+    unsigned r[4];
     if (__get_cpuid_max(0, NULL) < 7)
         return 0;
-    __cpuid_count(7, 1, a, b, c, d);
-    (void)b, (void)c, (void)d;
-    return (a >> 5) & 1;
+    __cpuid_count(7, sub, r[0], r[1], r[2], r[3]);
+    return (r[reg] >> bit) & 1;
+}
+
+enum { EAX, EBX, ECX, EDX };
+#endif
+
+static void avx512_units(struct dlb_peak_kernels *k)
+{
+#ifdef DLB_HAVE_AVX512BF16
+    if (cpu_leaf7(1, EAX, 5))
+        /* one vdpbf16ps: 16 lanes x 2 bf16 pairs x (mul + add) */
+        k->unit[DLB_PEAK_BF16] = (struct dlb_peak_compute){
+            bf16_avx512, 16 * 16 * 2 * 2, "avx512_bf16"};
+#endif
+#ifdef DLB_HAVE_AVX512FP16
+    if (cpu_leaf7(0, EDX, 23))
+        /* one vfmadd...ph: 32 lanes x (mul + add) */
+        k->unit[DLB_PEAK_FP16] = (struct dlb_peak_compute){
+            fp16_avx512, 16 * 32 * 2, "avx512_fp16"};
+#endif
+#ifdef DLB_HAVE_AVX512VNNI
+    if (cpu_leaf7(0, ECX, 11))
+        /* one vpdpbusd: 16 lanes x 4 int8 pairs x (mul + add) */
+        k->unit[DLB_PEAK_VNNI] = (struct dlb_peak_compute){
+            vnni_avx512, 16 * 16 * 4 * 2, "avx512_vnni"};
+#endif
+    (void)k;
 }
 #endif /* DLB_PEAK_X86 */
 
@@ -211,10 +285,11 @@ void dlb_peak_kernels_select(enum dlb_peak_isa cap, struct dlb_peak_kernels *k)
 {
     *k = (struct dlb_peak_kernels){
         .isa = DLB_PEAK_ISA_C, .name = "c",
-        .fp32 = fp32_c, .fp32_flop_per_iter = 16 * 2,
-        .bf16 = NULL, .bf16_flop_per_iter = 0, .bf16_name = "none",
         .triad = triad_c, .sum = sum_c,
     };
+    for (int u = 0; u < DLB_PEAK_NUNITS; u++)
+        k->unit[u] = (struct dlb_peak_compute){NULL, 0, "none"};
+    k->unit[DLB_PEAK_FP32] = (struct dlb_peak_compute){fp32_c, 16 * 2, "c"};
 #ifdef DLB_PEAK_X86
     /* __builtin_cpu_supports also checks that the OS saves ymm/zmm state */
     __builtin_cpu_init();
@@ -222,8 +297,8 @@ void dlb_peak_kernels_select(enum dlb_peak_isa cap, struct dlb_peak_kernels *k)
         && __builtin_cpu_supports("fma")) {
         k->isa = DLB_PEAK_ISA_AVX2;
         k->name = "avx2";
-        k->fp32 = fp32_avx2;
-        k->fp32_flop_per_iter = 12 * 8 * 2;
+        k->unit[DLB_PEAK_FP32] = (struct dlb_peak_compute){
+            fp32_avx2, 12 * 8 * 2, "avx2"};
         k->triad = triad_avx2;
         k->sum = sum_avx2;
     }
@@ -231,19 +306,14 @@ void dlb_peak_kernels_select(enum dlb_peak_isa cap, struct dlb_peak_kernels *k)
         && k->isa == DLB_PEAK_ISA_AVX2) {
         k->isa = DLB_PEAK_ISA_AVX512;
         k->name = "avx512";
-        k->fp32 = fp32_avx512;
-        k->fp32_flop_per_iter = 16 * 16 * 2;
+        k->unit[DLB_PEAK_FP32] = (struct dlb_peak_compute){
+            fp32_avx512, 16 * 16 * 2, "avx512"};
         k->triad = triad_avx512;
         k->sum = sum_avx512;
-#ifdef DLB_PEAK_BF16
-        if (cpu_has_bf16()) {
-            /* one vdpbf16ps: 16 lanes x 2 bf16 pairs x (mul + add) */
-            k->bf16 = bf16_avx512;
-            k->bf16_flop_per_iter = 16 * 16 * 2 * 2;
-            k->bf16_name = "avx512_bf16";
-        }
-#endif
+        avx512_units(k);
     }
+    if (cap >= DLB_PEAK_ISA_AVX512)
+        dlb_peak_amx_select(k);
 #else
     (void)cap;
 #endif

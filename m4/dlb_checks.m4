@@ -116,3 +116,53 @@ AC_DEFUN([DLB_PLUGIN], [
   AM_CONDITIONAL(m4_toupper([PLUGIN_$1]), [test "x$dlb_plugin_$1" = xyes])
   AS_IF([test "x$dlb_plugin_$1" = xyes], [dlb_plugins_enabled="$dlb_plugins_enabled $1"])
 ])
+
+dnl DLB_CHECK_TARGET(MACRO, TARGET, INCLUDES, BODY): whether the compiler
+dnl builds BODY inside a function carrying __attribute__((target(TARGET))),
+dnl as the roofline probe's kernels do; defines MACRO to 1 when it does, so
+dnl that an older compiler (or another architecture) builds without them.
+AC_DEFUN([DLB_CHECK_TARGET], [
+  AC_CACHE_CHECK([whether $CC compiles target("$2") intrinsics],
+    [dlb_cv_target_$1], [
+    AC_COMPILE_IFELSE([AC_LANG_SOURCE([[
+$3
+__attribute__((target("$2"))) int dlb_target_probe(const void *p);
+__attribute__((target("$2"))) int dlb_target_probe(const void *p)
+{
+$4
+}
+]])], [dlb_cv_target_$1=yes], [dlb_cv_target_$1=no])])
+  AS_IF([test "x$dlb_cv_target_$1" = xyes],
+    [AC_DEFINE([$1], [1], [the compiler builds target("$2") kernels])])
+])
+
+dnl The roofline probe's optional kernels (core/peak_kernels.c, core/peak_amx.c).
+AC_DEFUN([DLB_CHECK_PEAK_KERNELS], [
+  DLB_CHECK_TARGET([DLB_HAVE_AVX512BF16], [avx512f,avx512bf16],
+    [#include <immintrin.h>], [
+  __m512 q = _mm512_set1_ps(1.0f);
+  __m512bh h = _mm512_cvtne2ps_pbh(q, q);
+  return _mm512_reduce_add_ps(_mm512_dpbf16_ps(q, h, h)) > 0 && p;])
+  DLB_CHECK_TARGET([DLB_HAVE_AVX512VNNI], [avx512f,avx512vnni],
+    [#include <immintrin.h>], [
+  __m512i a = _mm512_set1_epi8(1);
+  return _mm512_reduce_add_epi32(_mm512_dpbusd_epi32(a, a, a)) > 0 && p;])
+  DLB_CHECK_TARGET([DLB_HAVE_AVX512FP16], [avx512f,avx512fp16],
+    [#include <immintrin.h>], [
+  __m512h x = _mm512_set1_ph(0.5f);
+  x = _mm512_fmadd_ph(x, x, x);
+  return _mm512_cvtsi512_si32(_mm512_castph_si512(x)) != 0 && p;])
+  DLB_CHECK_TARGET([DLB_HAVE_AMX], [amx-tile,amx-bf16,amx-int8],
+    [#include <immintrin.h>], [
+#if !defined(__x86_64__)
+#error AMX is 64-bit only
+#endif
+  _tile_loadconfig(p);
+  _tile_zero(0);
+  _tile_loadd(1, p, 64);
+  _tile_loadd(2, p, 64);
+  _tile_dpbf16ps(0, 1, 2);
+  _tile_dpbssd(3, 1, 2);
+  _tile_release();
+  return 0;])
+])
