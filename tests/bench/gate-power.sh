@@ -46,7 +46,9 @@ description = fixed work: a dependent floating-point chain
 workload = testload
 warmup = 0.2s
 time_cap = 1s
-testload.work = 2000000
+
+[testload]
+work = 2000000
 EOF
     DLBENCH_SUITE_PATH="$out/suites" DLBENCH_PLUGIN_PATH="$build/tests/plugins/.libs"
     export DLBENCH_SUITE_PATH DLBENCH_PLUGIN_PATH

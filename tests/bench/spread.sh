@@ -39,7 +39,9 @@ name = control
 workload = testload
 warmup = 0.2s
 time_cap = 2s
-testload.work = 2000000
+
+[testload]
+work = 2000000
 EOF
 
 # median_ms DIR: the run's median step time in ms ("failed" if none).
