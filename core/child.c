@@ -223,6 +223,20 @@ static dlb_status step_fn(void *ctx)
     return st;
 }
 
+/* The precision the convolutions compute in, from the precision policy
+ * (amp); fp32 without one. */
+static const char *compute_precision(const struct child_run *r)
+{
+    const struct dlb_precision_hooks *p = r->wl_ctx.precision;
+    if (!p || !p->compute_type)
+        return "fp32";
+    switch (p->compute_type(r->wl_ctx.precision_state, DLB_LAYER_CONV)) {
+    case DLB_BF16: return "bf16";
+    case DLB_F16: return "fp16";
+    default: return "fp32";
+    }
+}
+
 static void record_measurement(struct child_run *r, const struct dlb_measure_result *m,
                                const struct dlb_workload_info *info)
 {
@@ -253,6 +267,17 @@ static void record_measurement(struct child_run *r, const struct dlb_measure_res
         if (r->have_peak && r->peak.fp32_gflops > 0)
             r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_fp32_share", "%",
                                    100.0 * gflops / r->peak.fp32_gflops);
+        /* The share of the unit the convolutions ran on: bf16 on a CPU
+         * with AMX is measured against AMX's peak, not the FMA units'. */
+        const char *unit = "none";
+        double pk = r->have_peak ? dlb_peak_unit_gflops(&r->peak, compute_precision(r),
+                                                         &unit) : 0;
+        if (pk > 0) {
+            r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_share", "%",
+                                   100.0 * gflops / pk);
+            json_object_set_new(json_object_get(r->rec, "measure"), "peak_unit",
+                                json_string(unit));
+        }
     }
 }
 

@@ -66,10 +66,13 @@ static void set_speed(json_t *out, const struct dlb_stats *st)
     if (g && flops > 0 && st->median > 0 && was > 0) {
         double now = flops / st->median * 1e-9;
         json_object_set_new(g, "value", json_real(now));
-        json_t *share = json_object_get(metrics, "peak_fp32_share");
-        if (share)
-            json_object_set_new(share, "value",
-                                json_real(num(share, "value") * now / was));
+        static const char *const shares[] = {"peak_fp32_share", "peak_share"};
+        for (size_t k = 0; k < 2; k++) {
+            json_t *share = json_object_get(metrics, shares[k]);
+            if (share)
+                json_object_set_new(share, "value",
+                                    json_real(num(share, "value") * now / was));
+        }
     }
 }
 

@@ -21,7 +21,7 @@ static const struct featured {
 } featured[] = {
     {"accuracy", "accuracy", "%"},
     {"gflops", "gflops", "GFLOP/s"},
-    {"peak_fp32_share", "peak", "%"},
+    {"peak_share", "peak", "%"},
 };
 #define N_FEATURED (sizeof featured / sizeof featured[0])
 
