@@ -176,6 +176,10 @@ dnnl_data_type_t dlb_cpu_dnnl_type(enum dlb_dtype t);
 /* Check that `b` is a float buffer of at least `count` elements whose
  * type oneDNN computes in here (f32, bf16); F16 and F64 give
  * DLB_ERR_UNSUPPORTED with the reason. */
+/* Why fp16 does not run here, as a true statement about this machine:
+ * whether the CPU has AVX512_FP16, and the oneDNN version. */
+void dlb_cpu_f16_reason(char *buf, size_t len);
+
 dlb_status dlb_cpu_check_float(struct dlb_backend *be, const char *op,
                                const char *arg, const struct dlb_buffer *b,
                                size_t count);

@@ -92,6 +92,21 @@ static int cpu_has_avx512_fp16(void)
     return (d >> 23) & 1u;
 }
 
+void dlb_cpu_f16_reason(char *buf, size_t len)
+{
+    const dnnl_version_t *v = dnnl_version();
+    /* Which of the CPU, the library or this backend lacks fp16: the
+     * backend's operations take f32 and bf16 only, whatever the CPU. */
+    if (cpu_has_avx512_fp16())
+        snprintf(buf, len, "this CPU has AVX512_FP16, but the cpu backend has no "
+                 "fp16 operations: oneDNN %d.%d.%d, the library this build uses, "
+                 "has no fp16 kernels for training", v->major, v->minor, v->patch);
+    else
+        snprintf(buf, len, "this CPU has no AVX512_FP16 (and oneDNN %d.%d.%d, the "
+                 "library this build uses, no fp16 kernels for training)", v->major,
+                 v->minor, v->patch);
+}
+
 static dlb_status cpu_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
                                char *reason, size_t len)
 {
@@ -99,10 +114,7 @@ static dlb_status cpu_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
     (void)be;
     switch (cap) {
     case DLB_CAP_F16:
-        if (cpu_has_avx512_fp16())
-            return DLB_OK;
-        snprintf(reason, len, "no AVX512_FP16: oneDNN 2.6 has no fp16 kernels "
-                 "on this CPU");
+        dlb_cpu_f16_reason(reason, len);
         return DLB_ERR_UNSUPPORTED;
     case DLB_CAP_BF16:
         if (isa_has(isa, dnnl_cpu_isa_avx512_core_bf16))

@@ -60,10 +60,12 @@ dlb_status dlb_cpu_check_float(struct dlb_backend *be, const char *op,
     case DLB_F32:
     case DLB_BF16:
         break;
-    case DLB_F16:
-        return dlb_backend_fail(be, DLB_ERR_UNSUPPORTED, "cpu %s: %s is f16: "
-                                "no AVX512_FP16: oneDNN 2.6 has no fp16 kernels "
-                                "on this CPU", op, arg);
+    case DLB_F16: {
+        char why[256];
+        dlb_cpu_f16_reason(why, sizeof why);
+        return dlb_backend_fail(be, DLB_ERR_UNSUPPORTED, "cpu %s: %s is f16: %s",
+                                op, arg, why);
+    }
     default:
         return dlb_backend_fail(be, DLB_ERR_UNSUPPORTED, "cpu %s: %s is %s; "
                                 "the operation runs on f32 or bf16", op, arg,
