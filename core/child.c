@@ -28,8 +28,11 @@ struct child_run {
     void **states;                 /* plugin states from init */
     unsigned n_inited;             /* namespaces 1..n_inited-1 were tried */
     const struct dlb_workload_hooks *wl_hooks;
+    unsigned wl_abi_minor;         /* its plugin's: which hooks exist */
     void *wl_state, *wl;
     const struct dlb_host *wl_host;
+    int wl_clock;                  /* measured on the workload's own clock */
+    double wl_clock_last;          /* its reading after the last step */
     struct dlb_workload_ctx wl_ctx;
     json_t *rec;
     struct dlb_peak peak;          /* this machine's roofline, when cached */
@@ -190,6 +193,7 @@ static dlb_status find_workload(struct child_run *r)
         r->wl_ctx.reason = r->reason;
         r->wl_ctx.reason_len = sizeof r->reason;
         wire_hook_points(r);
+        r->wl_abi_minor = DLB_PLUGIN_ABI_MINOR;
         r->wl_state = &r->wl_ctx;
         r->wl_host = &r->hosts[0].pub;
         return DLB_OK;
@@ -206,6 +210,7 @@ static dlb_status find_workload(struct child_run *r)
         return DLB_ERR_INPUT;
     }
     r->wl_hooks = r->ses.suite.ns[ns].plugin->workload;
+    r->wl_abi_minor = r->ses.suite.ns[ns].plugin->abi_minor;
     r->wl_state = r->states[ns];
     r->wl_host = &r->hosts[ns].pub;
     return DLB_OK;
@@ -220,6 +225,20 @@ static dlb_status step_fn(void *ctx)
     const struct dlb_host_shared *sh = &r->shared;
     if (st == DLB_OK && sh->pool && sh->pool->step_end)
         sh->pool->step_end(sh->pool_state, sh->pool_host);
+    if (st == DLB_OK && r->wl_clock) {
+        /* A clock that stands still would keep the warm-up waiting for
+         * time to pass until the configuration's timeout. */
+        double t = r->wl_hooks->now(r->wl);
+        if (!(t > r->wl_clock_last) || !isfinite(t)) {
+            snprintf(r->reason, sizeof r->reason, "workload %s: its clock "
+                     "read %g s after a step, %g s before it: a workload "
+                     "that keeps its own clock (hook now) must advance it "
+                     "by each step's simulated duration",
+                     core_val(r, "workload")->s, t, r->wl_clock_last);
+            return DLB_ERR_INTERNAL;
+        }
+        r->wl_clock_last = t;
+    }
     return st;
 }
 
@@ -235,6 +254,27 @@ static const char *compute_precision(const struct child_run *r)
     case DLB_F16: return "fp16";
     default: return "fp32";
     }
+}
+
+static double workload_now(void *ctx)
+{
+    struct child_run *r = ctx;
+    return r->wl_hooks->now(r->wl);
+}
+
+/* Whether the workload keeps its own clock for this run (ABI 1.7 hook
+ * now, >= 0 after setup): then the measurement reads that one. */
+static void choose_clock(struct child_run *r, struct dlb_measure_spec *spec)
+{
+    if (r->wl_abi_minor < 7 || !r->wl_hooks->now)
+        return;
+    double t = r->wl_hooks->now(r->wl);
+    if (!(t >= 0) || !isfinite(t))
+        return;
+    r->wl_clock = 1;
+    r->wl_clock_last = t;
+    spec->now = workload_now;
+    spec->now_ctx = r;
 }
 
 static void record_measurement(struct child_run *r, const struct dlb_measure_result *m,
@@ -254,7 +294,8 @@ static void record_measurement(struct child_run *r, const struct dlb_measure_res
                                       "ci_lo", sps / m->stats.ci_hi,
                                       "ci_hi", sps / m->stats.ci_lo));
     json_object_set_new(r->rec, "measure",
-        json_pack("{s:b,s:b,s:I,s:f,s:f,s:I,s:f,s:f,s:f}",
+        json_pack("{s:s,s:b,s:b,s:I,s:f,s:f,s:I,s:f,s:f,s:f}",
+                  "clock", r->wl_clock ? "workload" : "monotonic",
                   "converged", m->converged, "settled", m->settled,
                   "warmup_steps", (json_int_t)m->warmup_steps, "warmup_s", m->warmup_s,
                   "measure_s", m->measure_s, "steps_per_sample",
@@ -318,6 +359,7 @@ static dlb_status measure(struct child_run *r)
         .agree_ctx = r->shared.agree_ctx,
         .sampling = on_sampling,
     };
+    choose_clock(r, &spec);
     struct dlb_measure_result m;
     st = dlb_measure_run(&spec, step_fn, r, &m);
     if (m.n > 0)

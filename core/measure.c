@@ -18,13 +18,26 @@ double dlb_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double dlb_timer_overhead(void)
+static double monotonic(void *ctx)
+{
+    (void)ctx;
+    return dlb_now();
+}
+
+static dlb_clock_fn clock_of(const struct dlb_measure_spec *spec)
+{
+    return spec->now ? spec->now : monotonic;
+}
+
+double dlb_timer_overhead(dlb_clock_fn now, void *ctx)
 {
     enum { N = 201 };
     double d[N];
+    if (!now)
+        now = monotonic;
     for (int i = 0; i < N; i++) {
-        double a = dlb_now();
-        double b = dlb_now();
+        double a = now(ctx);
+        double b = now(ctx);
         d[i] = b - a;
     }
     dlb_sort_doubles(d, N);
@@ -43,13 +56,14 @@ static dlb_status warm_up(const struct dlb_measure_spec *spec, dlb_step_fn step,
                           void *ctx, struct dlb_measure_result *out,
                           double *last_step_s)
 {
+    dlb_clock_fn now = clock_of(spec);
     double ring[2 * WINDOW];
     size_t k = 0;
-    double start = dlb_now();
+    double start = now(spec->now_ctx);
     for (;;) {
-        double t0 = dlb_now();
+        double t0 = now(spec->now_ctx);
         dlb_status st = step(ctx);
-        double t1 = dlb_now();
+        double t1 = now(spec->now_ctx);
         if (st != DLB_OK)
             return st;
         ring[k % (2 * WINDOW)] = t1 - t0;
@@ -90,7 +104,8 @@ dlb_status dlb_measure_run(const struct dlb_measure_spec *spec, dlb_step_fn step
                            void *ctx, struct dlb_measure_result *out)
 {
     memset(out, 0, sizeof *out);
-    out->timer_overhead_s = dlb_timer_overhead();
+    dlb_clock_fn now = clock_of(spec);
+    out->timer_overhead_s = dlb_timer_overhead(now, spec->now_ctx);
 
     double last_step = 0;
     dlb_status st = warm_up(spec, step, ctx, out, &last_step);
@@ -112,16 +127,16 @@ dlb_status dlb_measure_run(const struct dlb_measure_spec *spec, dlb_step_fn step
 
     if (spec->sampling)
         spec->sampling(ctx, 0);
-    double start = dlb_now();
+    double start = now(spec->now_ctx);
     size_t last_checked = 0;
     for (;;) {
-        double t0 = dlb_now();
+        double t0 = now(spec->now_ctx);
         for (unsigned s = 0; s < per; s++) {
             st = step(ctx);
             if (st != DLB_OK)
                 break;
         }
-        double t1 = dlb_now();
+        double t1 = now(spec->now_ctx);
         if (st != DLB_OK)
             break;
         if (out->n == alloc) {

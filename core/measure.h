@@ -9,6 +9,9 @@
 #include <dlbench/status.h>
 #include "stats.h"
 
+/* A clock: seconds, never decreasing. */
+typedef double (*dlb_clock_fn)(void *ctx);
+
 struct dlb_measure_spec {
     double warmup_min_s;      /* warm up at least this long */
     double warmup_max_s;      /* give up waiting for the time to settle */
@@ -24,6 +27,11 @@ struct dlb_measure_spec {
     /* Called with `ctx` (the step's) when sampling starts (0) and when it
      * ends (1), warm-up excluded; may be NULL. */
     void (*sampling)(void *ctx, int end);
+    /* The clock every time is read from; NULL: dlb_now. A workload that
+     * simulates its step times passes its own, so that warm-up, samples
+     * and the time cap all follow it. */
+    dlb_clock_fn now;
+    void *now_ctx;
 };
 
 struct dlb_measure_result {
@@ -35,7 +43,8 @@ struct dlb_measure_result {
     size_t warmup_steps;
     double warmup_s, measure_s;
     unsigned steps_per_sample;/* effective: raised to keep timer overhead < 0.1% */
-    double timer_overhead_s;  /* median cost of one clock read pair */
+    double timer_overhead_s;  /* median cost of one clock read pair, on
+                               * the measurement's clock */
 };
 
 /* One step of the workload; returns non-OK to abort the measurement. */
@@ -44,8 +53,9 @@ typedef dlb_status (*dlb_step_fn)(void *ctx);
 /* Monotonic clock in seconds. */
 double dlb_now(void);
 
-/* Median cost of reading the clock twice, measured now. */
-double dlb_timer_overhead(void);
+/* Median cost of reading a clock twice, measured now: `now` (NULL:
+ * dlb_now) with its context. */
+double dlb_timer_overhead(dlb_clock_fn now, void *ctx);
 
 /* Run the loop. On a step failure the status is returned and `out` holds
  * what was measured so far. */

@@ -534,5 +534,6 @@ static void cnn_teardown(void *wl)
 }
 
 const struct dlb_workload_hooks dlb_workload_cnn = {
-    cnn_setup, cnn_step, cnn_evaluate, cnn_teardown,
+    .setup = cnn_setup, .step = cnn_step, .evaluate = cnn_evaluate,
+    .teardown = cnn_teardown,
 };

@@ -42,9 +42,11 @@ extern "C" {
  *   1.4  struct dlb_host: page-locked batch memory for batch sources
  *        (pinned_supported, pinned_alloc, pinned_free).
  *   1.5  struct dlb_host: measure_only.
- *   1.6  struct dlb_host: quality_work_skipped. */
+ *   1.6  struct dlb_host: quality_work_skipped.
+ *   1.7  struct dlb_workload_hooks: now, a workload's own clock, read only
+ *        for plugins whose descriptor says abi_minor >= 7. */
 #define DLB_PLUGIN_ABI_MAJOR 1
-#define DLB_PLUGIN_ABI_MINOR 6
+#define DLB_PLUGIN_ABI_MINOR 7
 
 #define DLB_PLUGIN_ENTRY_NAME "dlb_plugin_entry"
 
@@ -302,6 +304,17 @@ struct dlb_workload_hooks {
     dlb_status (*step)(void *wl);       /* one measured step */
     dlb_status (*evaluate)(void *wl);   /* optional: quality figures */
     void (*teardown)(void *wl);
+    /* ABI 1.7, optional: the workload's own clock in seconds, for a
+     * workload that simulates its step times instead of spending them (a
+     * test workload whose figures must not depend on the machine or on
+     * its load). The core reads it once after setup: a value >= 0 makes
+     * it the clock of the whole measurement (warm-up, samples, time cap)
+     * in place of the monotonic clock, and the record says so
+     * (measure.clock = "workload"); a negative value keeps the monotonic
+     * clock for this configuration. Each step must then advance it by the
+     * duration the step simulates; one that leaves it where it was fails
+     * the configuration. Read only for plugins built for 1.7 or later. */
+    double (*now)(void *wl);
 };
 
 /* What a plugin's check hook sees of one configuration (ABI 1.3): its

@@ -409,7 +409,12 @@ static const struct dlb_executor_hooks skeleton_executor
  *             every time.
  *   evaluate  OPTIONAL. After measuring: record quality figures (accuracy,
  *             a checksum) with h->metric.
- *   teardown  REQUIRED. Release everything setup made. */
+ *   teardown  REQUIRED. Release everything setup made.
+ *   now       OPTIONAL (ABI 1.7). Only for a workload that simulates its
+ *             step times instead of spending them (a test workload):
+ *             its own clock in seconds, advanced by each step; read >= 0
+ *             after setup, the core measures on it instead of the
+ *             monotonic clock. tests/plugins/testload.c has one. */
 struct sk_workload {
     const struct dlb_host *h;
     float *buf;

@@ -2,10 +2,12 @@
 # suites/amp.ini in its --quick form: the run succeeds, fp32 and bf16 (where
 # the backend can) produce throughput, accuracy, the scaler's figures and
 # the cast time; the bf16 row carries its speedup and accuracy drop
-# against fp32 in results.json and in the printed "vs baseline" table;
-# fp16 is skipped on the cpu backend with a reason true of this CPU and
-# library, never run in fp32. Also: bad settings are refused at suite load with the
-# file and line, and plugin-help lists every parameter.
+# against fp32 in results.json and in the printed "vs baseline" table
+# where the backend computes bf16 (else the row is skipped with the
+# reason); fp16, which the cpu backend does not compute, is skipped with
+# a reason true of this CPU and library, never run in fp32. Also: bad settings are refused
+# at suite load with the file and line, and plugin-help lists every
+# parameter.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 "$DLBENCH" --suite "$top_srcdir/suites/amp.ini" --quick --out run >out.txt 2>err.txt
@@ -24,7 +26,17 @@ ok "fp32 has accuracy" python3 -c "import sys; assert float(sys.argv[1]) > 10" \
 ok "scaler figures recorded" [ "$(rec "$base" "['metrics']['amp.skipped_steps']['value']")" = 0.0 ]
 ok "final scale recorded" [ "$(rec "$base" "['metrics']['amp.final_scale']['value']")" = 1.0 ]
 
-if grep -q avx512_bf16 /proc/cpuinfo 2>/dev/null; then
+# What the cpu backend can compute in, from the backend itself: the
+# instruction set its kernels use (the fp32 row's device.arch, oneDNN's
+# effective ISA), not /proc/cpuinfo, which can list what oneDNN does not
+# use (DNNL_MAX_CPU_ISA, an older oneDNN on a newer CPU).
+arch=$(rec "$base" "['device']['arch']")
+case $arch in
+avx512_core_bf16 | avx512_core_amx) has_bf16=1 ;;
+*) has_bf16=0 ;;
+esac
+echo "cpu backend instruction set: $arch" >&2
+if [ "$has_bf16" -eq 1 ]; then
     ok "bf16 row ok" [ "$(status_of run/results.json "$bf16")" = ok ]
     ok "bf16 cast time recorded" python3 -c "import sys; assert float(sys.argv[1]) > 0" \
         "$(rec "$bf16" "['metrics']['cast_time_s']['value']")"
@@ -35,6 +47,10 @@ if grep -q avx512_bf16 /proc/cpuinfo 2>/dev/null; then
     ok "baseline named" [ "$(rec "$bf16" "['vs_baseline']['baseline_id']")" = "$base" ]
     ok "vs baseline table printed" grep -q "^vs baseline" out.txt
     ok "bf16 row in it" grep -q "^$bf16 " out.txt
+else
+    ok "bf16 skipped on $arch" [ "$(status_of run/results.json "$bf16")" = skipped ]
+    ok "bf16 skip names the reason" python3 -c "import sys; assert 'AVX512_BF16' in sys.argv[1], sys.argv[1]" \
+        "$(rec "$bf16" "['reason']")"
 fi
 # The cpu backend has no fp16 operations on any CPU; the reason says
 # truly which of the CPU and the library lacks fp16.

@@ -7,7 +7,7 @@
 # worker, the figures are there, and the two engines, which sum the same
 # gradients in the same order, reach the same accuracy. Then:
 #   - a rank killed half-way fails the configuration with a reason naming
-#     the rank, long before the timeout; a rank that hangs is ended by the
+#     the rank before the timeout; a rank that hangs is ended by the
 #     timeout, launcher and ranks alike;
 #   - dlbench started under mpirun itself refuses, saying what to do;
 #   - engine nccl without the cuda backend is skipped with the reason, and
@@ -84,8 +84,21 @@ for id in "$thr" "$thr_off" "$mpi" "$mpi_off"; do
         ok "$m: $id" python3 -c "import sys; assert float(sys.argv[1]) >= 0" \
             "$(metric "$id" $m)"
     done
-    ok "scaling efficiency: $id" python3 -c "import sys; assert 0 < float(sys.argv[1]) < 2" \
-        "$(rec "$id" "['vs_baseline']['scaling_efficiency']")"
+    # The figure from the two records, not its size: the throughputs
+    # behind it are the machine's and its load's (tests/bench/dp-scaling.sh
+    # measures it on a quiet machine).
+    ok "scaling efficiency: throughput / (workers / baseline workers x the baseline's): $id" \
+        python3 - "$id" <<'PY'
+import json, sys
+recs = {r['id']: r for r in json.load(open('run/results.json'))['records']}
+r = recs[sys.argv[1]]
+v = r['vs_baseline']
+b = recs[v['baseline_id']]
+workers = lambda x: [m['value'] for m in x['metrics'].values() if m['unit'] == 'workers'][0]
+want = r['throughput']['median'] / b['throughput']['median'] * workers(b) / workers(r)
+assert v['workers'] == workers(r) == 2 and workers(b) == 1, (v, workers(b))
+assert v['scaling_efficiency'] > 0 and abs(v['scaling_efficiency'] / want - 1) < 1e-9, (v, want)
+PY
 done
 ok "mpi all-reduce timed on its own" python3 -c "import sys; assert float(sys.argv[1]) > 0" \
     "$(metric "$mpi" dp.allreduce_in_step_s)"
@@ -113,9 +126,10 @@ start=$(date +%s)
 rc=$?
 took=$(( $(date +%s) - start ))
 ok "a dead rank fails the run (rc $rc)" [ "$rc" -eq 1 ]
-ok "... well before the timeout (${took}s)" [ "$took" -lt 60 ]
 did="dp.engine=mpi dp.replicas=1 dp.ranks=2 dp.bucket_size=16KiB dp.overlap=on"
-ok "... crashed" [ "$(status_of dead/results.json "$did")" = crashed ]
+# Crashed, not timed out: the parent saw the rank die before the 90 s
+# timeout, however long a loaded machine made the run (${took} s here).
+ok "... crashed, before the timeout (${took}s)" [ "$(status_of dead/results.json "$did")" = crashed ]
 ok "... the reason names rank 1" python3 -c \
     "import sys; assert 'rank 1' in sys.argv[1] and 'signal 9' in sys.argv[1], sys.argv[1]" \
     "$(json dead/results.json "[r for r in d['records'] if r['id']=='$did'][0]['reason']")"

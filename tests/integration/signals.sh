@@ -3,7 +3,10 @@
 # reaped, the journal keeps what finished, results and a partial report are
 # written, the exit status is 128 + the signal, and --resume finishes the
 # run with every configuration exactly once. A hanging configuration does
-# not delay the stop until its timeout.
+# not delay the stop until its timeout: it is not journaled (a timeout
+# would be), and the stop comes within half the timeout, a bound that
+# leaves a loaded machine (results, report and plots are written on the
+# way out) many times what a quiet one takes, about a second.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 # A background job of a non-interactive shell starts with SIGINT ignored,
@@ -58,8 +61,9 @@ stop() {
     t0=$(date +%s)
     wait "$pid"
     rc=$?
+    took=$(($(date +%s) - t0))
     ok "$1: exit status $2 (got $rc)" [ "$rc" -eq "$2" ]
-    ok "$1: stopped within 5 s" [ $(($(date +%s) - t0)) -le 5 ]
+    ok "$1: stopped within 30 s, half the timeout ($took s)" [ "$took" -lt 30 ]
     ok "$1: no process of the run left" none_left "$d"
     ok "$1: says it was interrupted and how to go on" \
         grep -q "interrupted by SIG$1: .* not run; finish with: dlbench --resume $d" "$1.err"
@@ -92,8 +96,9 @@ kill -s TERM "$pid"
 t0=$(date +%s)
 wait "$pid"
 rc=$?
+took=$(($(date +%s) - t0))
 ok "hang: exit status 143 (got $rc)" [ "$rc" -eq 143 ]
-ok "hang: stopped within 5 s, not after the timeout" [ $(($(date +%s) - t0)) -le 5 ]
+ok "hang: stopped within 30 s, not after the 60 s timeout ($took s)" [ "$took" -lt 30 ]
 ok "hang: no process of the run left" none_left "$d"
 ok "hang: nothing journaled for the stopped configuration" [ ! -s "$d/journal.jsonl" ]
 

@@ -2,6 +2,18 @@
  *
  * Each step runs `work` iterations of a dependent floating-point chain, so
  * twice the work takes twice the time: the measurement tests rely on that.
+ *
+ * `clock` says what the step's time is. `real`: the time the chain took,
+ * as the core's monotonic clock reads it, which depends on the machine and
+ * on whatever else runs on it. `synthetic`: the step still runs its chain,
+ * but the workload keeps its own clock (ABI 1.7 hook `now`), which each
+ * step advances by TL_SYNTHETIC_S_PER_ITER per iteration of work, so the
+ * core measures exactly work x 1 ns on any machine under any load: twice
+ * the work is exactly twice the time, and the fastest configuration is
+ * known. `noise` spreads those simulated times by up to +-noise (a
+ * share), drawn from the configuration's seed, so that the statistics see
+ * samples that differ and a rerun sees the same ones.
+ *
  * `fault` makes the configuration misbehave in one chosen way, at setup or
  * on the 3rd step (`fault_at`), so the runner's handling of each outcome can
  * be tested:
@@ -19,7 +31,9 @@
  *                malloc says no
  *
  * `slow_after` doubles the work of every step from that many seconds
- * after setup on: a level shift in the middle of a measurement.
+ * after setup on: a level shift in the middle of a measurement. The
+ * seconds are the workload's clock's: under clock = synthetic the shift
+ * comes at the same step on every machine.
  *
  * evaluate records "checksum" (count): the chain iterations completed, that
  * is steps run x work, so a test can tell the work was done. */
@@ -33,7 +47,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-enum { TL_WORK, TL_FAULT, TL_FAULT_AT, TL_SAMPLES, TL_SLOW_AFTER, TL_N_PARAMS };
+enum {
+    TL_WORK, TL_FAULT, TL_FAULT_AT, TL_SAMPLES, TL_SLOW_AFTER, TL_CLOCK,
+    TL_NOISE, TL_N_PARAMS
+};
 
 enum tl_fault {
     TL_NONE, TL_SEGV, TL_ABORT, TL_HANG, TL_EXIT, TL_OOM, TL_FAIL,
@@ -45,6 +62,13 @@ static const char *const tl_faults[] = {
     "leak", NULL
 };
 static const char *const tl_fault_ats[] = { "setup", "step", NULL };
+static const char *const tl_clocks[] = { "real", "synthetic", NULL };
+
+/* The simulated cost of one iteration of the chain under clock =
+ * synthetic: a round figure near what an iteration takes on current CPUs
+ * (1-2 ns: a multiply and an add, each waiting for the one before), so
+ * that a suite's time budgets mean about as much on either clock. */
+#define TL_SYNTHETIC_S_PER_ITER 1e-9
 
 /* The step on which fault_at=step fires: late enough that setup and the
  * first steps have succeeded, early enough for quick tests. */
@@ -77,6 +101,20 @@ static const struct dlb_param_def tl_params[TL_N_PARAMS] = {
         .help = "from this long after setup on, every step does twice the "
                 "work, as when the machine slows down mid-run (0: never)",
     },
+    [TL_CLOCK] = {
+        .name = "clock", .type = DLB_PARAM_ENUM, .def = "real",
+        .choices = tl_clocks,
+        .help = "real: steps are timed by the machine's clock; synthetic: "
+                "each step counts as work x 1 ns, whatever the machine "
+                "and its load",
+    },
+    [TL_NOISE] = {
+        .name = "noise", .type = DLB_PARAM_FLOAT, .def = "0",
+        .flags = DLB_PARAM_HAS_MIN | DLB_PARAM_HAS_MAX, .min = 0, .max = 0.5,
+        .unit = "fraction",
+        .help = "clock = synthetic: each step's time is off by up to this "
+                "share, drawn from the seed (0: every step alike)",
+    },
 };
 
 struct tl_state {
@@ -85,6 +123,8 @@ struct tl_state {
     int at_setup;
     int64_t samples;
     double slow_after;
+    int synthetic;
+    double noise;
 };
 
 struct tl_workload {
@@ -93,7 +133,9 @@ struct tl_workload {
     uint64_t steps;
     uint64_t iterations;
     uint64_t leaked;
-    double t0; /* setup, by the host's clock */
+    double t0;    /* setup, by the host's clock (clock = real) */
+    double sim_s; /* the workload's own clock (clock = synthetic) */
+    uint64_t rng; /* the noise's state */
 };
 
 /* Where the chain's result goes: a store the compiler must perform, so the
@@ -112,6 +154,26 @@ static void tl_spin(int64_t work)
     for (int64_t i = 0; i < work; i++)
         x = x * a + b;
     tl_sink = x;
+}
+
+/* splitmix64: a full-period sequence from any seed, zero included. */
+static uint64_t tl_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* The simulated duration of a step of `work` iterations. */
+static double tl_synthetic_s(struct tl_workload *w, int64_t work)
+{
+    double d = (double)work * TL_SYNTHETIC_S_PER_ITER;
+    if (w->s->noise > 0) {
+        double u = (double)(tl_next(&w->rng) >> 11) * 0x1p-53; /* [0, 1) */
+        d *= 1 + w->s->noise * (2 * u - 1);
+    }
+    return d;
 }
 
 /* Take memory through the host until it says no, touching every byte so
@@ -220,6 +282,8 @@ static dlb_status tl_init(const struct dlb_host *h, const struct dlb_params *p,
     s->at_setup = p->values[TL_FAULT_AT].i == 0;
     s->samples = p->values[TL_SAMPLES].i;
     s->slow_after = p->values[TL_SLOW_AFTER].f;
+    s->synthetic = p->values[TL_CLOCK].i == 1;
+    s->noise = p->values[TL_NOISE].f;
     *state = s;
     return DLB_OK;
 }
@@ -243,7 +307,8 @@ static dlb_status tl_setup(void *state, const struct dlb_host *h,
         return DLB_ERR_NOMEM;
     w->h = h;
     w->s = s;
-    w->t0 = s->slow_after > 0 ? h->now(h) : 0;
+    w->t0 = s->slow_after > 0 && !s->synthetic ? h->now(h) : 0;
+    w->rng = h->seed;
     info->samples_per_step = (double)s->samples;
     info->flops_per_step = 2.0 * (double)s->work; /* a multiply and an add */
     *wl = w;
@@ -265,11 +330,24 @@ static dlb_status tl_step(void *wl)
             return st;
     }
     int64_t work = w->s->work;
-    if (w->s->slow_after > 0 && w->h->now(w->h) - w->t0 >= w->s->slow_after)
-        work *= 2;
+    if (w->s->slow_after > 0) {
+        double since_setup = w->s->synthetic ? w->sim_s : w->h->now(w->h) - w->t0;
+        if (since_setup >= w->s->slow_after)
+            work *= 2;
+    }
     tl_spin(work);
     w->iterations += (uint64_t)work;
+    if (w->s->synthetic)
+        w->sim_s += tl_synthetic_s(w, work);
     return DLB_OK;
+}
+
+/* clock = synthetic: the seconds simulated since setup; clock = real:
+ * none of its own (negative), so the core times steps itself. */
+static double tl_now(void *wl)
+{
+    const struct tl_workload *w = wl;
+    return w->s->synthetic ? w->sim_s : -1;
 }
 
 static dlb_status tl_evaluate(void *wl)
@@ -288,6 +366,7 @@ static const struct dlb_workload_hooks tl_workload = {
     .step = tl_step,
     .evaluate = tl_evaluate,
     .teardown = tl_teardown,
+    .now = tl_now,
 };
 
 static const struct dlb_plugin testload_plugin = {
@@ -295,7 +374,7 @@ static const struct dlb_plugin testload_plugin = {
     .abi_minor = DLB_PLUGIN_ABI_MINOR,
     .struct_size = sizeof(struct dlb_plugin),
     .name = "testload",
-    .version = "1.0",
+    .version = "1.1",
     .summary = "test workload: timed busy loop with injectable faults",
     .params = tl_params,
     .n_params = TL_N_PARAMS,

@@ -31,7 +31,7 @@ static const struct dlb_param_def fake_broken_params[] = {
      "how loud"},
 };
 
-static const struct dlb_workload_hooks fake_workload = {NULL, NULL, NULL, NULL};
+static const struct dlb_workload_hooks fake_workload = {NULL, NULL, NULL, NULL, NULL};
 
 #define FAKE_PLUGIN(var, nm, params, n, wl)                                 \
     static const struct dlb_plugin var = {                                  \

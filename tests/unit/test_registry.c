@@ -224,23 +224,26 @@ static void test_testload_faults(void)
         return;
     }
     const struct dlb_plugin *d = p->desc;
-    CHECK(d->workload && d->workload->evaluate && d->n_params == 5);
+    CHECK(d->workload && d->workload->evaluate && d->n_params == 7);
     CHECK(strcmp(d->params[0].name, "work") == 0);
     CHECK(strcmp(d->params[1].name, "fault") == 0);
     CHECK(strcmp(d->params[2].name, "fault_at") == 0);
     CHECK(strcmp(d->params[3].name, "samples_per_step") == 0);
     CHECK(strcmp(d->params[4].name, "slow_after") == 0);
-    if (d->n_params != 5) {
+    CHECK(strcmp(d->params[5].name, "clock") == 0);
+    CHECK(strcmp(d->params[6].name, "noise") == 0);
+    if (d->n_params != 7) {
         dlb_registry_free(&r);
         return;
     }
 
-    struct dlb_value v[5];
-    struct dlb_params params = { d->params, v, 5 };
+    struct dlb_value v[7];
+    struct dlb_params params = { d->params, v, 7 };
     char reason[128] = "";
 
-    /* fault=none: the checksum counts the iterations of the steps run. */
-    const char *plain[5] = { "10", "none", "step", "5", "0" };
+    /* fault=none: the checksum counts the iterations of the steps run;
+     * on the real clock the workload keeps no clock of its own. */
+    const char *plain[7] = { "10", "none", "step", "5", "0", "real", "0" };
     values_for(d, v, plain);
     void *state = NULL, *wl = NULL;
     struct dlb_workload_info info = { 0, 0 };
@@ -253,18 +256,60 @@ static void test_testload_faults(void)
     CHECK(d->workload->evaluate(wl) == DLB_OK);
     CHECK(strcmp(metric_name, "checksum") == 0);
     CHECK_NEAR(metric_value, 40.0, 0);
+    CHECK(d->abi_minor >= 7 && d->workload->now && d->workload->now(wl) < 0);
     d->workload->teardown(wl);
     d->fini(state);
 
+    /* clock=synthetic: its own clock starts at 0 and each step of 10
+     * iterations advances it by 10 ns; the checksum is unchanged. */
+    const char *synth[7] = { "10", "none", "step", "5", "0", "synthetic", "0" };
+    values_for(d, v, synth);
+    CHECK(d->init(&mock_host, &params, &state) == DLB_OK);
+    CHECK(d->workload->setup(state, &mock_host, &info, &wl) == DLB_OK);
+    CHECK(d->workload->now(wl) == 0);
+    for (int i = 0; i < 4; i++)
+        CHECK(d->workload->step(wl) == DLB_OK);
+    CHECK_NEAR(d->workload->now(wl), 40e-9, 1e-20);
+    CHECK(d->workload->evaluate(wl) == DLB_OK);
+    CHECK_NEAR(metric_value, 40.0, 0);
+    d->workload->teardown(wl);
+    d->fini(state);
+
+    /* noise=0.1 (values_for leaves floats at 0): each step's time within
+     * 10% of 10 ns, not all alike, and the same sequence again from the
+     * same seed. */
+    v[6].f = 0.1;
+    double first[8], again[8];
+    for (int run = 0; run < 2; run++) {
+        double *t = run ? again : first;
+        CHECK(d->init(&mock_host, &params, &state) == DLB_OK);
+        CHECK(d->workload->setup(state, &mock_host, &info, &wl) == DLB_OK);
+        double before = d->workload->now(wl);
+        for (int i = 0; i < 8; i++) {
+            CHECK(d->workload->step(wl) == DLB_OK);
+            double after = d->workload->now(wl);
+            t[i] = after - before;
+            before = after;
+            CHECK(t[i] >= 9e-9 * (1 - 1e-9) && t[i] <= 11e-9 * (1 + 1e-9));
+        }
+        d->workload->teardown(wl);
+        d->fini(state);
+    }
+    int alike = 1;
+    for (int i = 1; i < 8; i++)
+        alike &= first[i] == first[0];
+    CHECK(!alike);
+    CHECK(memcmp(first, again, sizeof first) == 0);
+
     /* fault=unsupported: skipped, with the reason the tests look for. */
-    const char *unsup[5] = { NULL, "unsupported", NULL, NULL, NULL };
+    const char *unsup[7] = { NULL, "unsupported", NULL, NULL, NULL, NULL, NULL };
     values_for(d, v, unsup);
     CHECK(d->probe(&mock_host, &params, reason, sizeof reason) ==
           DLB_ERR_UNSUPPORTED);
     CHECK(strcmp(reason, "testload: fault=unsupported asks to be skipped") == 0);
 
     /* fault=fail fires on the 3rd step, not before. */
-    const char *fail[5] = { "10", "fail", "step", NULL, NULL };
+    const char *fail[7] = { "10", "fail", "step", NULL, NULL, NULL, NULL };
     values_for(d, v, fail);
     CHECK(d->init(&mock_host, &params, &state) == DLB_OK);
     CHECK(d->workload->setup(state, &mock_host, &info, &wl) == DLB_OK);
@@ -276,7 +321,7 @@ static void test_testload_faults(void)
 
     /* fault=oom at setup: takes memory until the host refuses, then
      * reports NOMEM with everything given back. */
-    const char *oom[5] = { "10", "oom", "setup", NULL, NULL };
+    const char *oom[7] = { "10", "oom", "setup", NULL, NULL, NULL, NULL };
     values_for(d, v, oom);
     alloc_budget = (size_t)200 << 20;
     alloc_live = 0;
