@@ -29,6 +29,7 @@ passes=${PASSES:-8}
 threshold=${THRESHOLD:-5}
 suites=${GATE_SUITES:-baseline,infer}
 out=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/gate-power.XXXXXX")}
+mkdir -p "$out" || exit 2
 cache=${CACHE:-$out/cache}
 build=$(cd "$BUILD" && pwd) || exit 2
 top=$(cd "$top_srcdir" && pwd) || exit 2
