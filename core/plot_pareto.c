@@ -1,6 +1,10 @@
 /* Accuracy against throughput, the Pareto front drawn through the
- * configurations no other beats on both (or the selection's front, which
- * also weighs memory). */
+ * configurations no other beats on both. The front is computed in the two
+ * plotted dimensions: the selection's front also weighs peak memory, and
+ * drawn here it zigzagged through points that others plainly dominate
+ * (that one stays in the table and the report). Points are labelled with
+ * their row number in the table: configuration ids overlapped into an
+ * unreadable block. */
 #include "plot_impl.h"
 
 #include <stdlib.h>
@@ -8,7 +12,7 @@
 
 struct pt {
     double tp, acc;
-    const char *id;
+    long long row;   /* the record's index: the table's first column */
     int front;
 };
 
@@ -20,22 +24,12 @@ static const char body[] =
     "set ylabel 'accuracy (% top-1, test set)'\n"
     "plot 'pareto.dat' index 1 using 1:2 with linespoints pt 7 ps 1.6 lw 2 lc rgb '#e6550d' title 'Pareto front', \\\n"
     "     '' index 0 using 1:2 with points pt 7 ps 1.1 lc rgb '#3182bd' title 'configuration', \\\n"
-    "     '' index 0 using 1:2:3 with labels offset 0,1.1 font ',9' notitle\n";
+    "     '' index 0 using 1:2:3 with labels offset 0,1.1 font ',10' notitle\n";
 
 static int by_tp(const void *a, const void *b)
 {
     const struct pt *x = a, *y = b;
     return (x->tp > y->tp) - (x->tp < y->tp);
-}
-
-static int in_list(json_t *list, const char *id)
-{
-    size_t i;
-    json_t *v;
-    json_array_foreach(list, i, v)
-        if (json_is_string(v) && !strcmp(json_string_value(v), id))
-            return 1;
-    return 0;
 }
 
 /* The 2-D front: no other point has at least the throughput and the
@@ -64,29 +58,26 @@ dlb_status dlb_plot_pareto(struct dlb_plotter *p, json_t *records,
         double tp = dlb_rec_num(rec, "throughput", "median", &h1);
         double acc = dlb_rec_metric(rec, "accuracy", &h2);
         if (dlb_rec_ok(rec) && h1 && h2)
-            v[n++] = (struct pt){tp, acc, dlb_rec_id(rec), 0};
+            v[n++] = (struct pt){tp, acc,
+                                 (long long)json_integer_value(json_object_get(rec, "index")),
+                                 0};
     }
     if (!n) {
         free(v);
         return DLB_OK;
     }
-    json_t *sel_front = json_object_get(selection, "pareto");
-    if (json_is_array(sel_front) && json_array_size(sel_front))
-        for (i = 0; i < n; i++)
-            v[i].front = in_list(sel_front, v[i].id);
-    else
-        front_2d(v, n);
+    (void)selection;
+    front_2d(v, n);
     qsort(v, n, sizeof *v, by_tp);
     FILE *f = dlb_plot_data_open(p, "pareto", "index 0: throughput (samples/s), "
-        "accuracy (%), configuration; index 1: the front, by throughput", err);
+        "accuracy (%), row number in the table; index 1: the front of the two, by "
+        "throughput", err);
     if (!f) {
         free(v);
         return DLB_ERR_IO;
     }
     for (i = 0; i < n; i++) {
-        fprintf(f, "%.9g %.9g ", v[i].tp, v[i].acc);
-        dlb_plot_label(f, v[i].id);
-        fputc('\n', f);
+        fprintf(f, "%.9g %.9g \"%lld\"\n", v[i].tp, v[i].acc, v[i].row);
     }
     fputs("\n\n", f);
     for (i = 0; i < n; i++)
@@ -96,5 +87,6 @@ dlb_status dlb_plot_pareto(struct dlb_plotter *p, json_t *records,
     dlb_status st = dlb_plot_data_close(f, "pareto", err);
     if (st != DLB_OK)
         return st;
-    return dlb_plot_emit(p, "pareto", "Accuracy against throughput", body, 0, err);
+    return dlb_plot_emit(p, "pareto", "Accuracy against throughput (labels: row "
+                         "numbers of the table)", body, 0, err);
 }

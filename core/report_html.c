@@ -92,12 +92,14 @@ dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r, json_t *plots,
     fputs("</ul>\n<h2>Configurations</h2>\n", f);
     rows(f, r);
     if (r->n_pareto) {
-        fputs("<p>Pareto front (throughput, accuracy, peak memory):", f);
+        fputs("<p>Pareto front of throughput, accuracy and peak memory (no other "
+              "configuration is at least as good in all three and better in one):</p>\n<ul>", f);
         for (size_t k = 0; k < r->n_pareto; k++) {
-            fputs(k ? "; " : " ", f);
+            fputs("<li>", f);
             esc(f, r->pareto[k]);
+            fputs("</li>", f);
         }
-        fputs("</p>\n", f);
+        fputs("</ul>\n", f);
     }
     size_t i;
     json_t *p;

@@ -46,12 +46,13 @@ dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r, json_t *plots)
         fputc('\n', f);
     }
     if (r->n_pareto) {
-        fputs("\nPareto front (throughput, accuracy, peak memory):", f);
+        fputs("\nPareto front of throughput, accuracy and peak memory (no other "
+              "configuration is at least as good in all three and better in one):\n\n", f);
         for (size_t k = 0; k < r->n_pareto; k++) {
-            fputs(k ? "; " : " ", f);
+            fputs("- ", f);
             put(f, r->pareto[k]);
+            fputc('\n', f);
         }
-        fputc('\n', f);
     }
     size_t i;
     json_t *p;

@@ -280,6 +280,63 @@ static void test_trend(void)
     json_decref(runs);
 }
 
+/* The Pareto plot's front is computed in its two dimensions, whatever the
+ * selection's three-objective front says, and points carry row numbers. */
+static void test_pareto_front(void)
+{
+    char dir[512], path[700], line[512];
+    snprintf(dir, sizeof dir, "%s/pareto2d", tmpdir);
+    CHECK(mkdir(dir, 0755) == 0);
+    json_t *recs = json_array();
+    /* 1 dominates 0 in throughput and accuracy; 2 is faster, less accurate */
+    json_array_append_new(recs, record(0, "batch=64 amp.precision=fp32", 64, "fp32", 2.0, 60.0));
+    json_array_append_new(recs, record(1, "batch=256 amp.precision=fp32", 256, "fp32", 6.0, 70.0));
+    json_array_append_new(recs, record(2, "batch=64 amp.precision=bf16", 64, "bf16", 1.2, 65.0));
+    json_t *sel = json_pack("{s:s, s:[s, s, s]}", "baseline", "batch=64 amp.precision=fp32",
+                            "pareto", "batch=64 amp.precision=fp32",
+                            "batch=256 amp.precision=fp32", "batch=64 amp.precision=bf16");
+    json_t *ctx = json_pack("{s:{s:s}}", "suite", "name", "amp");
+    json_t *plots = NULL;
+    int drawn = 0;
+    struct dlb_error err = {""};
+    setenv("DLBENCH_GNUPLOT", "/nonexistent/gnuplot", 1);
+    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    unsetenv("DLBENCH_GNUPLOT");
+    snprintf(path, sizeof path, "%s/plots/pareto.dat", dir);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    int block = 0, blank = 0;
+    size_t pts = 0, front = 0;
+    char labels[64] = "";
+    while (f && fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        if (line[0] == '\n') {
+            block += ++blank == 2;
+            continue;
+        }
+        blank = 0;
+        double tp, acc;
+        char lab[32];
+        if (block == 0 && sscanf(line, "%lf %lf %31s", &tp, &acc, lab) == 3) {
+            pts++;
+            strncat(labels, lab, sizeof labels - strlen(labels) - 1);
+        } else if (block == 1 && sscanf(line, "%lf %lf", &tp, &acc) == 2) {
+            front++;
+            CHECK(acc > 60.0); /* the dominated point is not drawn on it */
+        }
+    }
+    if (f)
+        fclose(f);
+    CHECK(pts == 3);
+    CHECK(front == 2);
+    CHECK(!strcmp(labels, "\"0\"\"1\"\"2\"")); /* row numbers, by throughput */
+    json_decref(plots);
+    json_decref(sel);
+    json_decref(ctx);
+    json_decref(recs);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "%s/dlb-plot-XXXXXX",
@@ -296,6 +353,7 @@ int main(void)
     }
     test_quote();
     test_plots();
+    test_pareto_front();
     test_many_rows();
     test_trend();
     char cmd[600];
