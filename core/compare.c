@@ -179,6 +179,7 @@ struct judge {
     const char *base_file, *new_file; /* for messages */
     double *resolution;     /* each judged row's, for the summary */
     size_t n_res;
+    size_t by_samples;      /* rows judged on one process's samples */
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -251,6 +252,7 @@ static dlb_status judge_pair(struct judge *J, const char *id, json_t *b,
      * from 1 than the interval's half-width (on the log scale) would
      * have put 1 outside it, and a change must pass the threshold too. */
     double half = fmax(log(r.hi / r.ratio), log(r.ratio / r.lo));
+    J->by_samples += !is_ref && !by_process;
     if (!is_ref && isfinite(half) && nb >= 2 && nn >= 2) {
         double res = fmax(expm1(half), J->o->threshold);
         json_object_set_new(row, "resolution", json_real(res));
@@ -377,6 +379,15 @@ dlb_status dlb_compare(json_t *base, const char *base_file, json_t *nw,
     }
     set_resolution(cmp, &J);
     free(J.resolution);
+    /* Samples of one process vary less than processes do: two back-to-back
+     * single-process runs of one build here differed by 8% at p = 4e-6. */
+    if (J.by_samples)
+        warn(cmp, "%s configuration(s) were measured in one process on a side and "
+             "are compared on their samples: the interval does not cover the spread "
+             "between processes (2-8%% on a quiet 2-core VM), so a verdict may be a "
+             "difference between two processes%s; run both with repetitions = 3 or "
+             "more, or both builds together (ci/perf-check --against)",
+             J.by_samples == J.compared ? "all" : "some", "");
     if (o->normalize && !J.compared)
         warn(cmp, "only the reference configuration (%s) ran in both runs: "
              "relative to it, nothing is left to compare%s", J.ref, "");

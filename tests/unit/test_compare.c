@@ -154,7 +154,10 @@ static void test_normalize(void)
     CHECK(dlb_compare(base, "b.json", nw, "n.json", &norm, &cmp, &err) == DLB_OK);
     CHECK(count(cmp, "slower") == 0);
     CHECK(!strcmp(json_string_value(json_object_get(cmp, "normalized_by")), "batch=64"));
-    CHECK(json_array_size(json_object_get(cmp, "warnings")) == 0);
+    /* no machine warning: only that one process a side was compared */
+    CHECK(json_array_size(json_object_get(cmp, "warnings")) == 1);
+    CHECK(strstr(json_string_value(json_array_get(json_object_get(cmp, "warnings"), 0)),
+                 "measured in one process on a side") != NULL);
     json_decref(cmp);
     json_decref(nw);
 
@@ -207,6 +210,8 @@ static void test_processes(void)
     json_t *row = json_array_get(json_object_get(cmp, "configs"), 0);
     CHECK(!strcmp(json_string_value(json_object_get(row, "test")), "welch"));
     CHECK(json_integer_value(json_object_get(row, "base_n")) == 3);
+    /* processes on both sides: no warning about one process's samples */
+    CHECK(json_array_size(json_object_get(cmp, "warnings")) == 0);
     /* the medians each run reports: the processes' geometric mean */
     CHECK_NEAR(json_number_value(json_object_get(row, "base_median_s")), 0.010, 1e-12);
     /* by hand: the logs differ by ln 1.2; each side's sd is 0.05, so the
