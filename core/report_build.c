@@ -209,15 +209,15 @@ static void notes(struct dlb_rep *r, json_t *sel, json_t *records)
                       json_array_size(records) + 2, sizeof *r->notes);
     if (!r->notes)
         return;
-    doubtful(r, records);
     if (json_array_size(ties)) {
-        size_t used = (size_t)snprintf(r->notes[0], 400, "tied with the best "
+        char *note = r->notes[r->n_notes];
+        size_t used = (size_t)snprintf(note, 400, "tied with the best "
                                        "(not significantly different):");
         size_t i;
         json_t *v;
         json_array_foreach(ties, i, v)
             if (used < 390)
-                used += (size_t)snprintf(r->notes[0] + used, 400 - used, " %s%s",
+                used += (size_t)snprintf(note + used, 400 - used, " %s%s",
                                          json_string_value(v),
                                          i + 1 < json_array_size(ties) ? ";" : "");
         r->n_notes++;
@@ -254,6 +254,7 @@ static void notes(struct dlb_rep *r, json_t *sel, json_t *records)
                  "winning combination %s, %s", str(v, "plugin"), alone, win,
                  json_is_true(json_object_get(v, "in_winner")) ? "with it" : "without it");
     }
+    doubtful(r, records);
 }
 
 int dlb_rep_build(struct dlb_rep *r, json_t *context, json_t *records,

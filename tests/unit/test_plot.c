@@ -337,6 +337,66 @@ static void test_pareto_front(void)
     json_decref(recs);
 }
 
+/* Speedup bars against each row's own baseline (vs_baseline), not one
+ * baseline for every workload. */
+static void test_speedup_own_baseline(void)
+{
+    char dir[512], path[700], line[512];
+    snprintf(dir, sizeof dir, "%s/speedup-own", tmpdir);
+    CHECK(mkdir(dir, 0755) == 0);
+    json_t *recs = json_array();
+    json_array_append_new(recs, record(0, "model=lenet amp.precision=fp32", 64, "fp32", 2.0, 80.0));
+    json_array_append_new(recs, record(1, "model=lenet amp.precision=bf16", 64, "bf16", 4.0, 80.0));
+    json_array_append_new(recs, record(2, "model=vgg amp.precision=fp32", 64, "fp32", 40.0, 90.0));
+    json_array_append_new(recs, record(3, "model=vgg amp.precision=bf16", 64, "bf16", 22.0, 90.0));
+    json_object_set_new(json_array_get(recs, 1), "vs_baseline", json_pack(
+        "{s:s,s:f,s:f,s:f}", "baseline_id", "model=lenet amp.precision=fp32",
+        "speedup", 0.5, "speedup_ci_lo", 0.45, "speedup_ci_hi", 0.55));
+    json_object_set_new(json_array_get(recs, 3), "vs_baseline", json_pack(
+        "{s:s,s:f,s:f,s:f}", "baseline_id", "model=vgg amp.precision=fp32",
+        "speedup", 1.8, "speedup_ci_lo", 1.5, "speedup_ci_hi", 2.1));
+    /* the suite's baseline is LeNet fp32: vgg against it would be 0.05x */
+    json_t *sel = json_pack("{s:s}", "baseline", "model=lenet amp.precision=fp32");
+    json_t *ctx = json_pack("{s:{s:s}}", "suite", "name", "amp");
+    json_t *plots = NULL;
+    int drawn = 0;
+    struct dlb_error err = {""};
+    setenv("DLBENCH_GNUPLOT", "/nonexistent/gnuplot", 1);
+    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    unsetenv("DLBENCH_GNUPLOT");
+    snprintf(path, sizeof path, "%s/plots/speedup.dat", dir);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    double got[4] = {0, 0, 0, 0};
+    long colour[4] = {0, 0, 0, 0};
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        /* x "label" speedup lo hi colour */
+        char *q = strrchr(line, '"');
+        double sp, lo, hi;
+        long c;
+        if (q && n < 4 && sscanf(q + 1, "%lf %lf %lf %ld", &sp, &lo, &hi, &c) == 4) {
+            got[n] = sp;
+            colour[n++] = c;
+        }
+    }
+    if (f)
+        fclose(f);
+    CHECK(n == 4);
+    CHECK_NEAR(got[0], 1.0, 1e-9);
+    CHECK_NEAR(got[1], 0.5, 1e-9);
+    CHECK_NEAR(got[2], 1.0, 1e-9); /* vgg's fp32 is its own baseline */
+    CHECK_NEAR(got[3], 1.8, 1e-9);
+    CHECK(colour[0] == 0x999999 && colour[2] == 0x999999);
+    CHECK(colour[1] == 0xde2d26 && colour[3] == 0x31a354);
+    json_decref(plots);
+    json_decref(sel);
+    json_decref(ctx);
+    json_decref(recs);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "%s/dlb-plot-XXXXXX",
@@ -354,6 +414,7 @@ int main(void)
     test_quote();
     test_plots();
     test_pareto_front();
+    test_speedup_own_baseline();
     test_many_rows();
     test_trend();
     char cmd[600];
