@@ -389,6 +389,8 @@ static void collect_figures(struct child_run *r)
 {
     const struct dlb_suite *s = &r->ses.suite;
     struct rusage ru;
+    if (!r->hosts[0].pub.metric)
+        return; /* stopped before the hosts were set up: nothing ran */
     if (getrusage(RUSAGE_SELF, &ru) == 0)
         r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_rss", "bytes",
                                (double)ru.ru_maxrss * 1024.0);
@@ -424,6 +426,11 @@ static dlb_status apply_controls(struct child_run *r)
                  st != DLB_OK ? err.msg : "out of memory");
         return st != DLB_OK ? st : DLB_ERR_NOMEM;
     }
+    json_t *mal = json_object_get(c, "malloc");
+    if (json_is_false(json_object_get(mal, "applied")))
+        fprintf(stderr, "dlbench: warning: malloc = %s not in force: %s\n",
+                json_string_value(json_object_get(mal, "policy")),
+                json_string_value(json_object_get(mal, "why")));
     json_object_set_new(r->rec, "controls", c);
     return DLB_OK;
 }

@@ -47,17 +47,19 @@ json_t *dlb_child_controls_apply(const char *malloc_policy, long threads,
         int steady = malloc_policy[0] == 's';
         int mm = steady ? STEADY_MMAP_THRESHOLD : FRESH_MMAP_THRESHOLD;
         int trim = steady ? STEADY_TRIM_THRESHOLD : FRESH_TRIM_THRESHOLD;
-        if (!set_thresholds(mm, trim)) {
-            *st = dlb_errorf(err, DLB_ERR_RUNTIME, "malloc = %s: mallopt refused "
-                             "the thresholds (mmap %d, trim %d): is this glibc?",
-                             malloc_policy, mm, trim);
-            return NULL;
-        }
-        mal = json_pack("{s:s,s:I,s:I}", "policy", malloc_policy,
-                        "mmap_threshold", (json_int_t)mm,
-                        "trim_threshold", (json_int_t)trim);
+        /* An allocator other than glibc's (a sanitizer's, or one put in
+         * with LD_PRELOAD) refuses: the run goes on, and says so. */
+        if (!set_thresholds(mm, trim))
+            mal = json_pack("{s:s,s:b,s:s}", "policy", malloc_policy, "applied", 0,
+                            "why", "mallopt refused the thresholds: the allocator "
+                            "is not glibc's (a sanitizer's, or one preloaded)");
+        else
+            mal = json_pack("{s:s,s:b,s:I,s:I}", "policy", malloc_policy,
+                            "applied", 1, "mmap_threshold", (json_int_t)mm,
+                            "trim_threshold", (json_int_t)trim);
     } else if (!strcmp(malloc_policy, "glibc")) {
-        mal = json_pack("{s:s,s:s}", "policy", "glibc", "thresholds", "adaptive");
+        mal = json_pack("{s:s,s:b,s:s}", "policy", "glibc", "applied", 1,
+                        "thresholds", "adaptive");
     } else {
         *st = dlb_errorf(err, DLB_ERR_INPUT, "malloc = %s: not a policy (steady, "
                          "fresh or glibc)", malloc_policy);
