@@ -280,13 +280,33 @@ static void test_trend(void)
     json_decref(runs);
 }
 
+/* Write the plots' data (no gnuplot: the data is what is checked) of
+ * `recs` and `sel` into tmpdir/NAME, and open plots/FILE of it. */
+static FILE *plot_data(const char *name, json_t *recs, json_t *sel, const char *file)
+{
+    char dir[512], path[700];
+    snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
+    CHECK(mkdir(dir, 0755) == 0);
+    json_t *ctx = json_pack("{s:{s:s}}", "suite", "name", "amp");
+    json_t *plots = NULL;
+    int drawn = 0;
+    struct dlb_error err = {""};
+    setenv("DLBENCH_GNUPLOT", "/nonexistent/gnuplot", 1);
+    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    unsetenv("DLBENCH_GNUPLOT");
+    json_decref(plots);
+    json_decref(ctx);
+    snprintf(path, sizeof path, "%s/plots/%s", dir, file);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    return f;
+}
+
 /* The Pareto plot's front is computed in its two dimensions, whatever the
  * selection's three-objective front says, and points carry row numbers. */
 static void test_pareto_front(void)
 {
-    char dir[512], path[700], line[512];
-    snprintf(dir, sizeof dir, "%s/pareto2d", tmpdir);
-    CHECK(mkdir(dir, 0755) == 0);
+    char line[512];
     json_t *recs = json_array();
     /* 1 dominates 0 in throughput and accuracy; 2 is faster, less accurate */
     json_array_append_new(recs, record(0, "batch=64 amp.precision=fp32", 64, "fp32", 2.0, 60.0));
@@ -295,16 +315,7 @@ static void test_pareto_front(void)
     json_t *sel = json_pack("{s:s, s:[s, s, s]}", "baseline", "batch=64 amp.precision=fp32",
                             "pareto", "batch=64 amp.precision=fp32",
                             "batch=256 amp.precision=fp32", "batch=64 amp.precision=bf16");
-    json_t *ctx = json_pack("{s:{s:s}}", "suite", "name", "amp");
-    json_t *plots = NULL;
-    int drawn = 0;
-    struct dlb_error err = {""};
-    setenv("DLBENCH_GNUPLOT", "/nonexistent/gnuplot", 1);
-    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
-    unsetenv("DLBENCH_GNUPLOT");
-    snprintf(path, sizeof path, "%s/plots/pareto.dat", dir);
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL);
+    FILE *f = plot_data("pareto2d", recs, sel, "pareto.dat");
     int block = 0, blank = 0;
     size_t pts = 0, front = 0;
     char labels[64] = "";
@@ -331,9 +342,7 @@ static void test_pareto_front(void)
     CHECK(pts == 3);
     CHECK(front == 2);
     CHECK(!strcmp(labels, "\"0\"\"1\"\"2\"")); /* row numbers, by throughput */
-    json_decref(plots);
     json_decref(sel);
-    json_decref(ctx);
     json_decref(recs);
 }
 
@@ -341,9 +350,7 @@ static void test_pareto_front(void)
  * baseline for every workload. */
 static void test_speedup_own_baseline(void)
 {
-    char dir[512], path[700], line[512];
-    snprintf(dir, sizeof dir, "%s/speedup-own", tmpdir);
-    CHECK(mkdir(dir, 0755) == 0);
+    char line[512];
     json_t *recs = json_array();
     json_array_append_new(recs, record(0, "model=lenet amp.precision=fp32", 64, "fp32", 2.0, 80.0));
     json_array_append_new(recs, record(1, "model=lenet amp.precision=bf16", 64, "bf16", 4.0, 80.0));
@@ -357,16 +364,7 @@ static void test_speedup_own_baseline(void)
         "speedup", 1.8, "speedup_ci_lo", 1.5, "speedup_ci_hi", 2.1));
     /* the suite's baseline is LeNet fp32: vgg against it would be 0.05x */
     json_t *sel = json_pack("{s:s}", "baseline", "model=lenet amp.precision=fp32");
-    json_t *ctx = json_pack("{s:{s:s}}", "suite", "name", "amp");
-    json_t *plots = NULL;
-    int drawn = 0;
-    struct dlb_error err = {""};
-    setenv("DLBENCH_GNUPLOT", "/nonexistent/gnuplot", 1);
-    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
-    unsetenv("DLBENCH_GNUPLOT");
-    snprintf(path, sizeof path, "%s/plots/speedup.dat", dir);
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL);
+    FILE *f = plot_data("speedup-own", recs, sel, "speedup.dat");
     double got[4] = {0, 0, 0, 0};
     long colour[4] = {0, 0, 0, 0};
     int n = 0;
@@ -391,9 +389,7 @@ static void test_speedup_own_baseline(void)
     CHECK_NEAR(got[3], 1.8, 1e-9);
     CHECK(colour[0] == 0x999999 && colour[2] == 0x999999);
     CHECK(colour[1] == 0xde2d26 && colour[3] == 0x31a354);
-    json_decref(plots);
     json_decref(sel);
-    json_decref(ctx);
     json_decref(recs);
 }
 
