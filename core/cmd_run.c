@@ -593,10 +593,11 @@ static size_t run_round(struct run_state *r, const struct dlb_search_round *rd,
     for (int rep = 0; rep < reps; rep++) {
         /* With repetitions each pass runs in its own random order: see
          * dlb_reps_pass_order. A single pass keeps the plan's order. */
-        for (size_t i = 0; i < rd->n; i++)
-            order[i] = i;
         if (reps > 1)
             dlb_reps_pass_order(interleave_seed(r), rd->round, rep, rd->n, order);
+        else
+            for (size_t i = 0; i < rd->n; i++)
+                order[i] = i;
         for (size_t o = 0; o < rd->n; o++) {
             size_t i = order[o];
             const struct dlb_config *c = &r->ses.plan.configs[rd->pos[i]];
@@ -794,10 +795,7 @@ static void add_measurement_context(const struct run_state *r)
     for (size_t i = 1; i < p->n; i++)
         if (strcmp(mal, dlb_config_core(p, &p->configs[i], "malloc")->s))
             mal = "swept: see each record's controls";
-    json_t *m = json_pack("{s:i,s:s,s:s}", "allowed_cpus", dlb_allowed_cpu_count(),
-                          "malloc", mal, "details",
-                          "each record's \"controls\" (what its process fixed) "
-                          "and \"system\" (faults, switches, steal, CPU time)");
+    json_t *m = json_pack("{s:s}", "malloc", mal);
     int reps = repetitions(r);
     if (m && reps > 1)
         json_object_set_new(m, "interleave",

@@ -182,12 +182,6 @@ struct judge {
     size_t by_samples;      /* rows judged on one process's samples */
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The comparison's resolution: the median and the largest of its rows'
  * (see judge_pair), so that "same" is read with what it could not see. */
 static void set_resolution(json_t *cmp, struct judge *J)
@@ -196,7 +190,7 @@ static void set_resolution(json_t *cmp, struct judge *J)
         json_object_set_new(cmp, "resolution", json_null());
         return;
     }
-    qsort(J->resolution, J->n_res, sizeof *J->resolution, cmp_double);
+    dlb_sort_doubles(J->resolution, J->n_res);
     size_t n = J->n_res;
     double med = n % 2 ? J->resolution[n / 2]
                        : 0.5 * (J->resolution[n / 2 - 1] + J->resolution[n / 2]);
@@ -385,9 +379,9 @@ dlb_status dlb_compare(json_t *base, const char *base_file, json_t *nw,
         warn(cmp, "%s configuration(s) were measured in one process on a side and "
              "are compared on their samples: the interval does not cover the spread "
              "between processes (2-8%% on a quiet 2-core VM), so a verdict may be a "
-             "difference between two processes%s; run both with repetitions = 3 or "
-             "more, or both builds together (ci/perf-check --against)",
-             J.by_samples == J.compared ? "all" : "some", "");
+             "difference between two processes; run both with repetitions = 3 or "
+             "more, or both builds together (%s)",
+             J.by_samples == J.compared ? "all" : "some", "ci/perf-check --against");
     if (o->normalize && !J.compared)
         warn(cmp, "only the reference configuration (%s) ran in both runs: "
              "relative to it, nothing is left to compare%s", J.ref, "");

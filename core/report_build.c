@@ -83,10 +83,9 @@ static void environment(struct dlb_rep *r, json_t *ctx)
                      "order (seed %lld)",
                      (long long)json_integer_value(json_object_get(il, "passes")),
                      (long long)json_integer_value(json_object_get(il, "seed")));
-        snprintf(r->env[r->n_env++], 300, "measurement: malloc %s; threads pinned one "
-                 "per allowed CPU (%lld allowed); %s", str(ms, "malloc"),
-                 (long long)json_integer_value(json_object_get(ms, "allowed_cpus")),
-                 order);
+        snprintf(r->env[r->n_env++], 300, "measurement: malloc %s; %s (each "
+                 "configuration's controls and system figures are in results.json)",
+                 str(ms, "malloc"), order);
     }
     snprintf(r->env[r->n_env++], 300, "run: %s to %s, %.1f s%s%s",
              str(ctx, "start_utc"), str(ctx, "end_utc"),
