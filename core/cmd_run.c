@@ -287,7 +287,8 @@ static void round_sets(struct run_state *r, const struct dlb_config *c,
     for (size_t a = 0; a < s->n_axes; a++) {
         dlb_suite_key_name(s, s->axes[a].ref, key, sizeof key);
         swept_cap |= !strcmp(key, "time_cap");
-        swept_steps |= !strcmp(key, "train_steps");
+        swept_steps |= !strcmp(key, "train_steps") ||
+                       !strcmp(key, "train_samples");
         swept_warmup |= !strcmp(key, "warmup");
         swept_only |= !strcmp(key, "measure_only");
         swept_acc |= !strcmp(key, "screen_accuracy");
@@ -309,12 +310,17 @@ static void round_sets(struct run_state *r, const struct dlb_config *c,
                  dlb_config_core(&r->ses.plan, c, "time_cap")->f * scale);
     /* Screening for speed: no training run (in mode = infer train_steps
      * names the reference weights, which must stay the same). */
+    /* A budget in images (train_samples, plan_budget.h) is cut as one. */
+    long long images = (long long)dlb_config_core(&r->ses.plan, c,
+                                                  "train_samples")->i;
+    const char *budget = images > 0 ? "train_samples" : "train_steps";
+    long long amount = images > 0 ? images : steps;
     if (!swept_steps && steps > 0 && rd->measure_only &&
         !strcmp(dlb_config_core(&r->ses.plan, c, "mode")->s, "train"))
-        snprintf(sets[1], 64, "train_steps=0");
+        snprintf(sets[1], 64, "%s=0", budget);
     else if (!swept_steps && steps > 0 && !rd->measure_only)
-        snprintf(sets[1], 64, "train_steps=%lld",
-                 (long long)(steps * scale) > 0 ? (long long)(steps * scale) : 1LL);
+        snprintf(sets[1], 64, "%s=%lld", budget,
+                 (long long)(amount * scale) > 0 ? (long long)(amount * scale) : 1LL);
     /* Plugins' work for quality figures alone (prune's fine-tuning of
      * 937 steps) would otherwise cost a screening round the grid's time. */
     if (!swept_only && rd->measure_only)
@@ -661,6 +667,12 @@ static size_t run_missing(struct run_state *r, int *failures, struct dlb_error *
                 "are too few to gain from it (it needs %d); running the grid\n",
                 r->ses.plan.n, r->ses.plan.n == 1 ? "" : "s",
                 DLB_HALVING_MIN_CONFIGS);
+    if (srch.halving_groups)
+        fprintf(stderr, "dlbench: note: search = halving ranks configurations "
+                "against each other, and this plan holds %zu workloads "
+                "(workload_axes) that must not be: running the grid; run one "
+                "workload at a time (--set) to halve within it\n",
+                srch.halving_groups);
     for (int round = 0; !not_run; round++) {
         struct dlb_search_round rd;
         int done = 0;

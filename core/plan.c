@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "param.h"
+#include "plan_budget.h"
 #include "plan_transform.h"
 #include "select.h"
 
@@ -342,6 +343,8 @@ dlb_status dlb_plan_build(const struct dlb_suite *s,
     dlb_status st = prepare(&b, ov);
     if (st == DLB_OK)
         st = build_configs(&b, out);
+    if (st == DLB_OK)
+        st = dlb_plan_apply_train_samples(out, err);
     /* The selection keys name configurations: check them against the
      * plan, before anything runs. */
     struct dlb_select_settings sel;

@@ -1,6 +1,8 @@
-/* Speedup of each configuration over its own baseline: the same core
- * settings (model, batch ...) with every plugin axis at its first value,
- * as the records' vs_baseline says. Against one baseline for all, the amp
+/* Speedup of each configuration over its own baseline: the same workload
+ * (model, batch ... as the suite's workload_axes say) with the suite
+ * baseline's settings, as the records' vs_baseline says. Several
+ * workloads are drawn in blocks, each under a heading row with its
+ * workload, each bar labelled by its settings alone. Against one baseline for all, the amp
  * suite's vgg-small rows showed as 0.03-0.07x of LeNet's, and bf16's real
  * effect was nowhere in the picture. A run whose rows have no such partner
  * (no plugin axes) is drawn against the selection's baseline, from its
@@ -22,8 +24,8 @@ static const char body_fmt[] =
     "set xlabel 'speedup over the baseline (x, ratio of throughputs; 1 = as fast)'\n"
     "plot 'speedup.dat' using 3:1:(0):3:($1-0.35):($1+0.35):6:ytic(2) with boxxyerror lc rgb variable "
     "title 'speedup (green faster, red slower, grey the baseline)', \\\n"
-    "     '' using 3:1:4:5 with xerrorbars lc rgb 'black' pt -1 lw 1.5 title '95%% CI', \\\n"
-    "     '' using 5:1:(sprintf(' %%.2fx', $3)) with labels left font ',9' notitle\n";
+    "     '' using ($7 > 0 ? 1/0 : $3):1:4:5 with xerrorbars lc rgb 'black' pt -1 lw 1.5 title '95%% CI', \\\n"
+    "     '' using ($7 > 0 ? 1/0 : $5):1:(sprintf(' %%.2fx', $3)) with labels left font ',9' notitle\n";
 
 static json_t *find_record(json_t *records, const char *id)
 {
@@ -126,38 +128,90 @@ static int speedup_of(json_t *rec, json_t *base, json_t *per_config,
     return 1;
 }
 
+/* The settings part of a configuration id: its tokens that are not in
+ * the workload's label ("amp.precision=bf16" of "model=lenet batch=64
+ * amp.precision=bf16" in workload "model=lenet batch=64"). */
+static void settings_part(const char *id, const char *workload, char *buf,
+                          size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (const char *t = id; *t;) {
+        size_t n = strcspn(t, " ");
+        int in_workload = 0;
+        for (const char *w = workload; *w && !in_workload;) {
+            size_t m = strcspn(w, " ");
+            in_workload = m == n && !strncmp(w, t, n);
+            w += m + (w[m] == ' ');
+        }
+        if (!in_workload && used + n + 2 < len) {
+            used += (size_t)snprintf(buf + used, len - used, "%s%.*s",
+                                     used ? " " : "", (int)n, t);
+        }
+        t += n + (t[n] == ' ');
+    }
+    if (!buf[0])
+        snprintf(buf, len, "(the workload alone)");
+}
+
+static int group_of(json_t *per_config, json_t *rec)
+{
+    json_t *g = json_object_get(json_object_get(per_config, dlb_rec_id(rec)), "group");
+    return json_is_integer(g) ? (int)json_integer_value(g) : -1;
+}
+
 dlb_status dlb_plot_speedup(struct dlb_plotter *p, json_t *records,
                             json_t *selection, struct dlb_error *err)
 {
     json_t *base = baseline_record(records, selection);
     json_t *per_config = json_object_get(selection, "per_config");
+    json_t *groups = json_object_get(selection, "groups");
+    size_t n_groups = json_array_size(groups) > 1 ? json_array_size(groups) : 1;
     if (!base || json_array_size(records) < 2)
         return DLB_OK;
     FILE *f = dlb_plot_data_open(p, "speedup",
-        "x, configuration, speedup, ci_lo, ci_hi (x), colour (0xRRGGBB)", err);
+        "x, configuration, speedup, ci_lo, ci_hi (x), colour (0xRRGGBB), "
+        "heading row (1: a workload's name, no bar)", err);
     if (!f)
         return DLB_ERR_IO;
     int x = 0, own = any_vs_baseline(records);
-    size_t i;
-    json_t *rec;
-    json_array_foreach(records, i, rec) {
-        double s, lo, hi;
-        int is_base = rec == base;
-        if (!dlb_rec_ok(rec) ||
-            !(own ? own_speedup_of(records, rec, &s, &lo, &hi, &is_base)
-                  : speedup_of(rec, base, per_config, &s, &lo, &hi)))
-            continue;
-        fprintf(f, "%d ", x++);
-        dlb_plot_label(f, dlb_rec_id(rec));
-        long colour = is_base ? 0x999999 : s >= 1 ? 0x31a354 : 0xde2d26;
-        fprintf(f, " %.9g %.9g %.9g %ld\n", s, lo, hi, colour);
+    for (size_t g = 0; g < n_groups; g++) {
+        const char *wl = n_groups > 1 ? json_string_value(json_object_get(
+                             json_array_get(groups, g), "workload")) : NULL;
+        int heading = 0;
+        size_t i;
+        json_t *rec;
+        json_array_foreach(records, i, rec) {
+            double s, lo, hi;
+            int is_base = rec == base;
+            if (!dlb_rec_ok(rec) || (wl && group_of(per_config, rec) != (int)g) ||
+                !(own ? own_speedup_of(records, rec, &s, &lo, &hi, &is_base)
+                      : speedup_of(rec, base, per_config, &s, &lo, &hi)))
+                continue;
+            if (wl && !heading++) {
+                fprintf(f, "%d ", x++);
+                char head[512];
+                snprintf(head, sizeof head, "[%s]", wl);
+                dlb_plot_label(f, head);
+                fprintf(f, " 0 0 0 %ld 1\n", 0xffffffL);
+            }
+            char label[512];
+            if (wl)
+                settings_part(dlb_rec_id(rec), wl, label, sizeof label);
+            fprintf(f, "%d ", x++);
+            dlb_plot_label(f, wl ? label : dlb_rec_id(rec));
+            long colour = is_base ? 0x999999 : s >= 1 ? 0x31a354 : 0xde2d26;
+            fprintf(f, " %.9g %.9g %.9g %ld 0\n", s, lo, hi, colour);
+        }
     }
     dlb_status st = dlb_plot_data_close(f, "speedup", err);
     if (st != DLB_OK)
         return st;
     char body[2048];
     snprintf(body, sizeof body, body_fmt, x - 1);
-    return dlb_plot_emit(p, "speedup", own ? "Speedup over each row's own baseline "
-                         "(plugin axes at their first values)" : "Speedup over the "
-                         "baseline configuration", body, dlb_plot_rows_height(x), err);
+    return dlb_plot_emit(p, "speedup", own ? (n_groups > 1
+                         ? "Speedup over each workload's baseline, by workload"
+                         : "Speedup over each row's own baseline")
+                         : "Speedup over the baseline configuration", body,
+                         dlb_plot_rows_height(x), err);
 }

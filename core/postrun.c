@@ -47,7 +47,7 @@ dlb_status dlb_postrun(const struct dlb_postrun *pr, int *winner)
     *winner = 0;
     if (!sel)
         return DLB_ERR_INTERNAL; /* reported by dlb_postrun_results */
-    *winner = json_is_string(json_object_get(sel, "winner"));
+    *winner = dlb_select_complete(sel);
 
     int drawn = 0;
     struct dlb_error perr = {""};

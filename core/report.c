@@ -50,9 +50,29 @@ dlb_status dlb_report_write(const char *dir, json_t *context, json_t *records,
     return st;
 }
 
+/* Several workloads: one winner each, against its own baseline. */
+static void group_winners(FILE *f, json_t *selection, json_t *groups)
+{
+    json_t *g;
+    size_t i;
+    char line[1600];
+    fprintf(f, "\nwinners (one per workload, each against its own baseline; "
+               "report.md says why)\n");
+    json_array_foreach(groups, i, g) {
+        dlb_rep_group_winner(line, sizeof line, selection, g);
+        fprintf(f, "  %s\n", line);
+    }
+}
+
 void dlb_report_summary(FILE *f, json_t *records, json_t *selection)
 {
     (void)records;
+    dlb_report_verdicts(f, selection);
+    json_t *groups = json_object_get(selection, "groups");
+    if (json_array_size(groups) > 1) {
+        group_winners(f, selection, groups);
+        return;
+    }
     const char *w = json_string_value(json_object_get(selection, "winner"));
     const char *why = json_string_value(json_object_get(selection, "why"));
     if (!w) {
@@ -63,7 +83,11 @@ void dlb_report_summary(FILE *f, json_t *records, json_t *selection)
     json_t *sp = json_object_get(pc, "speedup"), *ci = json_object_get(pc, "speedup_ci");
     json_t *drop = json_object_get(pc, "accuracy_drop");
     fprintf(f, "winner: %s", w);
-    if (json_is_number(sp))
+    if (!strcmp(w, json_string_value(json_object_get(selection, "baseline"))
+                       ? json_string_value(json_object_get(selection, "baseline"))
+                       : ""))
+        fprintf(f, " (the baseline: no setting beats it)");
+    else if (json_is_number(sp))
         fprintf(f, "  speedup %.3gx [%.3g, %.3g] over %s", json_number_value(sp),
                 json_number_value(json_array_get(ci, 0)),
                 json_number_value(json_array_get(ci, 1)),

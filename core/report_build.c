@@ -94,12 +94,20 @@ static void environment(struct dlb_rep *r, json_t *ctx)
              json_is_true(json_object_get(ctx, "resumed")) ? ", resumed" : "");
 }
 
-static void winner(struct dlb_rep *r, json_t *sel)
+/* One workload's winner and why: the single-workload form keeps the
+ * sentence earlier reports had. */
+static void winner(char *out, size_t len, json_t *sel, json_t *group, int many)
 {
-    json_t *w = json_object_get(sel, "winner");
-    const char *why = str(sel, "why");
+    json_t *w = json_object_get(group, "winner");
+    const char *why = str(group, "why");
+    if (many) {
+        char line[1400];
+        dlb_rep_group_winner(line, sizeof line, sel, group);
+        snprintf(out, len, "Winner for %s. Why: %s.", line, why);
+        return;
+    }
     if (!json_is_string(w)) {
-        snprintf(r->winner, sizeof r->winner, "No winner: %s.", why);
+        snprintf(out, len, "No winner: %s.", why);
         return;
     }
     json_t *pc = json_object_get(json_object_get(sel, "per_config"),
@@ -110,10 +118,50 @@ static void winner(struct dlb_rep *r, json_t *sel)
         snprintf(sp, sizeof sp, " It runs at %.3gx the baseline (%s), 95%% CI "
                  "[%.3g, %.3g].",
                  json_number_value(json_object_get(pc, "speedup")),
-                 str(sel, "baseline"), json_number_value(json_array_get(ci, 0)),
+                 str(group, "baseline"), json_number_value(json_array_get(ci, 0)),
                  json_number_value(json_array_get(ci, 1)));
-    snprintf(r->winner, sizeof r->winner, "Winner: %s (objective: %s). Why: "
-             "%s.%s", json_string_value(w), str(sel, "objective"), why, sp);
+    snprintf(out, len, "Winner: %s (objective: %s). Why: %s.%s",
+             json_string_value(w), str(sel, "objective"), why, sp);
+}
+
+static int winners(struct dlb_rep *r, json_t *sel)
+{
+    json_t *groups = json_object_get(sel, "groups"), *g;
+    size_t i, n = json_array_size(groups);
+    r->winner = calloc(n + 1, sizeof *r->winner);
+    if (!r->winner)
+        return -1;
+    if (!n) { /* a selection without groups: none could be made */
+        snprintf(r->winner[r->n_winner++], 1600, "No winner: %s.", str(sel, "why"));
+        return 0;
+    }
+    json_array_foreach(groups, i, g)
+        winner(r->winner[r->n_winner++], 1600, sel, g, n > 1);
+    return 0;
+}
+
+static int verdicts(struct dlb_rep *r, json_t *sel)
+{
+    json_t *vs = json_object_get(sel, "verdicts"), *v, *row;
+    size_t i, j, n = 0;
+    json_array_foreach(vs, i, v)
+        n += 1 + json_array_size(json_object_get(v, "workloads"));
+    r->verdicts = calloc(n + 1, sizeof *r->verdicts);
+    if (!r->verdicts)
+        return -1;
+    json_array_foreach(vs, i, v) {
+        struct dlb_rep_line *l = &r->verdicts[r->n_verdicts++];
+        snprintf(l->text, sizeof l->text, "%s: %s", str(v, "setting"),
+                 str(v, "summary"));
+        if (!strcmp(str(v, "verdict"), "not measured"))
+            continue;
+        json_array_foreach(json_object_get(v, "workloads"), j, row) {
+            l = &r->verdicts[r->n_verdicts++];
+            l->level = 1;
+            dlb_rep_verdict_row(l->text, sizeof l->text, row);
+        }
+    }
+    return 0;
 }
 
 static void figures(char *buf, size_t len, json_t *rec)
@@ -141,8 +189,7 @@ static void row(struct dlb_rep_row *row, json_t *rec, json_t *sel)
     char (*c)[256] = row->cell;
     snprintf(c[0], 256, "%lld", (long long)json_integer_value(json_object_get(rec, "index")));
     snprintf(c[1], 256, "%s", id);
-    const char *w = json_string_value(json_object_get(sel, "winner"));
-    row->winner = w && !strcmp(id, w);
+    row->winner = in_list(json_object_get(sel, "winners"), id);
     row->tied = in_list(json_object_get(sel, "ties"), id);
     row->pareto = in_list(json_object_get(sel, "pareto"), id);
     json_t *v;
@@ -249,8 +296,10 @@ static void notes(struct dlb_rep *r, json_t *sel, json_t *records)
             snprintf(alone, sizeof alone, "%.3gx (%s)", json_number_value(sa), str(v, "alone"));
         if (json_is_number(sw))
             snprintf(win, sizeof win, "%.3gx", json_number_value(sw));
-        snprintf(r->notes[r->n_notes++], 400, "attribution: %s alone %s; the "
-                 "winning combination %s, %s", str(v, "plugin"), alone, win,
+        const char *wl = json_string_value(json_object_get(v, "workload"));
+        snprintf(r->notes[r->n_notes++], 400, "attribution%s%s: %s alone %s; the "
+                 "winning combination %s, %s", wl && wl[0] ? " on " : "",
+                 wl && wl[0] ? wl : "", str(v, "plugin"), alone, win,
                  json_is_true(json_object_get(v, "in_winner")) ? "with it" : "without it");
     }
     doubtful(r, records);
@@ -261,9 +310,11 @@ int dlb_rep_build(struct dlb_rep *r, json_t *context, json_t *records,
 {
     memset(r, 0, sizeof *r);
     environment(r, context);
-    winner(r, selection);
+    if (winners(r, selection) || verdicts(r, selection))
+        return -1;
     r->rows = calloc(json_array_size(records) + 1, sizeof *r->rows);
     json_t *pareto = json_object_get(selection, "pareto");
+    json_t *groups = json_object_get(selection, "groups"), *g;
     r->pareto = calloc(json_array_size(pareto) + 1, sizeof *r->pareto);
     if (!r->rows || !r->pareto)
         return -1;
@@ -271,8 +322,17 @@ int dlb_rep_build(struct dlb_rep *r, json_t *context, json_t *records,
     json_t *v;
     json_array_foreach(records, i, v)
         row(&r->rows[r->n_rows++], v, selection);
-    json_array_foreach(pareto, i, v)
-        snprintf(r->pareto[r->n_pareto++], 256, "%s", json_string_value(v));
+    /* per workload: a front is among one workload's configurations */
+    json_array_foreach(groups, i, g) {
+        size_t j;
+        const char *wl = str(g, "workload");
+        json_array_foreach(json_object_get(g, "pareto"), j, v)
+            if (r->n_pareto < json_array_size(pareto))
+                snprintf(r->pareto[r->n_pareto++], 256, "%s%s%s",
+                         json_array_size(groups) > 1 ? wl : "",
+                         json_array_size(groups) > 1 ? ": " : "",
+                         json_string_value(v));
+    }
     notes(r, selection, records);
     return r->notes ? 0 : -1;
 }
@@ -280,6 +340,8 @@ int dlb_rep_build(struct dlb_rep *r, json_t *context, json_t *records,
 void dlb_rep_free(struct dlb_rep *r)
 {
     free(r->rows);
+    free(r->winner);
+    free(r->verdicts);
     free(r->notes);
     free(r->pareto);
 }

@@ -81,9 +81,32 @@ dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r, json_t *plots,
     esc(f, r->title);
     fprintf(f, "</title><style>%s</style></head><body>\n<h1>", css);
     esc(f, r->title);
-    fputs("</h1>\n<p><strong>", f);
-    esc(f, r->winner);
-    fputs("</strong></p>\n<ul>", f);
+    fputs("</h1>\n", f);
+    if (r->n_verdicts)
+        fputs("<h2>Verdicts</h2>\n<p>Each setting against its workload's "
+              "baseline: the speedup with its 95% CI, the accuracy change with "
+              "its 95% CI, the peak memory change.</p>\n<ul>", f);
+    for (size_t k = 0; k < r->n_verdicts; k++) {
+        int nest = r->verdicts[k].level;
+        int next = k + 1 < r->n_verdicts ? r->verdicts[k + 1].level : 0;
+        if (nest && k && !r->verdicts[k - 1].level)
+            fputs("<ul>", f);
+        fputs("<li>", f);
+        esc(f, r->verdicts[k].text);
+        if (!nest && next)
+            continue; /* its workloads nest inside this item */
+        fputs("</li>", f);
+        if (nest && !next)
+            fputs("</ul></li>", f);
+    }
+    if (r->n_verdicts)
+        fputs("</ul>\n<h2>Winners</h2>\n", f);
+    for (size_t k = 0; k < r->n_winner; k++) {
+        fputs("<p><strong>", f);
+        esc(f, r->winner[k]);
+        fputs("</strong></p>\n", f);
+    }
+    fputs("<ul>", f);
     for (size_t k = 0; k < r->n_notes; k++) {
         fputs("<li>", f);
         esc(f, r->notes[k]);

@@ -18,9 +18,22 @@ dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r, json_t *plots)
 {
     fputs("# ", f);
     put(f, r->title);
-    fputs("\n\n**", f);
-    put(f, r->winner);
-    fputs("**\n\n", f);
+    fputs("\n\n", f);
+    if (r->n_verdicts)
+        fputs("## Verdicts\n\nEach setting against its workload's baseline: the "
+              "speedup with its 95% CI, the accuracy change with its 95% CI, the "
+              "peak memory change.\n\n", f);
+    for (size_t k = 0; k < r->n_verdicts; k++) {
+        fputs(r->verdicts[k].level ? "    - " : "- ", f);
+        put(f, r->verdicts[k].text);
+        fputc('\n', f);
+    }
+    fputs(r->n_verdicts ? "\n## Winners\n\n" : "", f);
+    for (size_t k = 0; k < r->n_winner; k++) {
+        fputs("**", f);
+        put(f, r->winner[k]);
+        fputs("**\n\n", f);
+    }
     for (size_t k = 0; k < r->n_notes; k++) {
         fputs("- ", f);
         put(f, r->notes[k]);

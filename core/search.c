@@ -17,6 +17,7 @@ dlb_status dlb_search_parse(const char *text, struct dlb_search *out,
 {
     out->n = 0;
     out->halving_small = 0;
+    out->halving_groups = 0;
     if (!strcmp(text, "grid")) {
         out->kind = DLB_SEARCH_GRID;
         return DLB_OK;
@@ -41,13 +42,28 @@ dlb_status dlb_search_parse(const char *text, struct dlb_search *out,
 
 struct dlb_search dlb_search_of(const struct dlb_plan *plan)
 {
-    struct dlb_search s = {DLB_SEARCH_GRID, 0, 0};
+    struct dlb_search s = {DLB_SEARCH_GRID, 0, 0, 0};
     char why[256];
     dlb_search_parse(dlb_config_core(plan, &plan->configs[0], "search")->s, &s,
                      why, sizeof why);
     if (s.kind == DLB_SEARCH_HALVING && plan->n < DLB_HALVING_MIN_CONFIGS) {
         s.kind = DLB_SEARCH_GRID;
         s.halving_small = 1;
+    }
+    /* Halving keeps the better half of all configurations; over several
+     * workloads that would drop a whole workload for being slower (vgg-small
+     * against LeNet), so it runs only within one. */
+    struct dlb_select_settings set;
+    struct dlb_sel_groups g;
+    struct dlb_error err = {""};
+    if (s.kind == DLB_SEARCH_HALVING &&
+        dlb_select_settings(plan, &set, &err) == DLB_OK &&
+        dlb_sel_groups_build(plan, &set, &g, &err) == DLB_OK) {
+        if (g.n > 1) {
+            s.kind = DLB_SEARCH_GRID;
+            s.halving_groups = g.n;
+        }
+        dlb_sel_groups_free(&g);
     }
     return s;
 }

@@ -32,6 +32,9 @@ struct dlb_search {
     enum dlb_search_kind kind;
     size_t n;        /* random:N */
     int halving_small; /* halving asked for, too few configurations: grid */
+    size_t halving_groups; /* halving asked for over this many workloads
+                            * (select.h): grid, as its rounds rank every
+                            * configuration against every other */
 };
 
 /* Halving runs the grid below this many configurations: its screening

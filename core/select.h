@@ -6,14 +6,24 @@
  * The result is a JSON object, written into results.json as "selection"
  * and read by the plots and the report:
  *   { "objective": "throughput" | "latency" | "time_to_accuracy",
+ *     "workload_axes": [KEY ...],     the workload keys the plan varies
+ *     "groups": [ {"workload": "model=lenet batch=64", "configs": [ID ...],
+ *                  "baseline", "winner", "winner_index", "fastest",
+ *                  "ties", "why", "pareto"} ... ],   one per workload
+ *     "winners": [ID ...],            each group's, when it has one
+ *     "verdicts": [ ... ],            each setting against its baselines
+ *                                     (select_verdict.c)
  *     "baseline": ID | null,          the suite's baseline configuration
- *     "winner": ID | null, "winner_index": N,
+ *     "winner": ID | null, "winner_index": N,   one workload only: its
+ *                                     winner, as in "groups"; else null
  *     "ties": [ID ...],               not significantly different, simpler first
  *     "why": "one sentence",
  *     "violations": [ {"id", "constraint", "value", "limit"} ... ],
  *     "pareto": [ID ...],
- *     "per_config": { ID: {"speedup": x, "speedup_ci": [lo, hi],
- *                          "accuracy_drop": pts, "changes": n} },
+ *     "per_config": { ID: {"group": n, "baseline": ID, "speedup": x,
+ *                          "speedup_ci": [lo, hi], "accuracy_drop": pts
+ *                          (only on equal training, else "accuracy_note"),
+ *                          "trained_images": n, "changes": n} },
  *     "attribution": [ {"plugin", "speedup_alone", ...} ] } */
 #ifndef DLB_CORE_SELECT_H
 #define DLB_CORE_SELECT_H
@@ -29,8 +39,14 @@ enum dlb_objective {
     DLB_OBJ_TIME_TO_ACCURACY /* s to target_accuracy, lower is better */
 };
 
+#define DLB_SEL_MAX_WORKLOAD 32
+
 /* The suite's selection keys (core/suite_keys.c), resolved. */
 struct dlb_select_settings {
+    /* The keys that define the workload (workload_axes): configurations
+     * that differ in one are never compared; the rest are settings. */
+    struct dlb_keyref workload[DLB_SEL_MAX_WORKLOAD];
+    size_t n_workload;
     enum dlb_objective objective;
     size_t baseline;          /* position in plan->configs */
     double max_accuracy_drop; /* points (the accuracy_tolerance key) */
@@ -47,6 +63,31 @@ dlb_status dlb_select_settings(const struct dlb_plan *plan,
                                struct dlb_select_settings *out,
                                struct dlb_error *err);
 
+/* The plan's configurations grouped by workload: the groups in order of
+ * their first configuration, each with its baseline, the configuration
+ * that holds the suite baseline's value on every setting (every key that
+ * is not a workload key). */
+struct dlb_sel_groups {
+    size_t n;
+    size_t *of;   /* per plan position: its group */
+    size_t *base; /* per group: its baseline's plan position, or
+                   * DLB_SEL_NO_BASE when the plan has none (skip/only) */
+    char **label; /* per group: the workload keys that vary across the
+                   * plan, with its values ("model=lenet batch=64"); ""
+                   * when every configuration is one workload */
+    json_t *keys; /* those keys' names, a JSON array */
+};
+#define DLB_SEL_NO_BASE ((size_t)-1)
+
+dlb_status dlb_sel_groups_build(const struct dlb_plan *plan,
+                                const struct dlb_select_settings *set,
+                                struct dlb_sel_groups *out,
+                                struct dlb_error *err);
+void dlb_sel_groups_free(struct dlb_sel_groups *g);
+
+/* Whether every workload group of a selection has a winner. */
+int dlb_select_complete(json_t *selection);
+
 /* Select over `records` (the run's records in plan order). The suite's
  * objective and constraint keys come from the plan's configurations. */
 dlb_status dlb_select(const struct dlb_plan *plan, json_t *records,
@@ -54,6 +95,7 @@ dlb_status dlb_select(const struct dlb_plan *plan, json_t *records,
 
 /* Write DIR/best.ini: the winner as a suite fragment that
  * `dlbench run DIR/best.ini` runs again; nothing when there is no winner.
+ * Several workloads: DIR/best-N.ini for the N-th group's winner.
  * `origin` (the suite file as the user named it, may be NULL) helps find
  * the model file, which best.ini names by its path. */
 dlb_status dlb_select_write_best(const char *dir, const struct dlb_plan *plan,

@@ -72,11 +72,12 @@ static void write_ns(FILE *f, const struct dlb_plan *plan,
     }
 }
 
-dlb_status dlb_select_write_best(const char *dir, const struct dlb_plan *plan,
-                                 json_t *selection, const char *origin,
-                                 struct dlb_error *err)
+/* One winner's file: DIR/NAME. */
+static dlb_status write_one(const char *dir, const char *name,
+                            const struct dlb_plan *plan, json_t *group,
+                            const char *origin, struct dlb_error *err)
 {
-    json_t *w = json_object_get(selection, "winner_index");
+    json_t *w = json_object_get(group, "winner_index");
     if (!json_is_integer(w))
         return DLB_OK;
     const struct dlb_config *c = NULL;
@@ -84,13 +85,13 @@ dlb_status dlb_select_write_best(const char *dir, const struct dlb_plan *plan,
         if (plan->configs[k].index == (size_t)json_integer_value(w))
             c = &plan->configs[k];
     if (!c)
-        return dlb_errorf(err, DLB_ERR_INTERNAL, "best.ini: winner %" JSON_INTEGER_FORMAT
-                          " is not in the plan", json_integer_value(w));
-    size_t n = strlen(dir) + 16;
+        return dlb_errorf(err, DLB_ERR_INTERNAL, "%s: winner %" JSON_INTEGER_FORMAT
+                          " is not in the plan", name, json_integer_value(w));
+    size_t n = strlen(dir) + strlen(name) + 2;
     char *path = malloc(n);
     if (!path)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
-    snprintf(path, n, "%s/best.ini", dir);
+    snprintf(path, n, "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
     if (!f) {
         dlb_status st = dlb_errorf(err, DLB_ERR_IO, "cannot create %s: %s", path,
@@ -98,12 +99,13 @@ dlb_status dlb_select_write_best(const char *dir, const struct dlb_plan *plan,
         free(path);
         return st;
     }
-    const char *why = json_string_value(json_object_get(selection, "why"));
-    fprintf(f, "; The winner of suite %s: %s\n; %s\n; Run it again with: "
+    const char *why = json_string_value(json_object_get(group, "why"));
+    const char *wl = json_string_value(json_object_get(group, "workload"));
+    fprintf(f, "; The winner of suite %s%s%s: %s\n; %s\n; Run it again with: "
             "dlbench run %s\n; (plugins from outside the installed directory "
             "need --plugin-dir or $DLBENCH_PLUGIN_PATH as before)\n\n[suite]\n"
-            "name = %s-best\n", plan->suite->name, c->id, why ? why : "", path,
-            plan->suite->name);
+            "name = %s-best\n", plan->suite->name, wl && wl[0] ? " for workload " : "",
+            wl && wl[0] ? wl : "", c->id, why ? why : "", path, plan->suite->name);
     fprintf(f, "description = %s of suite %s\n", c->id, plan->suite->name);
     write_ns(f, plan, c, 0, origin);
     for (unsigned ns = 1; ns < plan->suite->n_ns; ns++)
@@ -113,5 +115,24 @@ dlb_status dlb_select_write_best(const char *dir, const struct dlb_plan *plan,
     dlb_status st = bad ? dlb_errorf(err, DLB_ERR_IO, "cannot write %s: %s", path,
                                      strerror(errno)) : DLB_OK;
     free(path);
+    return st;
+}
+
+dlb_status dlb_select_write_best(const char *dir, const struct dlb_plan *plan,
+                                 json_t *selection, const char *origin,
+                                 struct dlb_error *err)
+{
+    json_t *groups = json_object_get(selection, "groups");
+    size_t n = json_array_size(groups);
+    if (n < 2)
+        return write_one(dir, "best.ini", plan, n ? json_array_get(groups, 0)
+                                                  : selection, origin, err);
+    /* one per workload, numbered as the groups and the pareto-N plots */
+    dlb_status st = DLB_OK;
+    for (size_t g = 0; g < n && st == DLB_OK; g++) {
+        char name[32];
+        snprintf(name, sizeof name, "best-%zu.ini", g + 1);
+        st = write_one(dir, name, plan, json_array_get(groups, g), origin, err);
+    }
     return st;
 }

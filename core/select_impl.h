@@ -30,6 +30,8 @@ struct dlb_sel_item {
     size_t n;
     double throughput;            /* samples/s, 0 when unknown */
     double accuracy, memory;      /* NAN when unknown */
+    double trained, batch;        /* images trained on before the accuracy
+                                   * (0: none, mode = infer) and the batch */
     struct dlb_sel_violation viol[DLB_SEL_MAX_VIOLATIONS];
     int n_viol;
 };
@@ -42,6 +44,11 @@ void dlb_sel_item_init(const struct dlb_plan *plan,
 void dlb_sel_item_check(const struct dlb_select_settings *set,
                         struct dlb_sel_item *it, const struct dlb_sel_item *base);
 void dlb_sel_item_free(struct dlb_sel_item *it);
+
+/* Whether the accuracies of `a` and `b` compare: both trained on as many
+ * images, up to the rounding of train_samples to whole steps. */
+int dlb_sel_same_training(const struct dlb_sel_item *a,
+                          const struct dlb_sel_item *b);
 
 /* Whether `a` and `b` differ significantly: the U test's p is below the
  * significance level and the median intervals do not overlap. */
@@ -66,6 +73,14 @@ void dlb_sel_add_attribution(json_t *sel, const struct dlb_plan *plan,
                              struct dlb_sel_item *items, size_t n,
                              const struct dlb_sel_item *base,
                              const struct dlb_sel_item *winner);
+
+/* The verdict per setting, added to `sel` as "verdicts"
+ * (select_verdict.c); `base[g]` is group g's baseline item or NULL. */
+void dlb_sel_add_verdicts(json_t *sel, const struct dlb_plan *plan,
+                          const struct dlb_select_settings *set,
+                          const struct dlb_sel_groups *groups,
+                          struct dlb_sel_item *items, size_t n,
+                          struct dlb_sel_item *const *base);
 
 const char *dlb_objective_name(enum dlb_objective o);
 

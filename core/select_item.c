@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan_budget.h"
 #include "select_impl.h"
 #include "stats.h"
 
@@ -125,6 +126,10 @@ void dlb_sel_item_init(const struct dlb_plan *plan,
     it->cfg = config_of(plan, (size_t)json_integer_value(json_object_get(rec,
                                                                  "index")),
                         &it->pos);
+    if (it->cfg) {
+        it->trained = dlb_plan_trained_images(plan, it->cfg);
+        it->batch = (double)dlb_config_core(plan, it->cfg, "batch")->i;
+    }
     it->accuracy = metric(rec, "accuracy");
     it->memory = peak_memory(rec);
     const char *status = json_string_value(json_object_get(rec, "status"));
@@ -145,6 +150,7 @@ void dlb_sel_item_check(const struct dlb_select_settings *set,
     if (!it->ok)
         return;
     if (base && !isnan(base->accuracy) && !isnan(it->accuracy) &&
+        dlb_sel_same_training(it, base) &&
         base->accuracy - it->accuracy > set->max_accuracy_drop)
         violate(it, "accuracy_drop", base->accuracy - it->accuracy,
                 set->max_accuracy_drop);
@@ -162,6 +168,13 @@ void dlb_sel_item_free(struct dlb_sel_item *it)
 {
     free(it->samples);
     it->samples = NULL;
+}
+
+int dlb_sel_same_training(const struct dlb_sel_item *a,
+                          const struct dlb_sel_item *b)
+{
+    double step = a->batch > b->batch ? a->batch : b->batch;
+    return fabs(a->trained - b->trained) < (step > 1 ? step : 1);
 }
 
 int dlb_sel_differ(const struct dlb_select_settings *set,

@@ -87,6 +87,65 @@ static dlb_status find_baseline(const struct dlb_plan *p, const char *spec,
                       "e.g. \"%s\"", p->configs[0].id);
 }
 
+/* The default workload: what changes what is computed. Batch is a
+ * setting to tune when the objective is throughput (the batch that gives
+ * the most samples/s is an answer); for latency or time to accuracy each
+ * batch is its own question. */
+static const char *const default_workload[] = {
+    "mode", "workload", "model", "dataset", "dataset_path", "augment", "lr",
+    "momentum", "train_steps", "train_samples", "seed", NULL};
+
+static dlb_status add_workload(const struct dlb_plan *p,
+                               struct dlb_select_settings *out,
+                               const char *key, struct dlb_error *err)
+{
+    struct dlb_keyref r;
+    struct dlb_error inner = {""};
+    char where[1200];
+    if (dlb_suite_resolve_key(p->suite, key, &r, &inner) != DLB_OK) {
+        key_where(p, "workload_axes", where, sizeof where);
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: '%s': %s", where, key,
+                          inner.msg);
+    }
+    for (size_t k = 0; k < out->n_workload; k++)
+        if (out->workload[k].ns == r.ns && out->workload[k].param == r.param)
+            return DLB_OK;
+    if (out->n_workload == DLB_SEL_MAX_WORKLOAD) {
+        key_where(p, "workload_axes", where, sizeof where);
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: more than %d keys",
+                          where, DLB_SEL_MAX_WORKLOAD);
+    }
+    out->workload[out->n_workload++] = r;
+    return DLB_OK;
+}
+
+static dlb_status workload_keys(const struct dlb_plan *p,
+                                struct dlb_select_settings *out,
+                                struct dlb_error *err)
+{
+    const char *spec = dlb_config_core(p, &p->configs[0], "workload_axes")->s;
+    out->n_workload = 0;
+    if (!spec[0]) {
+        dlb_status st = DLB_OK;
+        for (size_t k = 0; default_workload[k] && st == DLB_OK; k++)
+            st = add_workload(p, out, default_workload[k], err);
+        if (st == DLB_OK && out->objective != DLB_OBJ_THROUGHPUT)
+            st = add_workload(p, out, "batch", err);
+        return st;
+    }
+    if (!strcmp(spec, "none"))
+        return DLB_OK;
+    char *copy = strdup(spec), *save = NULL;
+    if (!copy)
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    dlb_status st = DLB_OK;
+    for (char *t = strtok_r(copy, ", \t", &save); t && st == DLB_OK;
+         t = strtok_r(NULL, ", \t", &save))
+        st = add_workload(p, out, t, err);
+    free(copy);
+    return st;
+}
+
 dlb_status dlb_select_settings(const struct dlb_plan *p,
                                struct dlb_select_settings *out,
                                struct dlb_error *err)
@@ -113,6 +172,9 @@ dlb_status dlb_select_settings(const struct dlb_plan *p,
         key_where(p, "search", where, sizeof where);
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: %s", where, why);
     }
+    dlb_status st = workload_keys(p, out, err);
+    if (st != DLB_OK)
+        return st;
     if (out->objective == DLB_OBJ_TIME_TO_ACCURACY &&
         !(out->target_accuracy > 0)) {
         key_where(p, "objective", where, sizeof where);

@@ -66,6 +66,11 @@ const struct dlb_param_def dlb_suite_keys[] = {
      "SGD momentum"},
     {"train_steps", DLB_PARAM_INT, "0", MIN_, 0, 0, NULL, "steps",
      "training steps before accuracy is measured; 0 = measure only"},
+    {"train_samples", DLB_PARAM_INT, "0", MIN_, 0, 0, NULL, "images",
+     "training budget in images instead of steps: each configuration "
+     "trains ceil(train_samples / batch) steps, so that configurations of "
+     "different batch sizes train on as many images and their accuracies "
+     "compare; 0 = use train_steps"},
     {"measure_only", DLB_PARAM_BOOL, "off", 0, 0, 0, NULL, NULL,
      "speed figures only: no training run, no accuracy evaluation, and "
      "plugins skip work that serves only those (prune's fine-tuning); "
@@ -119,6 +124,13 @@ const struct dlb_param_def dlb_suite_keys[] = {
     {"baseline", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
      "the configuration others are compared with, as axis values "
      "(\"batch=64 amp.enable=off\"); \"\" = the plan's first"},
+    {"workload_axes", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
+     "the keys that define the workload, never compared across: the "
+     "selection picks one winner per combination of their values, against "
+     "that group's own baseline (\"model, batch\"); \"none\" = every "
+     "axis is a setting to tune; \"\" = mode, workload, model, dataset, "
+     "dataset_path, augment, lr, momentum, train_steps, train_samples, "
+     "seed, and batch unless objective = throughput"},
     {"memory_budget", DLB_PARAM_SIZE, "0", FIXED_ | MIN_, 0, 0, NULL, "bytes",
      "largest peak memory (peak_rss, a pool's reserved_peak or a GPU's "
      "device_mem_held_peak) a winner may have; 0 = none"},

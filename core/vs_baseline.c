@@ -1,20 +1,12 @@
 /* Speedup and accuracy drop against the baseline configuration. */
 #include "vs_baseline.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether configurations a and b hold the same values in namespaces
- * [from, to) of the plan: canonical texts compare every type. */
-static int same_values(const struct dlb_plan *p, const struct dlb_config *a,
-                       const struct dlb_config *b, unsigned from, unsigned to)
-{
-    for (unsigned ns = from; ns < to; ns++)
-        for (unsigned i = 0; i < p->suite->ns[ns].n; i++)
-            if (strcmp(a->values[ns][i].s, b->values[ns][i].s) != 0)
-                return 0;
-    return 1;
-}
+#include "plan_budget.h"
+#include "select.h"
 
 static const struct dlb_config *config_of(const struct dlb_plan *p, json_t *rec)
 {
@@ -60,7 +52,18 @@ static double workers_of(json_t *rec)
     return 0;
 }
 
-static void annotate_one(json_t *rec, json_t *base)
+/* Accuracies compare only after as much training (select_impl.h). */
+static int same_training(const struct dlb_plan *p, const struct dlb_config *a,
+                         const struct dlb_config *b)
+{
+    double ba = (double)dlb_config_core(p, a, "batch")->i;
+    double bb = (double)dlb_config_core(p, b, "batch")->i;
+    double step = ba > bb ? ba : bb;
+    return fabs(dlb_plan_trained_images(p, a) - dlb_plan_trained_images(p, b)) <
+           (step > 1 ? step : 1);
+}
+
+static void annotate_one(json_t *rec, json_t *base, int same_training)
 {
     int h1, h2, h3, h4, h5, h6;
     double t = member(rec, "throughput", "median", &h1);
@@ -88,7 +91,7 @@ static void annotate_one(json_t *rec, json_t *base)
         json_object_set_new(o, "scaling_efficiency", json_real(t / tb * wb / wr));
     }
     double a = accuracy(rec, &h1), ab = accuracy(base, &h2);
-    if (h1 && h2)
+    if (h1 && h2 && same_training)
         json_object_set_new(o, "accuracy_drop", json_real(ab - a));
     json_object_set_new(rec, "vs_baseline", o);
 }
@@ -97,27 +100,32 @@ size_t dlb_vs_baseline_annotate(const struct dlb_plan *p, json_t *records)
 {
     size_t i, k, n = 0;
     json_t *rec, *cand;
-    if (p->n == 0)
+    struct dlb_select_settings set;
+    struct dlb_sel_groups g;
+    struct dlb_error err = {""};
+    if (p->n == 0 || dlb_select_settings(p, &set, &err) != DLB_OK ||
+        dlb_sel_groups_build(p, &set, &g, &err) != DLB_OK)
         return 0;
-    /* The baseline holds the same core values and the plugin values of the
-     * plan's first configuration, where every axis is at its first value. */
-    const struct dlb_config *first = &p->configs[0];
-    unsigned n_ns = p->suite->n_ns;
+    /* The baseline: the configuration of the same workload that holds the
+     * suite baseline's settings (select.h: dlb_sel_groups). */
     json_array_foreach(records, i, rec) {
         const struct dlb_config *c = config_of(p, rec);
         json_object_del(rec, "vs_baseline");
         if (!c || !ok_record(rec))
             continue;
+        size_t base = g.base[g.of[c - p->configs]];
+        if (base == DLB_SEL_NO_BASE || &p->configs[base] == c)
+            continue;
         json_array_foreach(records, k, cand) {
-            const struct dlb_config *b = config_of(p, cand);
-            if (k == i || !b || b == c || !ok_record(cand) ||
-                !same_values(p, b, c, 0, 1) || !same_values(p, b, first, 1, n_ns))
+            if (k == i || config_of(p, cand) != &p->configs[base] ||
+                !ok_record(cand))
                 continue;
-            annotate_one(rec, cand);
+            annotate_one(rec, cand, same_training(p, c, &p->configs[base]));
             n++;
             break;
         }
     }
+    dlb_sel_groups_free(&g);
     return n;
 }
 
@@ -135,8 +143,8 @@ void dlb_vs_baseline_print(FILE *f, json_t *records)
     }
     if (!any)
         return;
-    fprintf(f, "\nvs baseline (the same configuration with each plugin axis at "
-               "its first value)\n");
+    fprintf(f, "\nvs baseline (the same workload with the suite baseline's "
+               "settings)\n");
     fprintf(f, "%-*s  %8s  %15s  %13s  %s\n", (int)w, "config", "speedup",
             "speedup 95% CI", "accuracy drop", "baseline");
     fprintf(f, "%-*s  %8s  %15s  %13s\n", (int)w, "", "x", "x", "points");

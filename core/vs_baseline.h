@@ -1,8 +1,8 @@
-/* Each configuration against its baseline: the configuration with the same
- * values on every core axis and every plugin axis (NAME.key) at its first
- * value, as the plan's first configuration has it. For a suite that sweeps
- * an optimization's settings over batch sizes and models, that is "the
- * same batch and model without the optimization". */
+/* Each configuration against its baseline: the configuration of the same
+ * workload (select.h: the suite's workload_axes) that holds the suite
+ * baseline's settings. For a suite that sweeps an optimization's settings
+ * over batch sizes and models, that is "the same batch and model without
+ * the optimization". */
 #ifndef DLB_CORE_VS_BASELINE_H
 #define DLB_CORE_VS_BASELINE_H
 
@@ -14,7 +14,7 @@
  * in `records`: "vs_baseline": {"baseline_id", "speedup" (throughput
  * ratio of medians, with "speedup_ci_lo"/"_hi" from the throughput
  * intervals), "accuracy_drop" (baseline accuracy minus the record's, in
- * points; when both have one)}. Returns how many records got one. */
+ * points; when both have one and trained on as many images)}. Returns how many records got one. */
 size_t dlb_vs_baseline_annotate(const struct dlb_plan *p, json_t *records);
 
 /* The figures as a short table after the main one; nothing when no record
