@@ -68,6 +68,7 @@ static int winner_is(struct fixture *f, json_t *recs, const char *want)
     struct dlb_error err = {""};
     json_t *fin = dlb_search_final_records(&f->p, recs), *sel = NULL;
     int ok = dlb_select(&f->p, fin, &sel, &err) == DLB_OK &&
+             json_is_string(json_object_get(sel, "winner")) &&
              !strcmp(json_string_value(json_object_get(sel, "winner")), want);
     if (!ok)
         fprintf(stderr, "  winner %s, want %s\n", sel ? json_string_value(
@@ -82,7 +83,7 @@ static void test_halving(void)
     struct fixture f;
     if (!fixture_open(&f, suite))
         return;
-    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0, 0};
     struct dlb_select_settings set;
     struct dlb_error err = {""};
     CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
@@ -128,7 +129,8 @@ static void test_halving(void)
  * next configurations of the first screening until one meets it. */
 static void test_halving_fallback(void)
 {
-    static const char tol[] = "[suite]\nseed = 7\ntrain_steps = 10\n"
+    /* a budget in images: the accuracies of the batch sizes compare */
+    static const char tol[] = "[suite]\nseed = 7\ntrain_samples = 80\n"
                               "accuracy_tolerance = 0.5\n"
                               "[sweep]\nbatch = 1, 2, 3, 4, 5, 6, 7, 8\n";
     /* Round 0 ranks 2 3 4 5 5 7 ...; 3 and 4 (the finalists) and 2 lose
@@ -137,7 +139,7 @@ static void test_halving_fallback(void)
     struct fixture f;
     if (!fixture_open(&f, tol))
         return;
-    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0, 0};
     struct dlb_select_settings set;
     struct dlb_error err = {""};
     CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
@@ -165,7 +167,7 @@ static void test_halving_fallback(void)
  * is the baseline, so positions 1, 2, 4 and 6 change one setting and 3,
  * 5 and 7 two. */
 static const char two_axes[] =
-    "[suite]\n[sweep]\nbatch = 1, 2, 3, 4\nseed = 1, 2\n";
+    "[suite]\nworkload_axes = none\n[sweep]\nbatch = 1, 2, 3, 4\nseed = 1, 2\n";
 
 /* The baseline (78.5) ties with the best too, and is the simplest of
  * all, but the final round runs it anyway: it takes no place. */
@@ -177,7 +179,7 @@ static void test_halving_ties(void)
     CHECK(opened);
     if (!opened)
         return;
-    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0, 0};
     struct dlb_select_settings set;
     struct dlb_error err = {""};
     CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
@@ -231,7 +233,7 @@ static void test_halving_infer(void)
     struct fixture f;
     if (!fixture_open(&f, inf))
         return;
-    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0, 0};
     struct dlb_select_settings set;
     struct dlb_error err = {""};
     CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
@@ -294,10 +296,10 @@ static void test_halving_infer(void)
 static void test_halving_finalists(void)
 {
     struct fixture f;
-    if (!fixture_open(&f, "[suite]\n[sweep]\nbatch = 1, 2, 3, 4, 5, 6, 7, 8, 9\n"
-                          "seed = 1, 2\n"))
+    if (!fixture_open(&f, "[suite]\nworkload_axes = none\n[sweep]\n"
+                          "batch = 1, 2, 3, 4, 5, 6, 7, 8, 9\nseed = 1, 2\n"))
         return;
-    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0, 0};
     struct dlb_select_settings set;
     struct dlb_error err = {""};
     CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
@@ -339,7 +341,7 @@ static void test_halving_two(void)
     struct fixture f;
     if (!fixture_open(&f, "[suite]\n[sweep]\nbatch = 1, 2\n"))
         return;
-    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0, 0};
     struct dlb_select_settings set;
     struct dlb_error err = {""};
     CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
@@ -362,12 +364,22 @@ static void test_halving_small(void)
         CHECK(s.kind == DLB_SEARCH_GRID && s.halving_small);
         fixture_close(&f);
     }
-    if (fixture_open(&f, "[suite]\nsearch = halving\n[sweep]\n"
-                         "batch = 1, 2, 3, 4, 5, 6, 7, 8\n"
+    if (fixture_open(&f, "[suite]\nsearch = halving\nworkload_axes = none\n"
+                         "[sweep]\nbatch = 1, 2, 3, 4, 5, 6, 7, 8\n"
                          "seed = 1, 2\n")) {
         struct dlb_search s = dlb_search_of(&f.p);
         CHECK(f.p.n == DLB_HALVING_MIN_CONFIGS);
         CHECK(s.kind == DLB_SEARCH_HALVING && !s.halving_small);
+        CHECK(s.halving_groups == 0);
+        fixture_close(&f);
+    }
+    /* Two workloads (seed is one by default): halving would rank one
+     * against the other, so the grid runs, and says why. */
+    if (fixture_open(&f, "[suite]\nsearch = halving\n[sweep]\n"
+                         "batch = 1, 2, 3, 4, 5, 6, 7, 8\n"
+                         "seed = 1, 2\n")) {
+        struct dlb_search s = dlb_search_of(&f.p);
+        CHECK(s.kind == DLB_SEARCH_GRID && s.halving_groups == 2);
         fixture_close(&f);
     }
 }
@@ -395,7 +407,7 @@ static void test_halving_scale(void)
         struct fixture f;
         if (!fixture_open(&f, text))
             return;
-        struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0};
+        struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0, 0};
         struct dlb_select_settings set;
         struct dlb_error err = {""};
         struct dlb_search_round rd;

@@ -208,7 +208,9 @@ static void test_tie_rule_by_hand(void)
 static void test_latency(void)
 {
     struct fixture f;
-    if (!fixture_open(&f, "[suite]\nobjective = latency\n[sweep]\nbatch = 1, 2\n"))
+    /* batch as a setting: with latency each batch is otherwise a workload */
+    if (!fixture_open(&f, "[suite]\nobjective = latency\nworkload_axes = none\n"
+                          "[sweep]\nbatch = 1, 2\n"))
         return;
     json_t *recs = json_array();
     json_array_append_new(recs, crafted(&f, 0, 100, 0.01, -1, -1)); /* 10 ms */
@@ -223,6 +225,104 @@ static void test_latency(void)
 }
 
 /* Selection keys are checked when the plan is built, naming the line. */
+/* Workloads: with workload_axes = batch each batch is its own question,
+ * answered against its own baseline (amp off at that batch); the winner
+ * of one never stands against a row of the other. */
+static void test_workload_groups(void)
+{
+    struct fixture f;
+    if (!fixture_open(&f, "[suite]\nworkload_axes = batch\n"
+                          "[sweep]\nbatch = 16, 32\namp.enable = off, on\n"))
+        return;
+    /* plan order: (16,off) (16,on) (32,off) (32,on); amp pays at 32 only,
+     * and batch 32 is faster than anything at 16 */
+    json_t *recs = json_array();
+    json_array_append_new(recs, crafted(&f, 0, 100, 0.01, 80, 1e6));
+    json_array_append_new(recs, crafted(&f, 1, 60, 0.01, 80, 1e6));
+    json_array_append_new(recs, crafted(&f, 2, 300, 0.01, 80, 2e6));
+    json_array_append_new(recs, crafted(&f, 3, 600, 0.01, 80, 1e6));
+    json_t *sel = run_select(&f, recs);
+    json_t *groups = json_object_get(sel, "groups");
+    CHECK(json_array_size(groups) == 2);
+    CHECK(json_is_null(json_object_get(sel, "winner")));
+    CHECK(json_array_size(json_object_get(sel, "winners")) == 2);
+    json_t *g0 = json_array_get(groups, 0), *g1 = json_array_get(groups, 1);
+    CHECK(!strcmp(json_string_value(json_object_get(g0, "workload")), "batch=16"));
+    CHECK(!strcmp(json_string_value(json_object_get(g0, "winner")),
+                  "batch=16 amp.enable=off"));
+    CHECK(!strcmp(json_string_value(json_object_get(g1, "baseline")),
+                  "batch=32 amp.enable=off"));
+    CHECK(!strcmp(json_string_value(json_object_get(g1, "winner")),
+                  "batch=32 amp.enable=on"));
+    CHECK(dlb_select_complete(sel));
+    /* speedups against the row's own workload's baseline */
+    json_t *pc = json_object_get(json_object_get(sel, "per_config"),
+                                 "batch=32 amp.enable=on");
+    CHECK_NEAR(json_number_value(json_object_get(pc, "speedup")), 2.0, 1e-9);
+    CHECK(json_integer_value(json_object_get(pc, "group")) == 1);
+    /* the verdict: one setting, judged on both workloads */
+    json_t *v = json_array_get(json_object_get(sel, "verdicts"), 0);
+    CHECK(json_array_size(json_object_get(sel, "verdicts")) == 1);
+    CHECK(!strcmp(json_string_value(json_object_get(v, "setting")), "amp.enable=on"));
+    CHECK(!strcmp(json_string_value(json_object_get(v, "verdict")), "mixed"));
+    CHECK(!strcmp(json_string_value(json_object_get(v, "summary")),
+                  "pays off on batch=32 only; costs on batch=16"));
+    json_t *row = json_array_get(json_object_get(v, "workloads"), 1);
+    CHECK(!strcmp(json_string_value(json_object_get(row, "verdict")), "pays off"));
+    CHECK_NEAR(json_number_value(json_object_get(row, "memory_change")), -0.5, 1e-9);
+    CHECK_NEAR(json_number_value(json_object_get(row, "accuracy_change")), 0, 1e-9);
+    json_decref(sel);
+
+    /* No difference anywhere: no measurable effect on every workload. */
+    json_array_set_new(recs, 1, crafted(&f, 1, 100, 0.01, 80, 1e6));
+    json_array_set_new(recs, 3, crafted(&f, 3, 300, 0.01, 80, 1e6));
+    sel = run_select(&f, recs);
+    v = json_array_get(json_object_get(sel, "verdicts"), 0);
+    CHECK(!strcmp(json_string_value(json_object_get(v, "summary")),
+                  "no measurable effect on every workload"));
+    json_decref(sel);
+    json_decref(recs);
+    fixture_close(&f);
+}
+
+/* Accuracy compares only after as much training: batch 16 and 32 for 10
+ * steps each saw 160 and 320 images, so no drop is judged (a note says
+ * why); with train_samples they see as many, and the drop counts. */
+static void test_equal_training(void)
+{
+    struct fixture f;
+    if (!fixture_open(&f, "[suite]\ntrain_steps = 10\n[sweep]\nbatch = 16, 32\n"))
+        return;
+    json_t *recs = json_array();
+    json_array_append_new(recs, crafted(&f, 0, 100, 0.01, 80, -1));
+    json_array_append_new(recs, crafted(&f, 1, 200, 0.01, 70, -1));
+    json_t *sel = run_select(&f, recs);
+    json_t *pc = json_object_get(json_object_get(sel, "per_config"), "batch=32");
+    CHECK(!json_object_get(pc, "accuracy_drop"));
+    CHECK(strstr(json_string_value(json_object_get(pc, "accuracy_note")),
+                 "320 images, its baseline on 160") != NULL);
+    CHECK(!strcmp(winner(sel), "batch=32"));
+    json_decref(sel);
+    json_decref(recs);
+    fixture_close(&f);
+
+    if (!fixture_open(&f, "[suite]\ntrain_samples = 100\n[sweep]\nbatch = 16, 32\n"))
+        return;
+    /* ceil(100 / 16) = 7 steps, ceil(100 / 32) = 4 */
+    CHECK(dlb_config_core(&f.p, &f.p.configs[0], "train_steps")->i == 7);
+    CHECK(dlb_config_core(&f.p, &f.p.configs[1], "train_steps")->i == 4);
+    recs = json_array();
+    json_array_append_new(recs, crafted(&f, 0, 100, 0.01, 80, -1));
+    json_array_append_new(recs, crafted(&f, 1, 200, 0.01, 70, -1));
+    sel = run_select(&f, recs);
+    pc = json_object_get(json_object_get(sel, "per_config"), "batch=32");
+    CHECK_NEAR(json_number_value(json_object_get(pc, "accuracy_drop")), 10, 1e-9);
+    CHECK(!strcmp(winner(sel), "batch=16")); /* 32 loses 10 points */
+    json_decref(sel);
+    json_decref(recs);
+    fixture_close(&f);
+}
+
 static void test_bad_keys(void)
 {
     static const char *const bad[][2] = {
@@ -233,6 +333,12 @@ static void test_bad_keys(void)
          "target_accuracy"},
         {"[suite]\n[sweep]\nbatch = 16, 32\nobjective = latency, throughput\n",
          "objective"},
+        {"[suite]\nworkload_axes = model, btach\n[sweep]\nbatch = 16, 32\n",
+         ":2: workload_axes: 'btach'"},
+        {"[suite]\ntrain_samples = 100\ntrain_steps = 5\n[sweep]\nbatch = 16, 32\n",
+         "both train_samples (100) and train_steps (5)"},
+        {"[suite]\nmode = infer\ntrain_samples = 100\n[sweep]\nbatch = 16, 32\n",
+         "train_samples = 100 needs mode = train"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         char path[] = "/tmp/dlb-badsel-XXXXXX";
@@ -265,5 +371,7 @@ int main(void)
     test_tie_rule_by_hand();
     test_latency();
     test_bad_keys();
+    test_workload_groups();
+    test_equal_training();
     return check_exit();
 }
