@@ -63,6 +63,25 @@ static void set_single(struct builder *b, struct dlb_keyref r,
     }
 }
 
+/* The training budget is given once, in steps or in images
+ * (plan_budget.h): a later level (--quick, then --set) that gives one
+ * replaces the other, as it replaces any other key. */
+static void one_budget(struct builder *b, struct dlb_keyref r)
+{
+    static char *const zero[] = {"0"};
+    const struct dlb_ns *core = &b->s->ns[0];
+    if (r.ns != 0)
+        return;
+    const char *name = core->defs[r.param].name, *other = NULL;
+    if (!strcmp(name, "train_steps"))
+        other = "train_samples";
+    else if (!strcmp(name, "train_samples"))
+        other = "train_steps";
+    int k = other ? dlb_param_find(core->defs, core->n, other) : -1;
+    if (k >= 0)
+        set_single(b, (struct dlb_keyref){0, (unsigned)k}, zero);
+}
+
 static dlb_status set_axis(struct builder *b, const struct dlb_axis *src)
 {
     struct work_axis *a = find_axis(b, src->ref);
@@ -97,6 +116,7 @@ static dlb_status apply_set(struct builder *b, const char *set)
         return dlb_errorf(b->err, DLB_ERR_INPUT, "--set %s: %s", set, why);
     b->owned[b->n_owned] = (char *)v.s;
     set_single(b, r, &b->owned[b->n_owned++]);
+    one_budget(b, r);
     return DLB_OK;
 }
 
@@ -318,8 +338,10 @@ static dlb_status prepare(struct builder *b, const struct dlb_overrides *ov)
     for (size_t k = 0; k < s->n_axes; k++)
         set_axis(b, &s->axes[k]);
     if (ov && ov->quick) {
-        for (size_t k = 0; k < s->n_quick; k++)
+        for (size_t k = 0; k < s->n_quick; k++) {
             set_single(b, s->quick[k].ref, &s->quick[k].text);
+            one_budget(b, s->quick[k].ref);
+        }
         for (size_t k = 0; k < s->n_quick_axes; k++)
             set_axis(b, &s->quick_axes[k]);
     }

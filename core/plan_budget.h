@@ -10,8 +10,9 @@
 
 /* For every configuration with train_samples > 0: train_steps becomes
  * ceil(train_samples / batch). DLB_ERR_INPUT when such a configuration
- * also sets train_steps (one budget, not two) or runs mode = infer (there
- * train_steps names the cached reference weights). */
+ * also sets train_steps (one budget, not two: a suite file that gives
+ * both; [quick] or --set giving one clears the other) or runs mode =
+ * infer (there train_steps names the cached reference weights). */
 dlb_status dlb_plan_apply_train_samples(struct dlb_plan *p,
                                         struct dlb_error *err);
 

@@ -67,7 +67,9 @@ void dlb_rep_group_winner(char *buf, size_t len, json_t *sel, json_t *group)
     json_t *sp = json_object_get(pc, "speedup"), *ci = json_object_get(pc, "speedup_ci");
     json_t *drop = json_object_get(pc, "accuracy_drop");
     char fig[400] = "";
-    if (!strcmp(w, s_of(group, "baseline")))
+    if (json_array_size(json_object_get(group, "configs")) == 1)
+        snprintf(fig, sizeof fig, " (its only configuration: nothing to tune)");
+    else if (!strcmp(w, s_of(group, "baseline")))
         snprintf(fig, sizeof fig, " (the baseline: no setting beats it)");
     else if (json_is_number(sp))
         snprintf(fig, sizeof fig, ", %.2fx (%.2f-%.2f) over %s%s%.2f%s",
@@ -84,8 +86,13 @@ void dlb_report_verdicts(FILE *f, json_t *sel)
     json_t *verdicts = json_object_get(sel, "verdicts"), *v, *row;
     size_t i, j;
     char line[1400];
-    if (!json_array_size(verdicts))
+    if (!json_array_size(verdicts)) {
+        if (json_array_size(json_object_get(sel, "groups")) > 1)
+            fprintf(f, "\nverdicts: none: no configuration changes a setting "
+                       "of its workload's baseline (every axis is a workload "
+                       "axis)\n");
         return;
+    }
     fprintf(f, "\nverdicts (each setting against its workload's baseline: "
                "speedup with its 95%% CI, accuracy change +- its 95%% CI)\n");
     json_array_foreach(verdicts, i, v) {
