@@ -2,7 +2,8 @@
  * (model, batch ... as the suite's workload_axes say) with the suite
  * baseline's settings, as the records' vs_baseline says. Several
  * workloads are drawn in blocks, each under a heading row with its
- * workload, each bar labelled by its settings alone. Against one baseline for all, the amp
+ * workload; a bar is labelled with its row number and what it changes
+ * from its baseline. Against one baseline for all, the amp
  * suite's vgg-small rows showed as 0.03-0.07x of LeNet's, and bf16's real
  * effect was nowhere in the picture. A run whose rows have no such partner
  * (no plugin axes) is drawn against the selection's baseline, from its
@@ -128,30 +129,32 @@ static int speedup_of(json_t *rec, json_t *base, json_t *per_config,
     return 1;
 }
 
-/* The settings part of a configuration id: its tokens that are not in
- * the workload's label ("amp.precision=bf16" of "model=lenet batch=64
- * amp.precision=bf16" in workload "model=lenet batch=64"). */
-static void settings_part(const char *id, const char *workload, char *buf,
-                          size_t len)
+/* A bar's label: the row number of the table and what the row changes
+ * from its baseline, the tokens of its id that the baseline's lacks
+ * ("7: prune.enable=on prune.sparsity=0.9"); full ids ran past the
+ * canvas and read alike. */
+static void bar_label(json_t *rec, const char *base_id, int is_base, char *buf,
+                      size_t len)
 {
-    size_t used = 0;
-    buf[0] = '\0';
+    const char *id = dlb_rec_id(rec);
+    size_t used = (size_t)snprintf(buf, len, "%lld:", (long long)json_integer_value(
+                                       json_object_get(rec, "index")));
+    if (is_base || !base_id) {
+        snprintf(buf + used, len - used, " %s", is_base ? "baseline" : id);
+        return;
+    }
     for (const char *t = id; *t;) {
         size_t n = strcspn(t, " ");
-        int in_workload = 0;
-        for (const char *w = workload; *w && !in_workload;) {
+        int in_base = 0;
+        for (const char *w = base_id; *w && !in_base;) {
             size_t m = strcspn(w, " ");
-            in_workload = m == n && !strncmp(w, t, n);
+            in_base = m == n && !strncmp(w, t, n);
             w += m + (w[m] == ' ');
         }
-        if (!in_workload && used + n + 2 < len) {
-            used += (size_t)snprintf(buf + used, len - used, "%s%.*s",
-                                     used ? " " : "", (int)n, t);
-        }
+        if (!in_base && used + n + 2 < len)
+            used += (size_t)snprintf(buf + used, len - used, " %.*s", (int)n, t);
         t += n + (t[n] == ' ');
     }
-    if (!buf[0])
-        snprintf(buf, len, "(the workload alone)");
 }
 
 static int group_of(json_t *per_config, json_t *rec)
@@ -167,14 +170,17 @@ dlb_status dlb_plot_speedup(struct dlb_plotter *p, json_t *records,
     json_t *per_config = json_object_get(selection, "per_config");
     json_t *groups = json_object_get(selection, "groups");
     size_t n_groups = json_array_size(groups) > 1 ? json_array_size(groups) : 1;
-    if (!base || json_array_size(records) < 2)
+    int own = any_vs_baseline(records);
+    /* Several workloads and no setting to compare within one (the infer
+     * suite's batch sizes): every bar would be a baseline at 1x. */
+    if (!base || json_array_size(records) < 2 || (!own && n_groups > 1))
         return DLB_OK;
     FILE *f = dlb_plot_data_open(p, "speedup",
         "x, configuration, speedup, ci_lo, ci_hi (x), colour (0xRRGGBB), "
         "heading row (1: a workload's name, no bar)", err);
     if (!f)
         return DLB_ERR_IO;
-    int x = 0, own = any_vs_baseline(records);
+    int x = 0;
     for (size_t g = 0; g < n_groups; g++) {
         const char *wl = n_groups > 1 ? json_string_value(json_object_get(
                              json_array_get(groups, g), "workload")) : NULL;
@@ -196,10 +202,12 @@ dlb_status dlb_plot_speedup(struct dlb_plotter *p, json_t *records,
                 fprintf(f, " 0 0 0 %ld 1\n", 0xffffffL);
             }
             char label[512];
-            if (wl)
-                settings_part(dlb_rec_id(rec), wl, label, sizeof label);
+            const char *bid = json_string_value(json_object_get(
+                json_object_get(rec, "vs_baseline"), "baseline_id"));
+            bar_label(rec, own ? bid : dlb_rec_id(base), is_base, label,
+                      sizeof label);
             fprintf(f, "%d ", x++);
-            dlb_plot_label(f, wl ? label : dlb_rec_id(rec));
+            dlb_plot_label(f, label);
             long colour = is_base ? 0x999999 : s >= 1 ? 0x31a354 : 0xde2d26;
             fprintf(f, " %.9g %.9g %.9g %ld 0\n", s, lo, hi, colour);
         }

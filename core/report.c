@@ -83,7 +83,9 @@ void dlb_report_summary(FILE *f, json_t *records, json_t *selection)
     json_t *sp = json_object_get(pc, "speedup"), *ci = json_object_get(pc, "speedup_ci");
     json_t *drop = json_object_get(pc, "accuracy_drop");
     fprintf(f, "winner: %s", w);
-    if (!strcmp(w, json_string_value(json_object_get(selection, "baseline"))
+    if (json_array_size(json_object_get(json_array_get(groups, 0), "configs")) == 1)
+        fprintf(f, " (its only configuration: nothing to tune)");
+    else if (!strcmp(w, json_string_value(json_object_get(selection, "baseline"))
                        ? json_string_value(json_object_get(selection, "baseline"))
                        : ""))
         fprintf(f, " (the baseline: no setting beats it)");

@@ -33,8 +33,9 @@ static int workload_key(const struct dlb_select_settings *set, unsigned ns,
 }
 
 /* The setting configuration c applies on top of its baseline b, as
- * "key=value ..." in suite order; "" when c is b or changes the settings
- * of more than one plugin (or more than one core key). */
+ * "key=value ..." in suite order, a plugin's `enable` first (it says what
+ * the rest are settings of); "" when c is b or changes the settings of
+ * more than one plugin (or more than one core key). */
 static void setting_of(const struct dlb_plan *p,
                        const struct dlb_select_settings *set,
                        const struct dlb_config *c, const struct dlb_config *b,
@@ -65,6 +66,17 @@ static void setting_of(const struct dlb_plan *p,
             }
             used += (size_t)w;
         }
+    /* "mempool.release=on_miss mempool.enable=on" -> enable first */
+    char *en = ns_seen > 0 ? strstr(buf, ".enable=") : NULL;
+    while (en && en > buf && en[-1] != ' ')
+        en--;
+    if (en && en != buf) {
+        char moved[1024];
+        size_t n = strcspn(en, " ");
+        snprintf(moved, sizeof moved, "%.*s %.*s%s", (int)n, en,
+                 (int)(en - buf - 1), buf, en + n);
+        snprintf(buf, len, "%s", moved);
+    }
 }
 
 static double metric(json_t *rec, const char *name)

@@ -393,6 +393,62 @@ static void test_speedup_own_baseline(void)
     json_decref(recs);
 }
 
+/* Several workloads: the speedup bars come in a block per workload under
+ * a heading row, each labelled with its row number and what it changes
+ * from its baseline, and each workload gets its own Pareto plot. */
+static void test_workload_blocks(void)
+{
+    char line[512], path[700];
+    json_t *recs = json_array();
+    json_array_append_new(recs, record(0, "model=lenet amp.precision=fp32", 64, "fp32", 2.0, 80.0));
+    json_array_append_new(recs, record(1, "model=lenet amp.precision=bf16", 64, "bf16", 4.0, 80.0));
+    json_array_append_new(recs, record(2, "model=vgg amp.precision=fp32", 64, "fp32", 40.0, 90.0));
+    json_array_append_new(recs, record(3, "model=vgg amp.precision=bf16", 64, "bf16", 22.0, 90.0));
+    json_object_set_new(json_array_get(recs, 1), "vs_baseline", json_pack(
+        "{s:s,s:f,s:f,s:f}", "baseline_id", "model=lenet amp.precision=fp32",
+        "speedup", 0.5, "speedup_ci_lo", 0.45, "speedup_ci_hi", 0.55));
+    json_object_set_new(json_array_get(recs, 3), "vs_baseline", json_pack(
+        "{s:s,s:f,s:f,s:f}", "baseline_id", "model=vgg amp.precision=fp32",
+        "speedup", 1.8, "speedup_ci_lo", 1.5, "speedup_ci_hi", 2.1));
+    /* records appear in the other order of their groups: blocks follow
+     * the groups, not the records */
+    json_t *sel = json_pack(
+        "{s:s,s:[{s:s},{s:s}],s:{s:{s:i},s:{s:i},s:{s:i},s:{s:i}}}",
+        "baseline", "model=lenet amp.precision=fp32", "groups",
+        "workload", "model=vgg", "workload", "model=lenet", "per_config",
+        "model=lenet amp.precision=fp32", "group", 1,
+        "model=lenet amp.precision=bf16", "group", 1,
+        "model=vgg amp.precision=fp32", "group", 0,
+        "model=vgg amp.precision=bf16", "group", 0);
+    FILE *f = plot_data("blocks", recs, sel, "speedup.dat");
+    char labels[6][128];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        char *a = strchr(line, '"'), *b = a ? strchr(a + 1, '"') : NULL;
+        if (line[0] == '#' || !a || !b || n == 6)
+            continue;
+        snprintf(labels[n++], sizeof labels[0], "%.*s", (int)(b - a - 1), a + 1);
+    }
+    if (f)
+        fclose(f);
+    CHECK(n == 6);
+    if (n == 6) {
+        CHECK(!strcmp(labels[0], "[model=vgg]"));
+        CHECK(!strcmp(labels[1], "2: baseline"));
+        CHECK(!strcmp(labels[2], "3: amp.precision=bf16"));
+        CHECK(!strcmp(labels[3], "[model=lenet]"));
+        CHECK(!strcmp(labels[5], "1: amp.precision=bf16"));
+    }
+    for (int g = 1; g <= 2; g++) {
+        snprintf(path, sizeof path, "%s/blocks/plots/pareto-%d.dat", tmpdir, g);
+        CHECK(access(path, F_OK) == 0);
+    }
+    snprintf(path, sizeof path, "%s/blocks/plots/pareto.dat", tmpdir);
+    CHECK(access(path, F_OK) != 0);
+    json_decref(sel);
+    json_decref(recs);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "%s/dlb-plot-XXXXXX",
@@ -411,6 +467,7 @@ int main(void)
     test_plots();
     test_pareto_front();
     test_speedup_own_baseline();
+    test_workload_blocks();
     test_many_rows();
     test_trend();
     char cmd[600];
