@@ -71,13 +71,16 @@ void dlb_rep_group_winner(char *buf, size_t len, json_t *sel, json_t *group)
         snprintf(fig, sizeof fig, " (its only configuration: nothing to tune)");
     else if (!strcmp(w, s_of(group, "baseline")))
         snprintf(fig, sizeof fig, " (the baseline: no setting beats it)");
-    else if (json_is_number(sp))
-        snprintf(fig, sizeof fig, ", %.2fx (%.2f-%.2f) over %s%s%.2f%s",
-                 json_number_value(sp), json_number_value(json_array_get(ci, 0)),
-                 json_number_value(json_array_get(ci, 1)), s_of(group, "baseline"),
-                 json_is_number(drop) ? ", accuracy drop " : "",
-                 json_is_number(drop) ? json_number_value(drop) : 0.0,
-                 json_is_number(drop) ? " points" : "");
+    else if (json_is_number(sp)) {
+        int used = snprintf(fig, sizeof fig, ", %.2fx (%.2f-%.2f) over %s",
+                            json_number_value(sp),
+                            json_number_value(json_array_get(ci, 0)),
+                            json_number_value(json_array_get(ci, 1)),
+                            s_of(group, "baseline"));
+        if (json_is_number(drop) && used > 0 && (size_t)used < sizeof fig)
+            snprintf(fig + used, sizeof fig - (size_t)used, ", accuracy drop "
+                     "%.2f points", json_number_value(drop));
+    }
     snprintf(buf, len, "%s%s%s", head, w, fig);
 }
 

@@ -56,9 +56,33 @@ static dlb_status term_matches(const struct dlb_plan *p,
     return DLB_OK;
 }
 
-static dlb_status find_baseline(const struct dlb_plan *p, const char *spec,
-                                size_t *pos, struct dlb_error *err)
+/* Whether a and b differ only in workload keys: the same settings on two
+ * workloads. */
+static int same_settings(const struct dlb_plan *p,
+                         const struct dlb_select_settings *set,
+                         const struct dlb_config *a, const struct dlb_config *b)
 {
+    const struct dlb_suite *s = p->suite;
+    for (unsigned ns = 0; ns < s->n_ns; ns++)
+        for (unsigned k = 0; k < s->ns[ns].n; k++) {
+            int wl = 0;
+            for (size_t i = 0; i < set->n_workload && !wl; i++)
+                wl = set->workload[i].ns == ns && set->workload[i].param == k;
+            if (!wl && strcmp(a->values[ns][k].s, b->values[ns][k].s) != 0)
+                return 0;
+        }
+    return 1;
+}
+
+/* The baseline names settings ("amp.precision=fp32"); on several
+ * workloads it matches one configuration each, all with the same
+ * settings: that is one baseline, each workload's own. */
+static dlb_status find_baseline(const struct dlb_plan *p,
+                                const struct dlb_select_settings *set,
+                                const char *spec, size_t *pos,
+                                struct dlb_error *err)
+{
+    int one_setting = 1;
     *pos = 0;
     char *copy = strdup(spec), *save = NULL;
     if (!copy)
@@ -73,15 +97,18 @@ static dlb_status find_baseline(const struct dlb_plan *p, const char *spec,
             st = term_matches(p, &p->configs[i], t, &all, err);
         if (st == DLB_OK && all && hits++ == 0)
             *pos = i;
+        else if (st == DLB_OK && all)
+            one_setting &= same_settings(p, set, &p->configs[*pos], &p->configs[i]);
     }
     free(copy);
     if (st != DLB_OK)
         return st;
-    if (hits == 1)
+    if (hits == 1 || (hits > 1 && one_setting))
         return DLB_OK;
     if (hits > 1)
-        return dlb_errorf(err, DLB_ERR_INPUT, "matches %zu configurations; "
-                          "name more axis values", hits);
+        return dlb_errorf(err, DLB_ERR_INPUT, "matches %zu configurations "
+                          "with different settings; name more axis values",
+                          hits);
     return dlb_errorf(err, DLB_ERR_INPUT, "matches no configuration of the "
                       "plan; expected axis values as in a configuration id, "
                       "e.g. \"%s\"", p->configs[0].id);
@@ -157,9 +184,12 @@ dlb_status dlb_select_settings(const struct dlb_plan *p,
     out->memory_budget = (double)dlb_config_core(p, c, "memory_budget")->i;
     out->target_accuracy = dlb_config_core(p, c, "target_accuracy")->f;
     out->significance = dlb_config_core(p, c, "significance")->f;
+    dlb_status st = workload_keys(p, out, err);
+    if (st != DLB_OK)
+        return st;
     const char *spec = dlb_config_core(p, c, "baseline")->s;
     struct dlb_error inner = {""};
-    if (spec[0] && find_baseline(p, spec, &out->baseline, &inner) != DLB_OK) {
+    if (spec[0] && find_baseline(p, out, spec, &out->baseline, &inner) != DLB_OK) {
         key_where(p, "baseline", where, sizeof where);
         return dlb_errorf(err, DLB_ERR_INPUT, "%s = %s: %s", where, spec,
                           inner.msg);
@@ -172,9 +202,6 @@ dlb_status dlb_select_settings(const struct dlb_plan *p,
         key_where(p, "search", where, sizeof where);
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: %s", where, why);
     }
-    dlb_status st = workload_keys(p, out, err);
-    if (st != DLB_OK)
-        return st;
     if (out->objective == DLB_OBJ_TIME_TO_ACCURACY &&
         !(out->target_accuracy > 0)) {
         key_where(p, "objective", where, sizeof where);
