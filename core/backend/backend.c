@@ -4,8 +4,10 @@
 #endif
 #include "backend.h"
 #include "backend_impl.h"
+#include "backend_ops.h"
 #include "backend_module.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,14 +111,22 @@ void *dlb_backend_ctx(const struct dlb_backend *be)
     return be->ctx;
 }
 
-/* The entries every caller relies on; the rest may be NULL. */
+/* backend_ops.h names every entry after the version fields and name:
+ * an entry added to the table but to no family fails here. */
+#define DLB_OP_COUNT(be, op) + 1
+_Static_assert(offsetof(struct dlb_backend_ops, destroy) +
+               (0 DLB_OPS_ALL(DLB_OP_COUNT, _)) * sizeof(void (*)(void)) ==
+               sizeof(struct dlb_backend_ops),
+               "an entry of struct dlb_backend_ops is in no family of "
+               "backend_ops.h");
+#undef DLB_OP_COUNT
+
+/* The entries every caller relies on (backend_ops.h); the rest may be
+ * NULL. */
 static const char *first_missing(const struct dlb_backend_ops *o)
 {
-#define REQ(f) if (!o->f) return #f
-    REQ(destroy); REQ(supports); REQ(device_info); REQ(buffer_alloc);
-    REQ(buffer_free); REQ(copy_from_host); REQ(copy_to_host); REQ(copy);
-    REQ(synchronize); REQ(timer_create); REQ(timer_destroy); REQ(timer_start);
-    REQ(timer_stop); REQ(timer_elapsed);
+#define REQ(be, f) if (!o->f) return #f;
+    DLB_OPS_REQUIRED(REQ, _)
 #undef REQ
     return NULL;
 }

@@ -384,7 +384,7 @@ static const struct dp_engine nccl_engine = {
     .fini = nccl_fini,
 };
 
-static const struct dp_nccl_module nccl_module = {
+static const struct dlb_nccl_module nccl_module = {
     .version = DP_NCCL_MODULE_VERSION,
     .engine_size = sizeof(struct dp_engine),
     .settings_size = sizeof(struct dp_settings),
@@ -393,8 +393,8 @@ static const struct dp_nccl_module nccl_module = {
 };
 
 /* The one exported symbol (dp_nccl_module.h). */
-const struct dp_nccl_module *dlb_dp_nccl_module(void);
-const struct dp_nccl_module *dlb_dp_nccl_module(void)
+const struct dlb_nccl_module *dlb_dp_nccl_module(void);
+const struct dlb_nccl_module *dlb_dp_nccl_module(void)
 {
     return &nccl_module;
 }

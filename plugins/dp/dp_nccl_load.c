@@ -1,97 +1,71 @@
-/* Engine nccl in a build with CUDA: dp_nccl.so found beside this plugin,
- * dlopen'ed on the first configuration that asks for it, its table
- * checked, and every call passed on (dp_nccl_module.h).
- *
- * The module is looked for and checked as a companion module
- * (plugin_module.h): DIR/dp/dp_nccl.so beside the running dp.so, or
- * libtool's DIR/../dp/.libs/dp_nccl.so. */
-#include <stdio.h>
-#include <string.h>
-
+/* Engine nccl in a build with CUDA: dp_nccl.so (dp_nccl_module.h) loaded
+ * by the shared loader (nccl_load.h) on the first configuration that asks
+ * for it, and every call passed on. */
 #include "dp_nccl_module.h"
-#include "plugin_module.h"
+#include "nccl_load.h"
 
-static const struct dp_engine *loaded;
+static int complete(const void *engine)
+{
+    const struct dp_engine *e = engine;
+    return e->probe && e->init && e->step && e->figures && e->fini;
+}
 
-static const struct dlb_plugin_module module = {
-    .who = "engine nccl",
-    .plugin = "dp",
-    .file = DP_NCCL_MODULE_FILE,
-    .entry = DP_NCCL_MODULE_ENTRY,
-    .kind = "a dp nccl module",
-    .version = DP_NCCL_MODULE_VERSION,
-    .built_with = "CUDA toolkit with NCCL",
-    .anchor = &dp_engine_nccl,
+static struct dlb_nccl_loader loader = {
+    .module = {
+        .who = "engine nccl",
+        .plugin = "dp",
+        .file = DP_NCCL_MODULE_FILE,
+        .entry = DP_NCCL_MODULE_ENTRY,
+        .kind = "a dp nccl module",
+        .version = DP_NCCL_MODULE_VERSION,
+        .built_with = "CUDA toolkit with NCCL",
+        .anchor = &dp_engine_nccl,
+    },
+    .engine_size = sizeof(struct dp_engine),
+    .settings_size = sizeof(struct dp_settings),
+    .figures_size = sizeof(struct dp_figures),
+    .complete = complete,
 };
-
-/* The table's version, struct sizes and hooks are this build's. */
-static int accept(void *entry, void *ctx)
-{
-    union { void *obj; dp_nccl_module_fn fn; } f = {entry};
-    const struct dp_nccl_module *m = f.fn();
-    (void)ctx;
-    if (!m || m->version != DP_NCCL_MODULE_VERSION ||
-        m->engine_size != sizeof(struct dp_engine) ||
-        m->settings_size != sizeof(struct dp_settings) ||
-        m->figures_size != sizeof(struct dp_figures) || !m->engine ||
-        !m->engine->probe || !m->engine->init || !m->engine->step ||
-        !m->engine->figures || !m->engine->fini)
-        return 0;
-    loaded = m->engine;
-    return 1;
-}
-
-static int load(char *why, size_t len)
-{
-    return loaded || dlb_plugin_module_load(&module, accept, NULL, why, len);
-}
 
 static dlb_status load_probe(const struct dlb_host *h,
                              const struct dp_settings *s, char *reason,
                              size_t len)
 {
-    /* Said first: on a CPU backend it is the reason that matters, whether
-     * or not this machine could load the CUDA libraries. */
-    if (!h->backend_name || strcmp(h->backend_name, "cuda") != 0) {
-        snprintf(reason, len, "engine nccl runs on GPUs: it needs backend = "
-                 "cuda (this configuration has backend %s)",
-                 h->backend_name ? h->backend_name : "?");
+    const struct dp_engine *e;
+    if (dlb_nccl_need_cuda(h, "runs on GPUs", reason, len) != DLB_OK ||
+        !(e = dlb_nccl_load(&loader, reason, len)))
         return DLB_ERR_UNSUPPORTED;
-    }
-    if (!load(reason, len))
-        return DLB_ERR_UNSUPPORTED;
-    return loaded->probe(h, s, reason, len);
+    return e->probe(h, s, reason, len);
 }
 
-/* The core probes before it initialises, so the module is loaded here;
- * the check is for a caller that skipped the probe. */
 static dlb_status load_init(const struct dlb_host *h,
                             const struct dp_settings *s, void **eng)
 {
-    char why[512];
-    if (!load(why, sizeof why)) {
-        h->log(h, DLB_LOG_ERROR, "%s", why);
-        return DLB_ERR_UNSUPPORTED;
-    }
-    return loaded->init(h, s, eng);
+    const struct dp_engine *e = dlb_nccl_load_logged(&loader, h);
+    return e ? e->init(h, s, eng) : DLB_ERR_UNSUPPORTED;
 }
 
+/* The core calls these only after init succeeded, so the engine is
+ * loaded. */
 static dlb_status load_step(void *eng, struct dlb_model *model,
                             const struct dlb_batch *batch)
 {
-    return loaded->step(eng, model, batch);
+    const struct dp_engine *e = loader.engine;
+    return e->step(eng, model, batch);
 }
 
 static dlb_status load_figures(void *eng, struct dlb_model *model,
                                struct dp_figures *out)
 {
-    return loaded->figures(eng, model, out);
+    const struct dp_engine *e = loader.engine;
+    return e->figures(eng, model, out);
 }
 
 static void load_fini(void *eng)
 {
-    if (loaded)
-        loaded->fini(eng);
+    const struct dp_engine *e = loader.engine;
+    if (e)
+        e->fini(eng);
 }
 
 const struct dp_engine dp_engine_nccl = {

@@ -229,7 +229,7 @@ static const struct mp_engine nccl_engine = {
     .fini = nccl_fini,
 };
 
-static const struct mp_nccl_module nccl_module = {
+static const struct dlb_nccl_module nccl_module = {
     .version = MP_NCCL_MODULE_VERSION,
     .engine_size = sizeof(struct mp_engine),
     .settings_size = sizeof(struct mp_settings),
@@ -238,8 +238,8 @@ static const struct mp_nccl_module nccl_module = {
 };
 
 /* The one exported symbol (mp_nccl_module.h). */
-const struct mp_nccl_module *dlb_mp_nccl_module(void);
-const struct mp_nccl_module *dlb_mp_nccl_module(void)
+const struct dlb_nccl_module *dlb_mp_nccl_module(void);
+const struct dlb_nccl_module *dlb_mp_nccl_module(void)
 {
     return &nccl_module;
 }

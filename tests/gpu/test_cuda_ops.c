@@ -19,7 +19,9 @@
  * element. int8 convolution and linear layers: within backend.h's bound
  * (1 LSB for s8/u8 y, 1e-6 relative for f32 y), expected identical (see
  * test_int8_and_sparse). CSR linear layers: TOL_F32.
- * Exits 77 without a GPU. */
+ * The checks this test shares with the cpu backend's are in
+ * tests/unit/backend_pair_ops.h and backend_pair_lenet.h. Exits 77
+ * without a GPU. */
 #include "check.h"
 
 #include <math.h>
@@ -32,6 +34,9 @@
 #include "backend/backend.h"
 #include "backend/dtype.h"
 #include "backend/int8.h"
+#include "backend_pair.h"
+#include "backend_pair_lenet.h"
+#include "backend_pair_ops.h"
 #include "gpu_open.h"
 #include "rng.h"
 
@@ -41,224 +46,19 @@
 #define TOL_F16 5e-3
 #define TOL_BF16 1e-2
 
-static struct dlb_backend *dev, *ref;
-static struct dlb_rng rng;
 static double tol_f32_dnn = TOL_F32_DNN; /* TOL_TF32 in the TF32 pass */
 
-struct pair {
-    struct dlb_buffer *d, *r; /* device side, ref side */
-    size_t n;
-    enum dlb_dtype t;
-};
-
-static const struct pair none = { NULL, NULL, 0, DLB_F32 };
-
-#define B(p) (side ? (p).r : (p).d)
-#define BE (side ? ref : dev)
-#define BOTH for (int side = 0; side < 2; side++)
-#define CALL(op, ...) BOTH CHECK(DLB_BE_CALL(BE, op, __VA_ARGS__) == DLB_OK)
-
-static double rand_nonzero(void)
-{
-    double m = 0.1 + 0.9 * dlb_rng_double(&rng);
-    return dlb_rng_below(&rng, 2) ? m : -m;
-}
-
-static struct pair alloc_pair(enum dlb_dtype t, size_t n)
-{
-    struct pair p = { NULL, NULL, n, t };
-    CHECK(DLB_BE_CALL(dev, buffer_alloc, t, n, &p.d) == DLB_OK);
-    CHECK(DLB_BE_CALL(ref, buffer_alloc, t, n, &p.r) == DLB_OK);
-    return p;
-}
-
-static void *host_of(enum dlb_dtype t, const float *v, size_t n)
-{
-    void *h = malloc(n * dlb_dtype_size(t) + 1);
-    for (size_t i = 0; i < n; i++) {
-        switch (t) {
-        case DLB_F32: ((float *)h)[i] = v[i]; break;
-        case DLB_BF16: ((uint16_t *)h)[i] = dlb_f32_to_bf16(v[i]); break;
-        case DLB_F16: ((uint16_t *)h)[i] = dlb_f32_to_f16(v[i]); break;
-        case DLB_F64: ((double *)h)[i] = v[i]; break;
-        case DLB_S32: ((int32_t *)h)[i] = (int32_t)v[i]; break;
-        case DLB_S8: ((int8_t *)h)[i] = (int8_t)v[i]; break;
-        case DLB_U8: ((uint8_t *)h)[i] = (uint8_t)v[i]; break;
-        }
-    }
-    return h;
-}
-
-static struct pair from_floats(enum dlb_dtype t, const float *v, size_t n)
-{
-    struct pair p = alloc_pair(t, n);
-    void *h = host_of(t, v, n);
-    size_t bytes = n * dlb_dtype_size(t);
-    CHECK(DLB_BE_CALL(dev, copy_from_host, p.d, 0, h, bytes) == DLB_OK);
-    CHECK(DLB_BE_CALL(ref, copy_from_host, p.r, 0, h, bytes) == DLB_OK);
-    free(h);
-    return p;
-}
-
-static struct pair rand_pair(enum dlb_dtype t, size_t n, double scale)
-{
-    float *v = malloc(n * sizeof *v + 1);
-    for (size_t i = 0; i < n; i++)
-        v[i] = (float)(scale * rand_nonzero());
-    struct pair p = from_floats(t, v, n);
-    free(v);
-    return p;
-}
-
-/* Garbage on both sides, so that unwritten elements show. */
-static struct pair out_pair(enum dlb_dtype t, size_t n)
-{
-    struct pair p = alloc_pair(t, n);
-    CHECK(DLB_BE_CALL(dev, fill, n, p.d, 123.0) == DLB_OK);
-    CHECK(DLB_BE_CALL(ref, fill, n, p.r, -77.0) == DLB_OK);
-    return p;
-}
-
-static void release(struct pair *p)
-{
-    if (p->d)
-        dlb_backend_ops_of(dev)->buffer_free(dev, p->d);
-    if (p->r)
-        dlb_backend_ops_of(ref)->buffer_free(ref, p->r);
-    p->d = p->r = NULL;
-}
-
-#define RELEASE(...)                                                        \
-    do {                                                                    \
-        struct pair *all_[] = { __VA_ARGS__ };                              \
-        for (size_t i_ = 0; i_ < sizeof all_ / sizeof *all_; i_++)          \
-            release(all_[i_]);                                              \
-    } while (0)
-
-static double *download(struct dlb_backend *be, const struct dlb_buffer *b,
-                        size_t n, enum dlb_dtype t)
-{
-    size_t esz = dlb_dtype_size(t);
-    unsigned char *raw = calloc(n * esz + 1, 1);
-    double *v = calloc(n + 1, sizeof *v);
-    CHECK(DLB_BE_CALL(be, copy_to_host, raw, b, 0, n * esz) == DLB_OK);
-    for (size_t i = 0; i < n; i++) {
-        float f;
-        uint16_t h;
-        int32_t k;
-        switch (t) {
-        case DLB_F32: memcpy(&f, raw + 4 * i, 4); v[i] = f; break;
-        case DLB_BF16: memcpy(&h, raw + 2 * i, 2); v[i] = dlb_bf16_to_f32(h); break;
-        case DLB_F16: memcpy(&h, raw + 2 * i, 2); v[i] = dlb_f16_to_f32(h); break;
-        case DLB_F64: memcpy(&v[i], raw + 8 * i, 8); break;
-        case DLB_S32: memcpy(&k, raw + 4 * i, 4); v[i] = k; break;
-        case DLB_S8: v[i] = (signed char)raw[i]; break;
-        case DLB_U8: v[i] = raw[i]; break;
-        }
-    }
-    free(raw);
-    return v;
-}
-
-static double rel_err(struct pair p)
-{
-    double *a = download(dev, p.d, p.n, p.t);
-    double *b = download(ref, p.r, p.n, p.t);
-    double num = 0.0, den = 0.0;
-    for (size_t i = 0; i < p.n; i++) {
-        num += (a[i] - b[i]) * (a[i] - b[i]);
-        den += b[i] * b[i];
-    }
-    free(a);
-    free(b);
-    return den > 0.0 ? sqrt(num / den) : sqrt(num);
-}
-
+/* The bounds listed above, for backend_pair.h's checks. */
 static double tol_of(enum dlb_dtype t, int dnn)
 {
     return t == DLB_BF16 ? TOL_BF16 : t == DLB_F16 ? TOL_F16
            : dnn ? tol_f32_dnn : TOL_F32;
 }
 
-static void expect_tol(const char *what, struct pair p, double tol)
-{
-    double e = rel_err(p);
-    check_count++;
-    if (!(e <= tol)) {
-        check_failures++;
-        fprintf(stderr, "FAIL %s (%s): relative error %.3g > %.g\n", what,
-                dlb_dtype_name(p.t), e, tol);
-    } else {
-        /* the per-operation error table of the device check */
-        fprintf(stderr, "ok   %-46s %-4s rel err %.2e (bound %.0e)\n", what,
-                dlb_dtype_name(p.t), e, tol);
-    }
-}
-
-#define NEAR(what, p) expect_tol(what, p, tol_of((p).t, 0))
-#define NEAR_DNN(what, p) expect_tol(what, p, tol_of((p).t, 1))
 #define NEAR_CHAIN(what, p)                                                 \
     expect_tol(what, p, ((p).t == DLB_F32 ? 1.0 : 2.0) * tol_of((p).t, 1))
 
-static void expect_same(const char *what, struct pair p)
-{
-    double *a = download(dev, p.d, p.n, p.t);
-    double *b = download(ref, p.r, p.n, p.t);
-    size_t bad = 0;
-    for (size_t i = 0; i < p.n; i++)
-        if (!(a[i] == b[i]) && !(a[i] != a[i] && b[i] != b[i]))
-            bad++;
-    check_count++;
-    if (bad) {
-        check_failures++;
-        fprintf(stderr, "FAIL %s: %zu of %zu elements differ\n", what, bad, p.n);
-    } else {
-        fprintf(stderr, "ok   %-46s %-4s identical\n", what, dlb_dtype_name(p.t));
-    }
-    free(a);
-    free(b);
-}
-
 /* ---- convolution ------------------------------------------------------ */
-
-static struct dlb_conv2d_desc conv_desc(uint32_t n, uint32_t ic, uint32_t h,
-                                        uint32_t w, uint32_t oc, uint32_t k,
-                                        uint32_t stride, uint32_t pad)
-{
-    struct dlb_conv2d_desc d = { n, ic, h, w, oc, k, k, stride, stride, pad,
-                                 pad, 0, 0 };
-    d.out_h = dlb_conv_out_size(h, k, stride, pad);
-    d.out_w = dlb_conv_out_size(w, k, stride, pad);
-    return d;
-}
-
-static void test_conv(const char *name, struct dlb_conv2d_desc d,
-                      enum dlb_dtype t, int bias)
-{
-    char what[160];
-    size_t xn = (size_t)d.n * d.in_c * d.in_h * d.in_w;
-    size_t wn = (size_t)d.out_c * d.in_c * d.kh * d.kw;
-    size_t yn = (size_t)d.n * d.out_c * d.out_h * d.out_w;
-    struct pair x = rand_pair(t, xn, 1.0), w = rand_pair(t, wn, 0.3);
-    struct pair b = bias ? rand_pair(t, d.out_c, 1.0) : none;
-    struct pair dy = rand_pair(t, yn, 1.0);
-    struct pair y = out_pair(t, yn), dx = out_pair(t, xn), dw = out_pair(t, wn);
-    struct pair db = bias ? out_pair(t, d.out_c) : none;
-    CALL(conv2d_fwd, &d, B(x), B(w), B(b), B(y));
-    snprintf(what, sizeof what, "conv fwd %s%s", name, bias ? " +bias" : "");
-    NEAR_DNN(what, y);
-    CALL(conv2d_bwd_data, &d, B(w), B(dy), B(dx));
-    snprintf(what, sizeof what, "conv bwd_data %s", name);
-    NEAR_DNN(what, dx);
-    CALL(conv2d_bwd_weights, &d, B(x), B(dy), B(dw), B(db));
-    snprintf(what, sizeof what, "conv bwd_weights %s", name);
-    NEAR_DNN(what, dw);
-    if (bias) {
-        snprintf(what, sizeof what, "conv bwd_bias %s", name);
-        NEAR_DNN(what, db);
-    }
-    RELEASE(&x, &w, &b, &dy, &y, &dx, &dw, &db);
-}
 
 /* bf16 (or f16) weights with f32 activations in and out, the weight
  * gradient in either type: the compute type's bound. */
@@ -282,33 +82,10 @@ static void test_conv_mixed(enum dlb_dtype lp, enum dlb_dtype dwt)
     RELEASE(&x, &w, &b, &dy, &y, &dx, &dw, &db);
 }
 
-/* ---- pooling, relu, dropout ------------------------------------------- */
+/* ---- relu ------------------------------------------------------------ */
 
-static void test_pool(const char *name, enum dlb_pool_kind kind, uint32_t n,
-                      uint32_t c, uint32_t h, uint32_t w, uint32_t k,
-                      uint32_t stride, uint32_t pad, enum dlb_dtype t)
-{
-    char what[160];
-    struct dlb_pool_desc d = { kind, n, c, h, w, k, k, stride, stride, pad, pad,
-                               dlb_conv_out_size(h, k, stride, pad),
-                               dlb_conv_out_size(w, k, stride, pad) };
-    size_t xn = (size_t)n * c * h * w, yn = (size_t)n * c * d.out_h * d.out_w;
-    struct pair x = rand_pair(t, xn, 1.0), dy = rand_pair(t, yn, 1.0);
-    struct pair y = out_pair(t, yn), dx = out_pair(t, xn);
-    struct pair ws = kind == DLB_POOL_MAX ? alloc_pair(DLB_S32, yn) : none;
-    CALL(pool_fwd, &d, B(x), B(y), B(ws));
-    snprintf(what, sizeof what, "pool fwd %s", name);
-    NEAR(what, y);
-    if (kind == DLB_POOL_MAX) {
-        snprintf(what, sizeof what, "pool workspace %s", name);
-        expect_same(what, ws);
-    }
-    CALL(pool_bwd, &d, B(dy), B(ws), B(dx));
-    snprintf(what, sizeof what, "pool bwd %s", name);
-    NEAR(what, dx);
-    RELEASE(&x, &dy, &y, &dx, &ws);
-}
-
+/* Here, not in backend_pair_ops.h: the cuda backend's relu is asserted
+ * identical to ref's, where the cpu test bounds oneDNN's. */
 static void test_relu(size_t count, enum dlb_dtype t)
 {
     struct pair x = rand_pair(t, count, 1.0), dy = rand_pair(t, count, 1.0);
@@ -322,139 +99,7 @@ static void test_relu(size_t count, enum dlb_dtype t)
     RELEASE(&x, &dy, &y, &dx);
 }
 
-static void test_dropout(enum dlb_dropout_mode mode, uint32_t n, uint32_t c,
-                         uint32_t hw, float p, enum dlb_dtype t)
-{
-    size_t count = (size_t)n * c * hw;
-    struct dlb_dropout_desc d = { mode, n, c, hw, p, 0x1234abcdull + count };
-    struct pair x = rand_pair(t, count, 1.0), dy = rand_pair(t, count, 1.0);
-    struct pair y = out_pair(t, count);
-    CALL(dropout_fwd, &d, B(x), B(y));
-    expect_same(mode == DLB_DROPOUT_CHANNEL ? "dropout2d fwd (mask, values)"
-                                            : "dropout fwd (mask, values)", y);
-    CALL(dropout_bwd, &d, B(dy), B(dy));
-    expect_same("dropout bwd in place", dy);
-    RELEASE(&x, &dy, &y);
-}
-
-/* ---- batch normalisation ---------------------------------------------- */
-
-static void test_bn(const char *name, uint32_t n, uint32_t c, uint32_t hw,
-                    enum dlb_dtype t)
-{
-    char what[160];
-    struct dlb_batchnorm_desc d = { n, c, hw, 1e-5f, 0.1f };
-    size_t cnt = (size_t)n * c * hw;
-    struct pair x = rand_pair(t, cnt, 2.0), dy = rand_pair(t, cnt, 1.0);
-    struct pair gamma = rand_pair(DLB_F32, c, 1.0), beta = rand_pair(DLB_F32, c, 1.0);
-    struct pair rm = rand_pair(DLB_F32, c, 0.5);
-    float *ones = malloc(c * sizeof *ones);
-    for (uint32_t i = 0; i < c; i++)
-        ones[i] = 1.0f + 0.5f * (float)dlb_rng_double(&rng);
-    struct pair rv = from_floats(DLB_F32, ones, c);
-    free(ones);
-    struct pair sm = out_pair(DLB_F32, c), si = out_pair(DLB_F32, c);
-    struct pair y = out_pair(t, cnt), dx = out_pair(t, cnt);
-    struct pair dg = out_pair(DLB_F32, c), dbeta = out_pair(DLB_F32, c);
-    CALL(batchnorm_fwd_train, &d, B(x), B(gamma), B(beta), B(rm), B(rv), B(sm),
-         B(si), B(y));
-    snprintf(what, sizeof what, "bn fwd_train y %s", name);
-    NEAR_DNN(what, y);
-    snprintf(what, sizeof what, "bn fwd_train mean, invstd %s", name);
-    NEAR_DNN(what, sm);
-    NEAR_DNN(what, si);
-    snprintf(what, sizeof what, "bn running mean, var (unbiased) %s", name);
-    NEAR_DNN(what, rm);
-    NEAR_DNN(what, rv);
-    CALL(batchnorm_bwd, &d, B(x), B(dy), B(gamma), B(sm), B(si), B(dx), B(dg),
-         B(dbeta));
-    snprintf(what, sizeof what, "bn bwd dx %s", name);
-    NEAR_DNN(what, dx);
-    snprintf(what, sizeof what, "bn bwd dgamma, dbeta %s", name);
-    NEAR_DNN(what, dg);
-    NEAR_DNN(what, dbeta);
-    CALL(batchnorm_fwd_infer, &d, B(x), B(gamma), B(beta), B(rm), B(rv), B(y));
-    snprintf(what, sizeof what, "bn fwd_infer %s", name);
-    NEAR_DNN(what, y);
-    RELEASE(&x, &dy, &gamma, &beta, &rm, &rv, &sm, &si, &y, &dx, &dg, &dbeta);
-}
-
-/* ---- linear, loss ------------------------------------------------------ */
-
-static void test_linear(const char *name, uint32_t n, uint32_t in, uint32_t out,
-                        enum dlb_dtype t, int bias, int want_dx)
-{
-    char what[160];
-    struct dlb_linear_desc d = { n, in, out };
-    struct pair x = rand_pair(t, (size_t)n * in, 1.0);
-    struct pair w = rand_pair(t, (size_t)out * in, 0.3);
-    struct pair b = bias ? rand_pair(t, out, 1.0) : none;
-    struct pair dy = rand_pair(t, (size_t)n * out, 1.0);
-    struct pair y = out_pair(t, (size_t)n * out);
-    struct pair dx = want_dx ? out_pair(t, (size_t)n * in) : none;
-    struct pair dw = out_pair(t, (size_t)out * in);
-    struct pair db = bias ? out_pair(t, out) : none;
-    CALL(linear_fwd, &d, B(x), B(w), B(b), B(y));
-    snprintf(what, sizeof what, "linear fwd %s%s", name, bias ? " +bias" : "");
-    NEAR_DNN(what, y);
-    CALL(linear_bwd, &d, B(x), B(w), B(dy), B(dx), B(dw), B(db));
-    snprintf(what, sizeof what, "linear bwd %s", name);
-    if (want_dx)
-        NEAR_DNN(what, dx);
-    NEAR_DNN(what, dw);
-    if (bias)
-        NEAR_DNN(what, db);
-    RELEASE(&x, &w, &b, &dy, &y, &dx, &dw, &db);
-}
-
-static void test_loss(uint32_t n, uint32_t classes, enum dlb_dtype t)
-{
-    struct dlb_loss_desc d = { n, classes };
-    size_t cnt = (size_t)n * classes;
-    struct pair x = rand_pair(t, cnt, 3.0);
-    float *lab = malloc(n * sizeof *lab);
-    for (uint32_t i = 0; i < n; i++)
-        lab[i] = (float)dlb_rng_below(&rng, classes);
-    struct pair labels = from_floats(DLB_S32, lab, n);
-    free(lab);
-    struct pair y = out_pair(t, cnt), loss = out_pair(DLB_F32, 1);
-    struct pair dx = out_pair(t, cnt);
-    CALL(logsoftmax_fwd, &d, B(x), B(y));
-    NEAR("logsoftmax fwd", y);
-    CALL(nll_loss, &d, B(y), B(labels), B(loss));
-    NEAR("nll loss", loss);
-    CALL(logsoftmax_nll_bwd, &d, B(y), B(labels), 128.0f, B(dx));
-    NEAR("logsoftmax+nll bwd (scale 128)", dx);
-    RELEASE(&x, &labels, &y, &loss, &dx);
-}
-
 /* ---- element-wise ------------------------------------------------------ */
-
-static void test_sgd(size_t count)
-{
-    struct dlb_sgd_desc d = { count, 0.05f, 0.9f, 5e-4f };
-    struct pair w = rand_pair(DLB_F32, count, 1.0), g = rand_pair(DLB_F32, count, 1.0);
-    struct pair v = rand_pair(DLB_F32, count, 0.1);
-    for (int step = 0; step < 3; step++)
-        CALL(sgd_update, &d, B(w), B(g), B(v));
-    double *a = download(dev, w.d, count, DLB_F32), *b = download(ref, w.r, count, DLB_F32);
-    double *va = download(dev, v.d, count, DLB_F32), *vb = download(ref, v.r, count, DLB_F32);
-    size_t bad = 0;
-    for (size_t i = 0; i < count; i++)
-        if (fabs(a[i] - b[i]) > 1e-6 * fmax(1.0, fabs(b[i])) ||
-            fabs(va[i] - vb[i]) > 1e-6 * fmax(1.0, fabs(vb[i])))
-            bad++;
-    check_count++;
-    if (bad) {
-        check_failures++;
-        fprintf(stderr, "FAIL sgd: %zu of %zu elements beyond 1e-6\n", bad, count);
-    }
-    free(a);
-    free(b);
-    free(va);
-    free(vb);
-    RELEASE(&w, &g, &v);
-}
 
 static void test_elementwise(size_t count)
 {
@@ -567,72 +212,26 @@ static void expect_route_ties(const char *what, struct pair ws, struct pair x,
 
 static void test_chain_lenet(enum dlb_dtype t, uint32_t n)
 {
-    struct dlb_conv2d_desc c1 = conv_desc(n, 1, 28, 28, 10, 5, 1, 0);
-    struct dlb_conv2d_desc c2 = conv_desc(n, 10, 12, 12, 20, 5, 1, 0);
-    struct dlb_pool_desc p1 = { DLB_POOL_MAX, n, 10, 24, 24, 2, 2, 2, 2, 0, 0, 12, 12 };
-    struct dlb_pool_desc p2 = { DLB_POOL_MAX, n, 20, 8, 8, 2, 2, 2, 2, 0, 0, 4, 4 };
-    struct dlb_dropout_desc d2 = { DLB_DROPOUT_CHANNEL, n, 20, 64, 0.5f, 77 };
-    struct dlb_dropout_desc d3 = { DLB_DROPOUT_ELEMENT, n, 50, 1, 0.5f, 78 };
-    struct dlb_linear_desc f1 = { n, 320, 50 }, f2 = { n, 50, 10 };
-    size_t a1 = (size_t)n * 5760, a2 = (size_t)n * 1440, a3 = (size_t)n * 1280,
-           a4 = (size_t)n * 320;
-    struct pair x = rand_pair(t, (size_t)n * 784, 1.0);
-    struct pair w1 = rand_pair(t, 250, 0.3), b1 = rand_pair(t, 10, 0.5);
-    struct pair w2 = rand_pair(t, 5000, 0.1), b2 = rand_pair(t, 20, 0.5);
-    struct pair w3 = rand_pair(t, 16000, 0.1), b3 = rand_pair(t, 50, 0.5);
-    struct pair w4 = rand_pair(t, 500, 0.3), b4 = rand_pair(t, 10, 0.5);
-    struct pair y1 = out_pair(t, a1), y2 = out_pair(t, a2), y3 = out_pair(t, a3);
-    struct pair y4 = out_pair(t, a4), y5 = out_pair(t, (size_t)n * 50);
-    struct pair y6 = out_pair(t, (size_t)n * 10);
-    struct pair ws1 = alloc_pair(DLB_S32, a2), ws2 = alloc_pair(DLB_S32, a4);
-    struct pair g6 = rand_pair(t, (size_t)n * 10, 1.0);
-    struct pair g5 = out_pair(t, (size_t)n * 50), g4 = out_pair(t, a4);
-    struct pair g3 = out_pair(t, a3), g2 = out_pair(t, a2), g1 = out_pair(t, a1);
-    struct pair dw1 = out_pair(t, 250), db1 = out_pair(t, 10);
-    struct pair dw2 = out_pair(t, 5000), db2 = out_pair(t, 20);
-    struct pair dw3 = out_pair(t, 16000), db3 = out_pair(t, 50);
-    struct pair dw4 = out_pair(t, 500), db4 = out_pair(t, 10);
-    CALL(conv2d_fwd, &c1, B(x), B(w1), B(b1), B(y1));
-    CALL(pool_fwd, &p1, B(y1), B(y2), B(ws1));
-    CALL(relu_fwd, a2, B(y2), B(y2));
-    CALL(conv2d_fwd, &c2, B(y2), B(w2), B(b2), B(y3));
-    CALL(dropout_fwd, &d2, B(y3), B(y3));
-    CALL(pool_fwd, &p2, B(y3), B(y4), B(ws2));
-    CALL(relu_fwd, a4, B(y4), B(y4));
-    CALL(linear_fwd, &f1, B(y4), B(w3), B(b3), B(y5));
-    CALL(relu_fwd, (size_t)n * 50, B(y5), B(y5));
-    CALL(dropout_fwd, &d3, B(y5), B(y5));
-    CALL(linear_fwd, &f2, B(y5), B(w4), B(b4), B(y6));
-    NEAR_CHAIN("chain lenet fwd logits", y6);
-    NEAR_CHAIN("chain lenet conv1 output", y1);
+    struct lenet_chain c;
+    lenet_open(&c, t, n);
+    lenet_forward(&c);
+    NEAR_CHAIN("chain lenet fwd logits", c.y6);
+    NEAR_CHAIN("chain lenet conv1 output", c.y1);
     if (t == DLB_F32) {
-        expect_same("chain lenet pool1 workspace", ws1);
-        expect_same("chain lenet pool2 workspace", ws2);
+        expect_same("chain lenet pool1 workspace", c.ws1);
+        expect_same("chain lenet pool2 workspace", c.ws2);
     } else {
-        expect_route_ties("chain lenet pool1 routes", ws1, y1, &p1,
+        expect_route_ties("chain lenet pool1 routes", c.ws1, c.y1, &c.p1,
                           2.0 * tol_of(t, 0));
-        expect_route_ties("chain lenet pool2 routes", ws2, y3, &p2,
+        expect_route_ties("chain lenet pool2 routes", c.ws2, c.y3, &c.p2,
                           2.0 * tol_of(t, 0));
     }
-    CALL(linear_bwd, &f2, B(y5), B(w4), B(g6), B(g5), B(dw4), B(db4));
-    CALL(dropout_bwd, &d3, B(g5), B(g5));
-    CALL(relu_bwd, (size_t)n * 50, B(y5), B(g5), B(g5));
-    CALL(linear_bwd, &f1, B(y4), B(w3), B(g5), B(g4), B(dw3), B(db3));
-    CALL(relu_bwd, a4, B(y4), B(g4), B(g4));
-    CALL(pool_bwd, &p2, B(g4), B(ws2), B(g3));
-    CALL(dropout_bwd, &d2, B(g3), B(g3));
-    CALL(conv2d_bwd_data, &c2, B(w2), B(g3), B(g2));
-    CALL(conv2d_bwd_weights, &c2, B(y2), B(g3), B(dw2), B(db2));
-    CALL(relu_bwd, a2, B(y2), B(g2), B(g2));
-    CALL(pool_bwd, &p1, B(g2), B(ws1), B(g1));
-    CALL(conv2d_bwd_weights, &c1, B(x), B(g1), B(dw1), B(db1));
-    NEAR_CHAIN("chain lenet fc1 dw", dw3);
-    NEAR_CHAIN("chain lenet conv2 dw", dw2);
-    NEAR_CHAIN("chain lenet conv1 dw", dw1);
-    NEAR_CHAIN("chain lenet conv1 db", db1);
-    RELEASE(&x, &w1, &b1, &w2, &b2, &w3, &b3, &w4, &b4, &y1, &y2, &y3, &y4,
-            &y5, &y6, &ws1, &ws2, &g6, &g5, &g4, &g3, &g2, &g1, &dw1, &db1,
-            &dw2, &db2, &dw3, &db3, &dw4, &db4);
+    lenet_backward(&c);
+    NEAR_CHAIN("chain lenet fc1 dw", c.dw3);
+    NEAR_CHAIN("chain lenet conv2 dw", c.dw2);
+    NEAR_CHAIN("chain lenet conv1 dw", c.dw1);
+    NEAR_CHAIN("chain lenet conv1 db", c.db1);
+    lenet_close(&c);
 }
 
 /* ---- int8 inference and CSR linear layers ------------------------------
@@ -1017,6 +616,7 @@ int main(void)
 {
     struct dlb_backend_config cfg = { .seed = 7 };
     char why[512];
+    pair_log_ok = 1; /* the per-operation error table of the device check */
     dlb_rng_seed(&rng, 20261129);
     dev = gpu_open_or_skip(&cfg);
     if (dlb_backend_open("ref", &cfg, &ref, why, sizeof why) != DLB_OK) {

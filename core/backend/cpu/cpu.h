@@ -19,6 +19,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "../backend_impl.h"
+#include "../backend_ops.h"
 
 /* Expand to an OpenMP pragma when built with OpenMP, else to nothing. */
 #ifdef _OPENMP
@@ -313,11 +314,6 @@ void *dlb_cpu_scratch(struct dlb_backend *be, int slot, size_t bytes);
 /* Record that `b` was written: its shadows are stale. */
 void dlb_cpu_written(const struct dlb_buffer *b);
 
-/* cpu_map.c: a buffer's host view in place (API 1.1 map/unmap). */
-dlb_status dlb_cpu_map(struct dlb_backend *be, struct dlb_buffer *b,
-                       void **ptr, int *device);
-dlb_status dlb_cpu_unmap(struct dlb_backend *be, struct dlb_buffer *b,
-                         int written);
 /* `b`'s data in layout `md`: b->data itself when `reorder` is NULL (the
  * layouts agree), else a shadow reordered by `reorder` from the plain
  * data, redone only when b was written since. `src_mem` and `dst_mem` are
@@ -327,46 +323,21 @@ dlb_status dlb_cpu_shadow(struct dlb_backend *be, const struct dlb_buffer *b,
                           dnnl_primitive_t reorder, dnnl_memory_t src_mem,
                           dnnl_memory_t dst_mem, void **out);
 
-/* cpu_buffer.c: the buffer, copy, timer and synchronize entries */
-dlb_status dlb_cpu_buffer_alloc(struct dlb_backend *be, enum dlb_dtype dtype,
-                                size_t count, struct dlb_buffer **out);
-void dlb_cpu_buffer_free(struct dlb_backend *be, struct dlb_buffer *b);
-dlb_status dlb_cpu_copy_from_host(struct dlb_backend *be,
-                                  struct dlb_buffer *dst, size_t off,
-                                  const void *src, size_t bytes);
-dlb_status dlb_cpu_copy_to_host(struct dlb_backend *be, void *dst,
-                                const struct dlb_buffer *src, size_t off,
-                                size_t bytes);
-dlb_status dlb_cpu_copy(struct dlb_backend *be, struct dlb_buffer *dst,
-                        size_t doff, const struct dlb_buffer *src, size_t soff,
-                        size_t bytes);
-dlb_status dlb_cpu_synchronize(struct dlb_backend *be);
-dlb_status dlb_cpu_timer_create(struct dlb_backend *be, struct dlb_timer **out);
-void dlb_cpu_timer_destroy(struct dlb_backend *be, struct dlb_timer *t);
-dlb_status dlb_cpu_timer_start(struct dlb_backend *be, struct dlb_timer *t);
-dlb_status dlb_cpu_timer_stop(struct dlb_backend *be, struct dlb_timer *t);
-dlb_status dlb_cpu_timer_elapsed(struct dlb_backend *be, struct dlb_timer *t,
-                                 double *seconds);
-
 /* ---- the operations ------------------------------------------------ */
 
-/* cpu_conv.c */
-dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
-                              const struct dlb_conv2d_desc *d,
-                              const struct dlb_buffer *x,
-                              const struct dlb_buffer *w,
-                              const struct dlb_buffer *b, struct dlb_buffer *y);
-dlb_status dlb_cpu_conv2d_bwd_data(struct dlb_backend *be,
-                                   const struct dlb_conv2d_desc *d,
-                                   const struct dlb_buffer *w,
-                                   const struct dlb_buffer *dy,
-                                   struct dlb_buffer *dx);
-dlb_status dlb_cpu_conv2d_bwd_weights(struct dlb_backend *be,
-                                      const struct dlb_conv2d_desc *d,
-                                      const struct dlb_buffer *x,
-                                      const struct dlb_buffer *dy,
-                                      struct dlb_buffer *dw,
-                                      struct dlb_buffer *db);
+/* dlb_cpu_<entry>, with the table's signatures (backend_ops.h). Where
+ * they live: destroy, supports, device_info in cpu_backend.c; the buffer,
+ * copy, timer and synchronize entries in cpu_buffer.c; cpu_conv.c,
+ * cpu_pool.c, cpu_act.c (relu, dropout), cpu_bnorm.c, cpu_linear.c,
+ * cpu_loss.c; cpu_elementwise.c (sgd, cast, scale, check_finite, fill,
+ * (de)quantize); cpu_int8.c and cpu_int8_pool.c, cpu_sparse.c, cpu_map.c
+ * (API 1.1). No allreduce_sum: one device; MPI data parallelism is a
+ * plugin. */
+#define DLB_CPU_OPS(X)                                                      \
+    DLB_OPS_REQUIRED(X, cpu) DLB_OPS_CNN(X, cpu) DLB_OPS_QUANTIZE(X, cpu)   \
+    DLB_OPS_INT8(X, cpu) DLB_OPS_SPARSE(X, cpu) DLB_OPS_MAP(X, cpu)
+DLB_CPU_OPS(DLB_OP_DECLARE)
+
 /* cpu_bnorm_bf16.c: batch norm on bf16 data in nChw16c with c % 16 == 0
  * on AVX-512 (applies says whether it takes md); cpu_bnorm.c calls them.
  * Forward: use_mean/use_var given (inference) normalise with them, else
@@ -382,15 +353,6 @@ dlb_status dlb_cpu_bn16_bwd(struct dlb_backend *be,
                             const void *dy, void *dx, const float *gamma,
                             const float *mean, const float *invstd,
                             float *dgamma, float *dbeta);
-/* cpu_pool.c */
-dlb_status dlb_cpu_pool_fwd(struct dlb_backend *be,
-                            const struct dlb_pool_desc *d,
-                            const struct dlb_buffer *x, struct dlb_buffer *y,
-                            struct dlb_buffer *ws);
-dlb_status dlb_cpu_pool_bwd(struct dlb_backend *be,
-                            const struct dlb_pool_desc *d,
-                            const struct dlb_buffer *dy,
-                            const struct dlb_buffer *ws, struct dlb_buffer *dx);
 /* The oneDNN inference pooling primitive of d over layouts x and y: a
  * builder for dlb_cpu_cache_get (cpu_pool_blocked.c); `op` names the
  * operation in errors. */
@@ -401,7 +363,6 @@ struct dlb_cpu_pool_arg {
 };
 dlb_status dlb_cpu_pool_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
                               const void *arg);
-
 /* cpu_pool_blocked.c: pooling on channel-blocked layouts; 0 when the
  * input is not in one (the caller then runs on the host view), else 1
  * with the op's status in *st. */
@@ -431,125 +392,6 @@ dlb_status dlb_cpu_pool_loops_fwd(struct dlb_backend *be,
 dlb_status dlb_cpu_pool_loops_bwd(struct dlb_backend *be,
                                   const struct dlb_cpu_pool_blocks *r,
                                   const int32_t *ws);
-/* cpu_act.c: relu (oneDNN eltwise) and dropout */
-dlb_status dlb_cpu_relu_fwd(struct dlb_backend *be, size_t count,
-                            const struct dlb_buffer *x, struct dlb_buffer *y);
-dlb_status dlb_cpu_relu_bwd(struct dlb_backend *be, size_t count,
-                            const struct dlb_buffer *y,
-                            const struct dlb_buffer *dy, struct dlb_buffer *dx);
-dlb_status dlb_cpu_dropout_fwd(struct dlb_backend *be,
-                               const struct dlb_dropout_desc *d,
-                               const struct dlb_buffer *x, struct dlb_buffer *y);
-dlb_status dlb_cpu_dropout_bwd(struct dlb_backend *be,
-                               const struct dlb_dropout_desc *d,
-                               const struct dlb_buffer *dy,
-                               struct dlb_buffer *dx);
-/* cpu_bnorm.c */
-dlb_status dlb_cpu_bn_fwd_train(struct dlb_backend *be,
-                                const struct dlb_batchnorm_desc *d,
-                                const struct dlb_buffer *x,
-                                const struct dlb_buffer *gamma,
-                                const struct dlb_buffer *beta,
-                                struct dlb_buffer *running_mean,
-                                struct dlb_buffer *running_var,
-                                struct dlb_buffer *save_mean,
-                                struct dlb_buffer *save_invstd,
-                                struct dlb_buffer *y);
-dlb_status dlb_cpu_bn_fwd_infer(struct dlb_backend *be,
-                                const struct dlb_batchnorm_desc *d,
-                                const struct dlb_buffer *x,
-                                const struct dlb_buffer *gamma,
-                                const struct dlb_buffer *beta,
-                                const struct dlb_buffer *running_mean,
-                                const struct dlb_buffer *running_var,
-                                struct dlb_buffer *y);
-dlb_status dlb_cpu_bn_bwd(struct dlb_backend *be,
-                          const struct dlb_batchnorm_desc *d,
-                          const struct dlb_buffer *x,
-                          const struct dlb_buffer *dy,
-                          const struct dlb_buffer *gamma,
-                          const struct dlb_buffer *save_mean,
-                          const struct dlb_buffer *save_invstd,
-                          struct dlb_buffer *dx, struct dlb_buffer *dgamma,
-                          struct dlb_buffer *dbeta);
-/* cpu_linear.c */
-dlb_status dlb_cpu_linear_fwd(struct dlb_backend *be,
-                              const struct dlb_linear_desc *d,
-                              const struct dlb_buffer *x,
-                              const struct dlb_buffer *w,
-                              const struct dlb_buffer *b, struct dlb_buffer *y);
-dlb_status dlb_cpu_linear_bwd(struct dlb_backend *be,
-                              const struct dlb_linear_desc *d,
-                              const struct dlb_buffer *x,
-                              const struct dlb_buffer *w,
-                              const struct dlb_buffer *dy, struct dlb_buffer *dx,
-                              struct dlb_buffer *dw, struct dlb_buffer *db);
-/* cpu_sparse.c: a linear layer with CSR weights (API 1.1) */
-dlb_status dlb_cpu_csr_linear_fwd(struct dlb_backend *be,
-                                  const struct dlb_csr_linear_desc *d,
-                                  const struct dlb_buffer *x,
-                                  const struct dlb_buffer *row_ptr,
-                                  const struct dlb_buffer *col,
-                                  const struct dlb_buffer *val,
-                                  const struct dlb_buffer *b,
-                                  struct dlb_buffer *y);
-/* cpu_loss.c */
-dlb_status dlb_cpu_logsoftmax_fwd(struct dlb_backend *be,
-                                  const struct dlb_loss_desc *d,
-                                  const struct dlb_buffer *x,
-                                  struct dlb_buffer *y);
-dlb_status dlb_cpu_nll_loss(struct dlb_backend *be,
-                            const struct dlb_loss_desc *d,
-                            const struct dlb_buffer *y,
-                            const struct dlb_buffer *labels,
-                            struct dlb_buffer *loss);
-dlb_status dlb_cpu_logsoftmax_nll_bwd(struct dlb_backend *be,
-                                      const struct dlb_loss_desc *d,
-                                      const struct dlb_buffer *y,
-                                      const struct dlb_buffer *labels,
-                                      float scale, struct dlb_buffer *dx);
-/* cpu_elementwise.c: sgd, cast, scale, check_finite, fill, (de)quantize */
-dlb_status dlb_cpu_sgd_update(struct dlb_backend *be,
-                              const struct dlb_sgd_desc *d,
-                              struct dlb_buffer *w, const struct dlb_buffer *g,
-                              struct dlb_buffer *v);
-dlb_status dlb_cpu_cast(struct dlb_backend *be, size_t count,
-                        const struct dlb_buffer *src, struct dlb_buffer *dst);
-dlb_status dlb_cpu_scale(struct dlb_backend *be, size_t count,
-                         struct dlb_buffer *buf, float alpha);
-dlb_status dlb_cpu_check_finite(struct dlb_backend *be, size_t count,
-                                const struct dlb_buffer *buf, int *found);
-dlb_status dlb_cpu_fill(struct dlb_backend *be, size_t count,
-                        struct dlb_buffer *buf, double value);
-dlb_status dlb_cpu_quantize(struct dlb_backend *be, size_t count,
-                            const struct dlb_buffer *src, struct dlb_buffer *dst,
-                            float scale, int32_t zero_point);
-dlb_status dlb_cpu_dequantize(struct dlb_backend *be, size_t count,
-                              const struct dlb_buffer *src,
-                              struct dlb_buffer *dst, float scale,
-                              int32_t zero_point);
-
-/* cpu_int8.c, cpu_int8_pool.c: int8 inference (API 1.1) */
-dlb_status dlb_cpu_conv2d_int8_fwd(struct dlb_backend *be,
-                                   const struct dlb_conv2d_desc *d,
-                                   const struct dlb_int8_desc *q,
-                                   const struct dlb_buffer *x,
-                                   const struct dlb_buffer *w,
-                                   const struct dlb_buffer *w_scale,
-                                   const struct dlb_buffer *b,
-                                   struct dlb_buffer *y);
-dlb_status dlb_cpu_linear_int8_fwd(struct dlb_backend *be,
-                                   const struct dlb_linear_desc *d,
-                                   const struct dlb_int8_desc *q,
-                                   const struct dlb_buffer *x,
-                                   const struct dlb_buffer *w,
-                                   const struct dlb_buffer *w_scale,
-                                   const struct dlb_buffer *b,
-                                   struct dlb_buffer *y);
-dlb_status dlb_cpu_pool_int8_fwd(struct dlb_backend *be,
-                                 const struct dlb_pool_desc *d,
-                                 const struct dlb_buffer *x,
-                                 struct dlb_buffer *y);
 /* cpu_int8_cols.c: a convolution with one input channel as a matrix
  * product over im2col rows (dlb_cpu_int8_cols_fit says when); x F32 is
  * quantised on the way, in the same pass. */

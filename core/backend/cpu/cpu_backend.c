@@ -64,7 +64,7 @@ static void set_threads(struct dlb_cpu *cpu, int requested)
 #endif
 }
 
-static void cpu_destroy(struct dlb_backend *be)
+void dlb_cpu_destroy(struct dlb_backend *be)
 {
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
     dlb_cpu_cache_clear(cpu);
@@ -107,8 +107,8 @@ void dlb_cpu_f16_reason(char *buf, size_t len)
                  v->minor, v->patch);
 }
 
-static dlb_status cpu_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
-                               char *reason, size_t len)
+dlb_status dlb_cpu_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
+                            char *reason, size_t len)
 {
     unsigned isa = (unsigned)dnnl_get_effective_cpu_isa();
     (void)be;
@@ -170,8 +170,8 @@ static void cpu_model(char *out, size_t len)
     fclose(f);
 }
 
-static dlb_status cpu_device_info(struct dlb_backend *be,
-                                  struct dlb_device_info *out)
+dlb_status dlb_cpu_device_info(struct dlb_backend *be,
+                               struct dlb_device_info *out)
 {
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
     const dnnl_version_t *v = dnnl_version();
@@ -200,55 +200,8 @@ static dlb_status cpu_device_info(struct dlb_backend *be,
 }
 
 static const struct dlb_backend_ops cpu_ops = {
-    .struct_size = sizeof(struct dlb_backend_ops),
-    .api_major = DLB_BACKEND_API_MAJOR,
-    .api_minor = DLB_BACKEND_API_MINOR,
-    .name = "cpu",
-    .destroy = cpu_destroy,
-    .supports = cpu_supports,
-    .device_info = cpu_device_info,
-    .buffer_alloc = dlb_cpu_buffer_alloc,
-    .buffer_free = dlb_cpu_buffer_free,
-    .copy_from_host = dlb_cpu_copy_from_host,
-    .copy_to_host = dlb_cpu_copy_to_host,
-    .copy = dlb_cpu_copy,
-    .synchronize = dlb_cpu_synchronize,
-    .timer_create = dlb_cpu_timer_create,
-    .timer_destroy = dlb_cpu_timer_destroy,
-    .timer_start = dlb_cpu_timer_start,
-    .timer_stop = dlb_cpu_timer_stop,
-    .timer_elapsed = dlb_cpu_timer_elapsed,
-    .conv2d_fwd = dlb_cpu_conv2d_fwd,
-    .conv2d_bwd_data = dlb_cpu_conv2d_bwd_data,
-    .conv2d_bwd_weights = dlb_cpu_conv2d_bwd_weights,
-    .pool_fwd = dlb_cpu_pool_fwd,
-    .pool_bwd = dlb_cpu_pool_bwd,
-    .relu_fwd = dlb_cpu_relu_fwd,
-    .relu_bwd = dlb_cpu_relu_bwd,
-    .dropout_fwd = dlb_cpu_dropout_fwd,
-    .dropout_bwd = dlb_cpu_dropout_bwd,
-    .batchnorm_fwd_train = dlb_cpu_bn_fwd_train,
-    .batchnorm_fwd_infer = dlb_cpu_bn_fwd_infer,
-    .batchnorm_bwd = dlb_cpu_bn_bwd,
-    .linear_fwd = dlb_cpu_linear_fwd,
-    .linear_bwd = dlb_cpu_linear_bwd,
-    .logsoftmax_fwd = dlb_cpu_logsoftmax_fwd,
-    .nll_loss = dlb_cpu_nll_loss,
-    .logsoftmax_nll_bwd = dlb_cpu_logsoftmax_nll_bwd,
-    .sgd_update = dlb_cpu_sgd_update,
-    .cast = dlb_cpu_cast,
-    .scale = dlb_cpu_scale,
-    .check_finite = dlb_cpu_check_finite,
-    .fill = dlb_cpu_fill,
-    .quantize = dlb_cpu_quantize,
-    .dequantize = dlb_cpu_dequantize,
-    .allreduce_sum = NULL, /* one device; MPI data parallelism is a plugin */
-    .csr_linear_fwd = dlb_cpu_csr_linear_fwd,
-    .conv2d_int8_fwd = dlb_cpu_conv2d_int8_fwd,
-    .linear_int8_fwd = dlb_cpu_linear_int8_fwd,
-    .pool_int8_fwd = dlb_cpu_pool_int8_fwd,
-    .map = dlb_cpu_map,
-    .unmap = dlb_cpu_unmap,
+    DLB_OPS_HEAD(cpu),
+    DLB_CPU_OPS(DLB_OP_ENTRY)
 };
 
 dlb_status dlb_backend_cpu_create(const struct dlb_backend_config *cfg,

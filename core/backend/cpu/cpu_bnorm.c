@@ -243,16 +243,16 @@ out:
     return s;
 }
 
-dlb_status dlb_cpu_bn_fwd_train(struct dlb_backend *be,
-                                const struct dlb_batchnorm_desc *d,
-                                const struct dlb_buffer *x,
-                                const struct dlb_buffer *gamma,
-                                const struct dlb_buffer *beta,
-                                struct dlb_buffer *running_mean,
-                                struct dlb_buffer *running_var,
-                                struct dlb_buffer *save_mean,
-                                struct dlb_buffer *save_invstd,
-                                struct dlb_buffer *y)
+dlb_status dlb_cpu_batchnorm_fwd_train(struct dlb_backend *be,
+                                       const struct dlb_batchnorm_desc *d,
+                                       const struct dlb_buffer *x,
+                                       const struct dlb_buffer *gamma,
+                                       const struct dlb_buffer *beta,
+                                       struct dlb_buffer *running_mean,
+                                       struct dlb_buffer *running_var,
+                                       struct dlb_buffer *save_mean,
+                                       struct dlb_buffer *save_invstd,
+                                       struct dlb_buffer *y)
 {
     const char *op = "batchnorm_fwd_train";
     const struct dlb_buffer *data[2] = { x, y };
@@ -289,14 +289,14 @@ dlb_status dlb_cpu_bn_fwd_train(struct dlb_backend *be,
     return DLB_OK;
 }
 
-dlb_status dlb_cpu_bn_fwd_infer(struct dlb_backend *be,
-                                const struct dlb_batchnorm_desc *d,
-                                const struct dlb_buffer *x,
-                                const struct dlb_buffer *gamma,
-                                const struct dlb_buffer *beta,
-                                const struct dlb_buffer *running_mean,
-                                const struct dlb_buffer *running_var,
-                                struct dlb_buffer *y)
+dlb_status dlb_cpu_batchnorm_fwd_infer(struct dlb_backend *be,
+                                       const struct dlb_batchnorm_desc *d,
+                                       const struct dlb_buffer *x,
+                                       const struct dlb_buffer *gamma,
+                                       const struct dlb_buffer *beta,
+                                       const struct dlb_buffer *running_mean,
+                                       const struct dlb_buffer *running_var,
+                                       struct dlb_buffer *y)
 {
     const char *op = "batchnorm_fwd_infer";
     const struct dlb_buffer *data[2] = { x, y };
@@ -310,15 +310,16 @@ dlb_status dlb_cpu_bn_fwd_infer(struct dlb_backend *be,
     return bn_forward(be, op, DLB_CPU_BN_FWD_INFER, d, x, y, chan, &mean, &var);
 }
 
-dlb_status dlb_cpu_bn_bwd(struct dlb_backend *be,
-                          const struct dlb_batchnorm_desc *d,
-                          const struct dlb_buffer *x,
-                          const struct dlb_buffer *dy,
-                          const struct dlb_buffer *gamma,
-                          const struct dlb_buffer *save_mean,
-                          const struct dlb_buffer *save_invstd,
-                          struct dlb_buffer *dx, struct dlb_buffer *dgamma,
-                          struct dlb_buffer *dbeta)
+dlb_status dlb_cpu_batchnorm_bwd(struct dlb_backend *be,
+                                 const struct dlb_batchnorm_desc *d,
+                                 const struct dlb_buffer *x,
+                                 const struct dlb_buffer *dy,
+                                 const struct dlb_buffer *gamma,
+                                 const struct dlb_buffer *save_mean,
+                                 const struct dlb_buffer *save_invstd,
+                                 struct dlb_buffer *dx,
+                                 struct dlb_buffer *dgamma,
+                                 struct dlb_buffer *dbeta)
 {
     const char *op = "batchnorm_bwd";
     const struct dlb_buffer *data[3] = { x, dy, dx };

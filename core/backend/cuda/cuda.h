@@ -30,6 +30,7 @@
 #include <cudnn.h>
 
 #include "../backend_impl.h"
+#include "../backend_ops.h"
 #include "../backend_module.h"
 
 /* The core's helpers, lent at create time (cuda_module.c). */
@@ -127,27 +128,6 @@ static inline struct dlb_cuda *dlb_cuda_of(struct dlb_backend *be)
     return be->ctx;
 }
 
-/* ---- buffers, copies, timers (cuda_mem.c) ----------------------------- */
-dlb_status dlb_cuda_buffer_alloc(struct dlb_backend *be, enum dlb_dtype dtype,
-                                 size_t count, struct dlb_buffer **out);
-void dlb_cuda_buffer_free(struct dlb_backend *be, struct dlb_buffer *b);
-dlb_status dlb_cuda_copy_from_host(struct dlb_backend *be,
-                                   struct dlb_buffer *dst, size_t off,
-                                   const void *src, size_t bytes);
-dlb_status dlb_cuda_copy_to_host(struct dlb_backend *be, void *dst,
-                                 const struct dlb_buffer *src, size_t off,
-                                 size_t bytes);
-dlb_status dlb_cuda_copy(struct dlb_backend *be, struct dlb_buffer *dst,
-                         size_t doff, const struct dlb_buffer *src,
-                         size_t soff, size_t bytes);
-dlb_status dlb_cuda_synchronize(struct dlb_backend *be);
-dlb_status dlb_cuda_timer_create(struct dlb_backend *be, struct dlb_timer **out);
-void dlb_cuda_timer_destroy(struct dlb_backend *be, struct dlb_timer *t);
-dlb_status dlb_cuda_timer_start(struct dlb_backend *be, struct dlb_timer *t);
-dlb_status dlb_cuda_timer_stop(struct dlb_backend *be, struct dlb_timer *t);
-dlb_status dlb_cuda_timer_elapsed(struct dlb_backend *be, struct dlb_timer *t,
-                                  double *seconds);
-
 /* ---- device memory, counted (cuda_raw.c) ------------------------------
  * Every cudaMalloc of the module goes through these, so that the device
  * record can say what the backend held at most; cudaMallocAsync and
@@ -164,12 +144,6 @@ void dlb_cuda_mem_figures(uint64_t *held, uint64_t *held_peak,
 dlb_status dlb_cuda_raw_alloc(int device, size_t bytes, void **out,
                               char *reason, size_t len);
 void dlb_cuda_raw_free(int device, void *p, size_t bytes);
-
-/* map gives the buffer's device address (*device = 1); unmap is a no-op. */
-dlb_status dlb_cuda_map(struct dlb_backend *be, struct dlb_buffer *buf,
-                        void **ptr, int *device);
-dlb_status dlb_cuda_unmap(struct dlb_backend *be, struct dlb_buffer *buf,
-                          int written);
 
 /* Wait for the stream and report what kernels flagged (`op` names the
  * caller in the reason). */
@@ -252,182 +226,34 @@ void dlb_cuda_algo_cache_open(struct dlb_cuda *cu);
 void dlb_cuda_algo_cache_free(struct dlb_cuda *cu);
 
 /* ---- operations -------------------------------------------------------- */
-/* cuda_conv.c */
-dlb_status dlb_cuda_conv2d_fwd(struct dlb_backend *be,
-                               const struct dlb_conv2d_desc *d,
-                               const struct dlb_buffer *x,
-                               const struct dlb_buffer *w,
-                               const struct dlb_buffer *b, struct dlb_buffer *y);
-dlb_status dlb_cuda_conv2d_bwd_data(struct dlb_backend *be,
-                                    const struct dlb_conv2d_desc *d,
-                                    const struct dlb_buffer *w,
-                                    const struct dlb_buffer *dy,
-                                    struct dlb_buffer *dx);
-dlb_status dlb_cuda_conv2d_bwd_weights(struct dlb_backend *be,
-                                       const struct dlb_conv2d_desc *d,
-                                       const struct dlb_buffer *x,
-                                       const struct dlb_buffer *dy,
-                                       struct dlb_buffer *dw,
-                                       struct dlb_buffer *db);
-void dlb_cuda_conv_cache_free(struct dlb_cuda *cu);
-/* cuda_bnorm.c */
-dlb_status dlb_cuda_bn_fwd_train(struct dlb_backend *be,
-                                 const struct dlb_batchnorm_desc *d,
-                                 const struct dlb_buffer *x,
-                                 const struct dlb_buffer *gamma,
-                                 const struct dlb_buffer *beta,
-                                 struct dlb_buffer *running_mean,
-                                 struct dlb_buffer *running_var,
-                                 struct dlb_buffer *save_mean,
-                                 struct dlb_buffer *save_invstd,
-                                 struct dlb_buffer *y);
-dlb_status dlb_cuda_bn_fwd_infer(struct dlb_backend *be,
-                                 const struct dlb_batchnorm_desc *d,
-                                 const struct dlb_buffer *x,
-                                 const struct dlb_buffer *gamma,
-                                 const struct dlb_buffer *beta,
-                                 const struct dlb_buffer *running_mean,
-                                 const struct dlb_buffer *running_var,
-                                 struct dlb_buffer *y);
-dlb_status dlb_cuda_bn_bwd(struct dlb_backend *be,
-                           const struct dlb_batchnorm_desc *d,
-                           const struct dlb_buffer *x,
-                           const struct dlb_buffer *dy,
-                           const struct dlb_buffer *gamma,
-                           const struct dlb_buffer *save_mean,
-                           const struct dlb_buffer *save_invstd,
-                           struct dlb_buffer *dx, struct dlb_buffer *dgamma,
-                           struct dlb_buffer *dbeta);
-/* cuda_linear.c */
-dlb_status dlb_cuda_linear_fwd(struct dlb_backend *be,
-                               const struct dlb_linear_desc *d,
-                               const struct dlb_buffer *x,
-                               const struct dlb_buffer *w,
-                               const struct dlb_buffer *b, struct dlb_buffer *y);
-dlb_status dlb_cuda_linear_bwd(struct dlb_backend *be,
-                               const struct dlb_linear_desc *d,
-                               const struct dlb_buffer *x,
-                               const struct dlb_buffer *w,
-                               const struct dlb_buffer *dy,
-                               struct dlb_buffer *dx, struct dlb_buffer *dw,
-                               struct dlb_buffer *db);
-void dlb_cuda_gemm_cache_free(struct dlb_cuda *cu);
-/* cuda_nn.c: pooling, relu, dropout, loss */
-dlb_status dlb_cuda_pool_fwd(struct dlb_backend *be,
-                             const struct dlb_pool_desc *d,
-                             const struct dlb_buffer *x, struct dlb_buffer *y,
-                             struct dlb_buffer *ws);
-dlb_status dlb_cuda_pool_bwd(struct dlb_backend *be,
-                             const struct dlb_pool_desc *d,
-                             const struct dlb_buffer *dy,
-                             const struct dlb_buffer *ws, struct dlb_buffer *dx);
-dlb_status dlb_cuda_relu_fwd(struct dlb_backend *be, size_t count,
-                             const struct dlb_buffer *x, struct dlb_buffer *y);
-dlb_status dlb_cuda_relu_bwd(struct dlb_backend *be, size_t count,
-                             const struct dlb_buffer *y,
-                             const struct dlb_buffer *dy, struct dlb_buffer *dx);
-dlb_status dlb_cuda_dropout_fwd(struct dlb_backend *be,
-                                const struct dlb_dropout_desc *d,
-                                const struct dlb_buffer *x, struct dlb_buffer *y);
-dlb_status dlb_cuda_dropout_bwd(struct dlb_backend *be,
-                                const struct dlb_dropout_desc *d,
-                                const struct dlb_buffer *dy,
-                                struct dlb_buffer *dx);
-dlb_status dlb_cuda_logsoftmax_fwd(struct dlb_backend *be,
-                                   const struct dlb_loss_desc *d,
-                                   const struct dlb_buffer *x,
-                                   struct dlb_buffer *y);
-dlb_status dlb_cuda_nll_loss(struct dlb_backend *be,
-                             const struct dlb_loss_desc *d,
-                             const struct dlb_buffer *y,
-                             const struct dlb_buffer *labels,
-                             struct dlb_buffer *loss);
-dlb_status dlb_cuda_logsoftmax_nll_bwd(struct dlb_backend *be,
-                                       const struct dlb_loss_desc *d,
-                                       const struct dlb_buffer *y,
-                                       const struct dlb_buffer *labels,
-                                       float scale, struct dlb_buffer *dx);
-/* cuda_elementwise.c */
-dlb_status dlb_cuda_sgd_update(struct dlb_backend *be,
-                               const struct dlb_sgd_desc *d,
-                               struct dlb_buffer *w, const struct dlb_buffer *g,
-                               struct dlb_buffer *v);
-dlb_status dlb_cuda_cast(struct dlb_backend *be, size_t count,
-                         const struct dlb_buffer *src, struct dlb_buffer *dst);
-dlb_status dlb_cuda_scale(struct dlb_backend *be, size_t count,
-                          struct dlb_buffer *buf, float alpha);
-dlb_status dlb_cuda_check_finite(struct dlb_backend *be, size_t count,
-                                 const struct dlb_buffer *buf, int *found);
-dlb_status dlb_cuda_fill(struct dlb_backend *be, size_t count,
-                         struct dlb_buffer *buf, double value);
-dlb_status dlb_cuda_quantize(struct dlb_backend *be, size_t count,
-                             const struct dlb_buffer *src,
-                             struct dlb_buffer *dst, float scale,
-                             int32_t zero_point);
-dlb_status dlb_cuda_dequantize(struct dlb_backend *be, size_t count,
-                               const struct dlb_buffer *src,
-                               struct dlb_buffer *dst, float scale,
-                               int32_t zero_point);
-dlb_status dlb_cuda_allreduce_sum(struct dlb_backend *be, size_t count,
-                                  struct dlb_buffer *buf);
-/* cuda_scaler_ops.c: the gradient scaler on the device (API 1.2) */
-dlb_status dlb_cuda_unscale_check(struct dlb_backend *be, size_t count,
-                                  struct dlb_buffer *buf, float inv_scale,
-                                  struct dlb_buffer *found);
-dlb_status dlb_cuda_sgd_update_if_finite(struct dlb_backend *be,
-                                         const struct dlb_sgd_desc *d,
-                                         struct dlb_buffer *w,
-                                         const struct dlb_buffer *g,
-                                         struct dlb_buffer *v,
-                                         const struct dlb_buffer *found);
-dlb_status dlb_cuda_flag_post(struct dlb_backend *be,
-                              const struct dlb_buffer *found);
-dlb_status dlb_cuda_flag_wait(struct dlb_backend *be, int32_t *value);
-void dlb_cuda_scaler_free(struct dlb_cuda *cu);
 
-/* cuda_int8_ops.c: int8 inference (API 1.1); cuda_int8_gemm.c keeps the
- * plans of its GEMMs. */
-dlb_status dlb_cuda_conv2d_int8_fwd(struct dlb_backend *be,
-                                    const struct dlb_conv2d_desc *d,
-                                    const struct dlb_int8_desc *q,
-                                    const struct dlb_buffer *x,
-                                    const struct dlb_buffer *w,
-                                    const struct dlb_buffer *w_scale,
-                                    const struct dlb_buffer *b,
-                                    struct dlb_buffer *y);
-dlb_status dlb_cuda_linear_int8_fwd(struct dlb_backend *be,
-                                    const struct dlb_linear_desc *d,
-                                    const struct dlb_int8_desc *q,
-                                    const struct dlb_buffer *x,
-                                    const struct dlb_buffer *w,
-                                    const struct dlb_buffer *w_scale,
-                                    const struct dlb_buffer *b,
-                                    struct dlb_buffer *y);
-dlb_status dlb_cuda_pool_int8_fwd(struct dlb_backend *be,
-                                  const struct dlb_pool_desc *d,
-                                  const struct dlb_buffer *x,
-                                  struct dlb_buffer *y);
+/* dlb_cuda_<entry>, with the table's signatures (backend_ops.h). Where
+ * they live: destroy, supports, device_info in cuda_backend.c; buffers,
+ * copies, timers, synchronize and map/unmap in cuda_mem.c (map gives the
+ * buffer's device address, *device = 1; unmap is a no-op); cuda_conv.c,
+ * cuda_bnorm.c, cuda_linear.c; cuda_nn_ops.c (pooling, relu, dropout,
+ * loss); cuda_elementwise_ops.c (sgd, cast, scale, check_finite, fill,
+ * (de)quantize, allreduce_sum); cuda_int8_ops.c and cuda_sparse.c
+ * (API 1.1); cuda_scaler_ops.c (API 1.2); cuda_graph.c (API 1.3);
+ * cuda_upload.c (API 1.4). */
+#define DLB_CUDA_OPS(X)                                                     \
+    DLB_OPS_REQUIRED(X, cuda) DLB_OPS_CNN(X, cuda)                          \
+    DLB_OPS_QUANTIZE(X, cuda) DLB_OPS_ALLREDUCE(X, cuda)                    \
+    DLB_OPS_INT8(X, cuda) DLB_OPS_SPARSE(X, cuda) DLB_OPS_MAP(X, cuda)      \
+    DLB_OPS_SCALER(X, cuda) DLB_OPS_GRAPH(X, cuda)                          \
+    DLB_OPS_PINNED(X, cuda) DLB_OPS_UPLOAD(X, cuda)
+DLB_CUDA_OPS(DLB_OP_DECLARE)
+
+/* What the operations keep per shape or per backend, freed with it:
+ * cuda_conv.c's descriptors, cuda_linear.c's matmul plans, the scaler's
+ * posted flag (cuda_scaler_ops.c), cuda_int8_gemm.c's int8 GEMM plans,
+ * cuda_sparse.c's cuSPARSE state. */
+void dlb_cuda_conv_cache_free(struct dlb_cuda *cu);
+void dlb_cuda_gemm_cache_free(struct dlb_cuda *cu);
+void dlb_cuda_scaler_free(struct dlb_cuda *cu);
 void dlb_cuda_int8_cache_free(struct dlb_cuda *cu);
-/* cuda_sparse.c: CSR linear layers on cuSPARSE (API 1.1). */
-dlb_status dlb_cuda_csr_linear_fwd(struct dlb_backend *be,
-                                   const struct dlb_csr_linear_desc *d,
-                                   const struct dlb_buffer *x,
-                                   const struct dlb_buffer *row_ptr,
-                                   const struct dlb_buffer *col,
-                                   const struct dlb_buffer *val,
-                                   const struct dlb_buffer *b,
-                                   struct dlb_buffer *y);
 void dlb_cuda_sparse_free(struct dlb_cuda *cu);
 
-/* cuda_graph.c: graphs of a whole step (API 1.3). */
-dlb_status dlb_cuda_graph_create(struct dlb_backend *be, struct dlb_graph **out);
-dlb_status dlb_cuda_graph_begin(struct dlb_backend *be, struct dlb_graph *g,
-                                int capture);
-dlb_status dlb_cuda_graph_end(struct dlb_backend *be, struct dlb_graph *g,
-                              double *capture_s);
-dlb_status dlb_cuda_graph_launch(struct dlb_backend *be, struct dlb_graph *g,
-                                 const struct dlb_graph_seed *seeds, size_t n);
-void dlb_cuda_graph_destroy(struct dlb_backend *be, struct dlb_graph *g);
 /* cuda_graph_mem.c: a graph's memory. take: a block of at least `bytes`
  * for a buffer allocated between graph_begin and graph_end (*owner marks
  * the buffer as the graph's); give: a graph buffer freed, its block kept
@@ -448,21 +274,6 @@ dlb_status dlb_cuda_not_capturing(struct dlb_backend *be, const char *op);
  * a capture is on, then the graph's slot for this seed value. */
 dlb_status dlb_cuda_graph_seed_slot(struct dlb_backend *be, uint64_t seed,
                                     const uint64_t **slot);
-
-/* cuda_upload.c: page-locked host memory and uploads on the copy
- * stream (API 1.4). */
-dlb_status dlb_cuda_host_alloc_pinned(struct dlb_backend *be, size_t bytes,
-                                      void **out);
-void dlb_cuda_host_free_pinned(struct dlb_backend *be, void *p, size_t bytes);
-dlb_status dlb_cuda_upload_create(struct dlb_backend *be,
-                                  struct dlb_upload **out);
-void dlb_cuda_upload_destroy(struct dlb_backend *be, struct dlb_upload *u);
-dlb_status dlb_cuda_upload_async(struct dlb_backend *be, struct dlb_upload *u,
-                                 const struct dlb_upload_part *parts, size_t n);
-dlb_status dlb_cuda_upload_wait(struct dlb_backend *be, struct dlb_upload *u);
-dlb_status dlb_cuda_upload_sync(struct dlb_backend *be, struct dlb_upload *u);
-dlb_status dlb_cuda_upload_figures(struct dlb_backend *be, struct dlb_upload *u,
-                                   double *copy_s, double *stall_s);
 
 /* cuda_module.c: open the backend (the module's create). */
 dlb_status dlb_cuda_create(const struct dlb_backend_core *core,

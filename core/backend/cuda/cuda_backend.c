@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void cuda_destroy(struct dlb_backend *be)
+void dlb_cuda_destroy(struct dlb_backend *be)
 {
     struct dlb_cuda *cu = dlb_cuda_of(be);
     if (!cu)
@@ -51,8 +51,8 @@ static void cuda_destroy(struct dlb_backend *be)
     be->ctx = NULL;
 }
 
-static dlb_status cuda_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
-                                char *reason, size_t len)
+dlb_status dlb_cuda_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
+                             char *reason, size_t len)
 {
     const struct cudaDeviceProp *p = &dlb_cuda_of(be)->prop;
     switch (cap) {
@@ -115,8 +115,8 @@ static void set_lib(struct dlb_device_info *out, int i, const char *name,
 /* The name is the device's own; compute capability, SMs and every library
  * version have fields of their own (API 1.2), and the driver field says
  * them all in one line for logs. */
-static dlb_status cuda_device_info(struct dlb_backend *be,
-                                   struct dlb_device_info *out)
+dlb_status dlb_cuda_device_info(struct dlb_backend *be,
+                                struct dlb_device_info *out)
 {
     struct dlb_cuda *cu = dlb_cuda_of(be);
     const struct cudaDeviceProp *p = &cu->prop;
@@ -170,75 +170,6 @@ static dlb_status cuda_device_info(struct dlb_backend *be,
 }
 
 const struct dlb_backend_ops dlb_cuda_ops = {
-    .struct_size = sizeof(struct dlb_backend_ops),
-    .api_major = DLB_BACKEND_API_MAJOR,
-    .api_minor = DLB_BACKEND_API_MINOR,
-    .name = "cuda",
-    .destroy = cuda_destroy,
-    .supports = cuda_supports,
-    .device_info = cuda_device_info,
-    .buffer_alloc = dlb_cuda_buffer_alloc,
-    .buffer_free = dlb_cuda_buffer_free,
-    .copy_from_host = dlb_cuda_copy_from_host,
-    .copy_to_host = dlb_cuda_copy_to_host,
-    .copy = dlb_cuda_copy,
-    .synchronize = dlb_cuda_synchronize,
-    .timer_create = dlb_cuda_timer_create,
-    .timer_destroy = dlb_cuda_timer_destroy,
-    .timer_start = dlb_cuda_timer_start,
-    .timer_stop = dlb_cuda_timer_stop,
-    .timer_elapsed = dlb_cuda_timer_elapsed,
-    .conv2d_fwd = dlb_cuda_conv2d_fwd,
-    .conv2d_bwd_data = dlb_cuda_conv2d_bwd_data,
-    .conv2d_bwd_weights = dlb_cuda_conv2d_bwd_weights,
-    .pool_fwd = dlb_cuda_pool_fwd,
-    .pool_bwd = dlb_cuda_pool_bwd,
-    .relu_fwd = dlb_cuda_relu_fwd,
-    .relu_bwd = dlb_cuda_relu_bwd,
-    .dropout_fwd = dlb_cuda_dropout_fwd,
-    .dropout_bwd = dlb_cuda_dropout_bwd,
-    .batchnorm_fwd_train = dlb_cuda_bn_fwd_train,
-    .batchnorm_fwd_infer = dlb_cuda_bn_fwd_infer,
-    .batchnorm_bwd = dlb_cuda_bn_bwd,
-    .linear_fwd = dlb_cuda_linear_fwd,
-    .linear_bwd = dlb_cuda_linear_bwd,
-    .logsoftmax_fwd = dlb_cuda_logsoftmax_fwd,
-    .nll_loss = dlb_cuda_nll_loss,
-    .logsoftmax_nll_bwd = dlb_cuda_logsoftmax_nll_bwd,
-    .sgd_update = dlb_cuda_sgd_update,
-    .cast = dlb_cuda_cast,
-    .scale = dlb_cuda_scale,
-    .check_finite = dlb_cuda_check_finite,
-    .fill = dlb_cuda_fill,
-    .quantize = dlb_cuda_quantize,
-    .dequantize = dlb_cuda_dequantize,
-    .allreduce_sum = dlb_cuda_allreduce_sum,
-    /* API 1.1: int8 inference (cuda_int8_ops.c), CSR linear layers
-     * (cuda_sparse.c), buffers in place. */
-    .conv2d_int8_fwd = dlb_cuda_conv2d_int8_fwd,
-    .linear_int8_fwd = dlb_cuda_linear_int8_fwd,
-    .pool_int8_fwd = dlb_cuda_pool_int8_fwd,
-    .csr_linear_fwd = dlb_cuda_csr_linear_fwd,
-    .map = dlb_cuda_map,
-    .unmap = dlb_cuda_unmap,
-    /* API 1.2: the gradient scaler on the device. */
-    .unscale_check = dlb_cuda_unscale_check,
-    .sgd_update_if_finite = dlb_cuda_sgd_update_if_finite,
-    .flag_post = dlb_cuda_flag_post,
-    .flag_wait = dlb_cuda_flag_wait,
-    /* API 1.3: graphs of a whole step (cuda_graph.c). */
-    .graph_create = dlb_cuda_graph_create,
-    .graph_begin = dlb_cuda_graph_begin,
-    .graph_end = dlb_cuda_graph_end,
-    .graph_launch = dlb_cuda_graph_launch,
-    .graph_destroy = dlb_cuda_graph_destroy,
-    /* API 1.4: pinned batches uploaded on a copy stream (cuda_upload.c). */
-    .host_alloc_pinned = dlb_cuda_host_alloc_pinned,
-    .host_free_pinned = dlb_cuda_host_free_pinned,
-    .upload_create = dlb_cuda_upload_create,
-    .upload_destroy = dlb_cuda_upload_destroy,
-    .upload_async = dlb_cuda_upload_async,
-    .upload_wait = dlb_cuda_upload_wait,
-    .upload_sync = dlb_cuda_upload_sync,
-    .upload_figures = dlb_cuda_upload_figures,
+    DLB_OPS_HEAD(cuda),
+    DLB_CUDA_OPS(DLB_OP_ENTRY)
 };

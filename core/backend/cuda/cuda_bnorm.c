@@ -40,16 +40,16 @@ static dlb_status setup(struct dlb_backend *be, const char *op,
                               op, "parameter descriptor");
 }
 
-dlb_status dlb_cuda_bn_fwd_train(struct dlb_backend *be,
-                                 const struct dlb_batchnorm_desc *d,
-                                 const struct dlb_buffer *x,
-                                 const struct dlb_buffer *gamma,
-                                 const struct dlb_buffer *beta,
-                                 struct dlb_buffer *running_mean,
-                                 struct dlb_buffer *running_var,
-                                 struct dlb_buffer *save_mean,
-                                 struct dlb_buffer *save_invstd,
-                                 struct dlb_buffer *y)
+dlb_status dlb_cuda_batchnorm_fwd_train(struct dlb_backend *be,
+                                        const struct dlb_batchnorm_desc *d,
+                                        const struct dlb_buffer *x,
+                                        const struct dlb_buffer *gamma,
+                                        const struct dlb_buffer *beta,
+                                        struct dlb_buffer *running_mean,
+                                        struct dlb_buffer *running_var,
+                                        struct dlb_buffer *save_mean,
+                                        struct dlb_buffer *save_invstd,
+                                        struct dlb_buffer *y)
 {
     const char *op = "batchnorm_fwd_train";
     struct dlb_cuda *cu = dlb_cuda_of(be);
@@ -84,14 +84,14 @@ dlb_status dlb_cuda_bn_fwd_train(struct dlb_backend *be,
     return dlb_cuda_view_done(be, &vy);
 }
 
-dlb_status dlb_cuda_bn_fwd_infer(struct dlb_backend *be,
-                                 const struct dlb_batchnorm_desc *d,
-                                 const struct dlb_buffer *x,
-                                 const struct dlb_buffer *gamma,
-                                 const struct dlb_buffer *beta,
-                                 const struct dlb_buffer *running_mean,
-                                 const struct dlb_buffer *running_var,
-                                 struct dlb_buffer *y)
+dlb_status dlb_cuda_batchnorm_fwd_infer(struct dlb_backend *be,
+                                        const struct dlb_batchnorm_desc *d,
+                                        const struct dlb_buffer *x,
+                                        const struct dlb_buffer *gamma,
+                                        const struct dlb_buffer *beta,
+                                        const struct dlb_buffer *running_mean,
+                                        const struct dlb_buffer *running_var,
+                                        struct dlb_buffer *y)
 {
     const char *op = "batchnorm_fwd_infer";
     struct dlb_cuda *cu = dlb_cuda_of(be);
@@ -117,15 +117,16 @@ dlb_status dlb_cuda_bn_fwd_infer(struct dlb_backend *be,
     return dlb_cuda_view_done(be, &vy);
 }
 
-dlb_status dlb_cuda_bn_bwd(struct dlb_backend *be,
-                           const struct dlb_batchnorm_desc *d,
-                           const struct dlb_buffer *x,
-                           const struct dlb_buffer *dy,
-                           const struct dlb_buffer *gamma,
-                           const struct dlb_buffer *save_mean,
-                           const struct dlb_buffer *save_invstd,
-                           struct dlb_buffer *dx, struct dlb_buffer *dgamma,
-                           struct dlb_buffer *dbeta)
+dlb_status dlb_cuda_batchnorm_bwd(struct dlb_backend *be,
+                                  const struct dlb_batchnorm_desc *d,
+                                  const struct dlb_buffer *x,
+                                  const struct dlb_buffer *dy,
+                                  const struct dlb_buffer *gamma,
+                                  const struct dlb_buffer *save_mean,
+                                  const struct dlb_buffer *save_invstd,
+                                  struct dlb_buffer *dx,
+                                  struct dlb_buffer *dgamma,
+                                  struct dlb_buffer *dbeta)
 {
     const char *op = "batchnorm_bwd";
     struct dlb_cuda *cu = dlb_cuda_of(be);

@@ -163,8 +163,8 @@ dlb_status dlb_cuda_dequantize(struct dlb_backend *be, size_t count,
 
 /* The backend drives one GPU in one process: the sum over its one
  * replica is the buffer itself. Data parallelism over several GPUs needs
- * NCCL communicators across processes, which the dp plugin's executor
- * would own (DLB_CAP_MULTI_DEVICE says no until then). */
+ * NCCL communicators across processes, which the dp and mp plugins'
+ * engine nccl own (doc/architecture.md says why they are not here). */
 dlb_status dlb_cuda_allreduce_sum(struct dlb_backend *be, size_t count,
                                   struct dlb_buffer *buf)
 {

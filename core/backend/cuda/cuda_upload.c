@@ -41,7 +41,7 @@ void dlb_cuda_host_free_pinned(struct dlb_backend *be, void *p, size_t bytes)
 }
 
 /* The copy stream, made on the first upload and kept with the backend
- * (cuda_destroy destroys it): one per backend, so copies run in order. */
+ * (dlb_cuda_destroy destroys it): one per backend, so copies run in order. */
 static dlb_status copy_stream(struct dlb_backend *be)
 {
     struct dlb_cuda *cu = dlb_cuda_of(be);

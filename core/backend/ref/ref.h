@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../backend_impl.h"
+#include "../backend_ops.h"
 
 struct dlb_ref {
     int threads;
@@ -22,12 +23,6 @@ struct dlb_ref {
     void (*host_free)(void *ctx, void *p, size_t bytes);
     void *alloc_ctx;
 };
-
-/* ref_map.c: a buffer's bytes in place (API 1.1 map/unmap). */
-dlb_status dlb_ref_map(struct dlb_backend *be, struct dlb_buffer *b,
-                       void **ptr, int *device);
-dlb_status dlb_ref_unmap(struct dlb_backend *be, struct dlb_buffer *b,
-                         int written);
 
 /* Check that `b` is a float buffer of at least `count` elements and return
  * its values as a malloc'ed double array. `op` and `arg` name the operation
@@ -49,150 +44,15 @@ void dlb_ref_set_elem(struct dlb_buffer *b, size_t i, double v);
 /* Free up to `n` arrays; NULLs are fine. */
 void dlb_ref_free_all(double **p, size_t n);
 
-/* ref_conv.c */
-dlb_status dlb_ref_conv2d_fwd(struct dlb_backend *be,
-                              const struct dlb_conv2d_desc *d,
-                              const struct dlb_buffer *x,
-                              const struct dlb_buffer *w,
-                              const struct dlb_buffer *b, struct dlb_buffer *y);
-dlb_status dlb_ref_conv2d_bwd_data(struct dlb_backend *be,
-                                   const struct dlb_conv2d_desc *d,
-                                   const struct dlb_buffer *w,
-                                   const struct dlb_buffer *dy,
-                                   struct dlb_buffer *dx);
-dlb_status dlb_ref_conv2d_bwd_weights(struct dlb_backend *be,
-                                      const struct dlb_conv2d_desc *d,
-                                      const struct dlb_buffer *x,
-                                      const struct dlb_buffer *dy,
-                                      struct dlb_buffer *dw,
-                                      struct dlb_buffer *db);
-/* ref_pool.c */
-dlb_status dlb_ref_pool_fwd(struct dlb_backend *be,
-                            const struct dlb_pool_desc *d,
-                            const struct dlb_buffer *x, struct dlb_buffer *y,
-                            struct dlb_buffer *ws);
-dlb_status dlb_ref_pool_bwd(struct dlb_backend *be,
-                            const struct dlb_pool_desc *d,
-                            const struct dlb_buffer *dy,
-                            const struct dlb_buffer *ws, struct dlb_buffer *dx);
-/* ref_act.c: relu and dropout */
-dlb_status dlb_ref_relu_fwd(struct dlb_backend *be, size_t count,
-                            const struct dlb_buffer *x, struct dlb_buffer *y);
-dlb_status dlb_ref_relu_bwd(struct dlb_backend *be, size_t count,
-                            const struct dlb_buffer *y,
-                            const struct dlb_buffer *dy, struct dlb_buffer *dx);
-dlb_status dlb_ref_dropout_fwd(struct dlb_backend *be,
-                               const struct dlb_dropout_desc *d,
-                               const struct dlb_buffer *x, struct dlb_buffer *y);
-dlb_status dlb_ref_dropout_bwd(struct dlb_backend *be,
-                               const struct dlb_dropout_desc *d,
-                               const struct dlb_buffer *dy,
-                               struct dlb_buffer *dx);
-/* ref_bnorm.c */
-dlb_status dlb_ref_bn_fwd_train(struct dlb_backend *be,
-                                const struct dlb_batchnorm_desc *d,
-                                const struct dlb_buffer *x,
-                                const struct dlb_buffer *gamma,
-                                const struct dlb_buffer *beta,
-                                struct dlb_buffer *running_mean,
-                                struct dlb_buffer *running_var,
-                                struct dlb_buffer *save_mean,
-                                struct dlb_buffer *save_invstd,
-                                struct dlb_buffer *y);
-dlb_status dlb_ref_bn_fwd_infer(struct dlb_backend *be,
-                                const struct dlb_batchnorm_desc *d,
-                                const struct dlb_buffer *x,
-                                const struct dlb_buffer *gamma,
-                                const struct dlb_buffer *beta,
-                                const struct dlb_buffer *running_mean,
-                                const struct dlb_buffer *running_var,
-                                struct dlb_buffer *y);
-dlb_status dlb_ref_bn_bwd(struct dlb_backend *be,
-                          const struct dlb_batchnorm_desc *d,
-                          const struct dlb_buffer *x,
-                          const struct dlb_buffer *dy,
-                          const struct dlb_buffer *gamma,
-                          const struct dlb_buffer *save_mean,
-                          const struct dlb_buffer *save_invstd,
-                          struct dlb_buffer *dx, struct dlb_buffer *dgamma,
-                          struct dlb_buffer *dbeta);
-/* ref_sparse.c: a linear layer with CSR weights (API 1.1) */
-dlb_status dlb_ref_csr_linear_fwd(struct dlb_backend *be,
-                                  const struct dlb_csr_linear_desc *d,
-                                  const struct dlb_buffer *x,
-                                  const struct dlb_buffer *row_ptr,
-                                  const struct dlb_buffer *col,
-                                  const struct dlb_buffer *val,
-                                  const struct dlb_buffer *b,
-                                  struct dlb_buffer *y);
-/* ref_linear.c */
-dlb_status dlb_ref_linear_fwd(struct dlb_backend *be,
-                              const struct dlb_linear_desc *d,
-                              const struct dlb_buffer *x,
-                              const struct dlb_buffer *w,
-                              const struct dlb_buffer *b, struct dlb_buffer *y);
-dlb_status dlb_ref_linear_bwd(struct dlb_backend *be,
-                              const struct dlb_linear_desc *d,
-                              const struct dlb_buffer *x,
-                              const struct dlb_buffer *w,
-                              const struct dlb_buffer *dy, struct dlb_buffer *dx,
-                              struct dlb_buffer *dw, struct dlb_buffer *db);
-/* ref_loss.c */
-dlb_status dlb_ref_logsoftmax_fwd(struct dlb_backend *be,
-                                  const struct dlb_loss_desc *d,
-                                  const struct dlb_buffer *x,
-                                  struct dlb_buffer *y);
-dlb_status dlb_ref_nll_loss(struct dlb_backend *be,
-                            const struct dlb_loss_desc *d,
-                            const struct dlb_buffer *y,
-                            const struct dlb_buffer *labels,
-                            struct dlb_buffer *loss);
-dlb_status dlb_ref_logsoftmax_nll_bwd(struct dlb_backend *be,
-                                      const struct dlb_loss_desc *d,
-                                      const struct dlb_buffer *y,
-                                      const struct dlb_buffer *labels,
-                                      float scale, struct dlb_buffer *dx);
-/* ref_sgd.c */
-dlb_status dlb_ref_sgd_update(struct dlb_backend *be,
-                              const struct dlb_sgd_desc *d,
-                              struct dlb_buffer *w, const struct dlb_buffer *g,
-                              struct dlb_buffer *v);
-/* ref_elementwise.c: cast, scale, check_finite, fill, (de)quantize */
-dlb_status dlb_ref_cast(struct dlb_backend *be, size_t count,
-                        const struct dlb_buffer *src, struct dlb_buffer *dst);
-dlb_status dlb_ref_scale(struct dlb_backend *be, size_t count,
-                         struct dlb_buffer *buf, float alpha);
-dlb_status dlb_ref_check_finite(struct dlb_backend *be, size_t count,
-                                const struct dlb_buffer *buf, int *found);
-dlb_status dlb_ref_fill(struct dlb_backend *be, size_t count,
-                        struct dlb_buffer *buf, double value);
-dlb_status dlb_ref_quantize(struct dlb_backend *be, size_t count,
-                            const struct dlb_buffer *src, struct dlb_buffer *dst,
-                            float scale, int32_t zero_point);
-dlb_status dlb_ref_dequantize(struct dlb_backend *be, size_t count,
-                              const struct dlb_buffer *src,
-                              struct dlb_buffer *dst, float scale,
-                              int32_t zero_point);
-/* ref_int8.c: int8 inference (API 1.1) */
-dlb_status dlb_ref_conv2d_int8_fwd(struct dlb_backend *be,
-                                   const struct dlb_conv2d_desc *d,
-                                   const struct dlb_int8_desc *q,
-                                   const struct dlb_buffer *x,
-                                   const struct dlb_buffer *w,
-                                   const struct dlb_buffer *w_scale,
-                                   const struct dlb_buffer *b,
-                                   struct dlb_buffer *y);
-dlb_status dlb_ref_linear_int8_fwd(struct dlb_backend *be,
-                                   const struct dlb_linear_desc *d,
-                                   const struct dlb_int8_desc *q,
-                                   const struct dlb_buffer *x,
-                                   const struct dlb_buffer *w,
-                                   const struct dlb_buffer *w_scale,
-                                   const struct dlb_buffer *b,
-                                   struct dlb_buffer *y);
-dlb_status dlb_ref_pool_int8_fwd(struct dlb_backend *be,
-                                 const struct dlb_pool_desc *d,
-                                 const struct dlb_buffer *x,
-                                 struct dlb_buffer *y);
+/* The operations, dlb_ref_<entry>, with the table's signatures
+ * (backend_ops.h). Where they live: the required entries in
+ * ref_backend.c; ref_conv.c, ref_pool.c, ref_act.c (relu, dropout),
+ * ref_bnorm.c, ref_linear.c, ref_loss.c, ref_sgd.c; ref_elementwise.c
+ * (cast, scale, check_finite, fill, (de)quantize); ref_int8.c,
+ * ref_sparse.c and ref_map.c (API 1.1). No allreduce_sum: one device. */
+#define DLB_REF_OPS(X)                                                      \
+    DLB_OPS_REQUIRED(X, ref) DLB_OPS_CNN(X, ref) DLB_OPS_QUANTIZE(X, ref)   \
+    DLB_OPS_INT8(X, ref) DLB_OPS_SPARSE(X, ref) DLB_OPS_MAP(X, ref)
+DLB_REF_OPS(DLB_OP_DECLARE)
 
 #endif

@@ -20,13 +20,13 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void ref_destroy(struct dlb_backend *be)
+void dlb_ref_destroy(struct dlb_backend *be)
 {
     free(dlb_backend_ctx(be));
 }
 
-static dlb_status ref_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
-                               char *reason, size_t len)
+dlb_status dlb_ref_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
+                            char *reason, size_t len)
 {
     (void)be;
     switch (cap) {
@@ -45,8 +45,8 @@ static dlb_status ref_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
     return DLB_ERR_UNSUPPORTED;
 }
 
-static dlb_status ref_device_info(struct dlb_backend *be,
-                                  struct dlb_device_info *out)
+dlb_status dlb_ref_device_info(struct dlb_backend *be,
+                               struct dlb_device_info *out)
 {
     (void)be;
     memset(out, 0, sizeof *out);
@@ -77,8 +77,8 @@ static size_t ref_block_bytes(const struct dlb_buffer *b)
     return b->bytes + 64;
 }
 
-static dlb_status ref_buffer_alloc(struct dlb_backend *be, enum dlb_dtype dtype,
-                                   size_t count, struct dlb_buffer **out)
+dlb_status dlb_ref_buffer_alloc(struct dlb_backend *be, enum dlb_dtype dtype,
+                                size_t count, struct dlb_buffer **out)
 {
     struct dlb_ref *r = dlb_backend_ctx(be);
     size_t esz = dlb_dtype_size(dtype);
@@ -107,7 +107,7 @@ static dlb_status ref_buffer_alloc(struct dlb_backend *be, enum dlb_dtype dtype,
     return DLB_OK;
 }
 
-static void ref_buffer_free(struct dlb_backend *be, struct dlb_buffer *b)
+void dlb_ref_buffer_free(struct dlb_backend *be, struct dlb_buffer *b)
 {
     if (b)
         ref_host_free(dlb_backend_ctx(be), b->impl, ref_block_bytes(b));
@@ -124,9 +124,9 @@ static dlb_status range(struct dlb_backend *be, const char *op,
     return DLB_OK;
 }
 
-static dlb_status ref_copy_from_host(struct dlb_backend *be,
-                                     struct dlb_buffer *dst, size_t off,
-                                     const void *src, size_t bytes)
+dlb_status dlb_ref_copy_from_host(struct dlb_backend *be,
+                                  struct dlb_buffer *dst, size_t off,
+                                  const void *src, size_t bytes)
 {
     dlb_status s = range(be, "copy_from_host", dst, off, bytes);
     if (!s && bytes)
@@ -134,9 +134,9 @@ static dlb_status ref_copy_from_host(struct dlb_backend *be,
     return s;
 }
 
-static dlb_status ref_copy_to_host(struct dlb_backend *be, void *dst,
-                                   const struct dlb_buffer *src, size_t off,
-                                   size_t bytes)
+dlb_status dlb_ref_copy_to_host(struct dlb_backend *be, void *dst,
+                                const struct dlb_buffer *src, size_t off,
+                                size_t bytes)
 {
     dlb_status s = range(be, "copy_to_host", src, off, bytes);
     if (!s && bytes)
@@ -144,9 +144,9 @@ static dlb_status ref_copy_to_host(struct dlb_backend *be, void *dst,
     return s;
 }
 
-static dlb_status ref_copy(struct dlb_backend *be, struct dlb_buffer *dst,
-                           size_t doff, const struct dlb_buffer *src,
-                           size_t soff, size_t bytes)
+dlb_status dlb_ref_copy(struct dlb_backend *be, struct dlb_buffer *dst,
+                        size_t doff, const struct dlb_buffer *src,
+                        size_t soff, size_t bytes)
 {
     dlb_status s;
     if ((s = range(be, "copy", dst, doff, bytes)) ||
@@ -157,41 +157,41 @@ static dlb_status ref_copy(struct dlb_backend *be, struct dlb_buffer *dst,
     return DLB_OK;
 }
 
-static dlb_status ref_synchronize(struct dlb_backend *be)
+dlb_status dlb_ref_synchronize(struct dlb_backend *be)
 {
     (void)be; /* every operation has finished when it returns */
     return DLB_OK;
 }
 
-static dlb_status ref_timer_create(struct dlb_backend *be, struct dlb_timer **out)
+dlb_status dlb_ref_timer_create(struct dlb_backend *be, struct dlb_timer **out)
 {
     *out = calloc(1, sizeof **out);
     return *out ? DLB_OK
                 : dlb_backend_fail(be, DLB_ERR_NOMEM, "ref: out of memory");
 }
 
-static void ref_timer_destroy(struct dlb_backend *be, struct dlb_timer *t)
+void dlb_ref_timer_destroy(struct dlb_backend *be, struct dlb_timer *t)
 {
     (void)be;
     free(t);
 }
 
-static dlb_status ref_timer_start(struct dlb_backend *be, struct dlb_timer *t)
+dlb_status dlb_ref_timer_start(struct dlb_backend *be, struct dlb_timer *t)
 {
     (void)be;
     t->start = now_seconds();
     return DLB_OK;
 }
 
-static dlb_status ref_timer_stop(struct dlb_backend *be, struct dlb_timer *t)
+dlb_status dlb_ref_timer_stop(struct dlb_backend *be, struct dlb_timer *t)
 {
     (void)be;
     t->stop = now_seconds();
     return DLB_OK;
 }
 
-static dlb_status ref_timer_elapsed(struct dlb_backend *be, struct dlb_timer *t,
-                                    double *seconds)
+dlb_status dlb_ref_timer_elapsed(struct dlb_backend *be, struct dlb_timer *t,
+                                 double *seconds)
 {
     (void)be;
     *seconds = t->stop - t->start;
@@ -199,55 +199,8 @@ static dlb_status ref_timer_elapsed(struct dlb_backend *be, struct dlb_timer *t,
 }
 
 static const struct dlb_backend_ops ref_ops = {
-    .struct_size = sizeof(struct dlb_backend_ops),
-    .api_major = DLB_BACKEND_API_MAJOR,
-    .api_minor = DLB_BACKEND_API_MINOR,
-    .name = "ref",
-    .destroy = ref_destroy,
-    .supports = ref_supports,
-    .device_info = ref_device_info,
-    .buffer_alloc = ref_buffer_alloc,
-    .buffer_free = ref_buffer_free,
-    .copy_from_host = ref_copy_from_host,
-    .copy_to_host = ref_copy_to_host,
-    .copy = ref_copy,
-    .synchronize = ref_synchronize,
-    .timer_create = ref_timer_create,
-    .timer_destroy = ref_timer_destroy,
-    .timer_start = ref_timer_start,
-    .timer_stop = ref_timer_stop,
-    .timer_elapsed = ref_timer_elapsed,
-    .conv2d_fwd = dlb_ref_conv2d_fwd,
-    .conv2d_bwd_data = dlb_ref_conv2d_bwd_data,
-    .conv2d_bwd_weights = dlb_ref_conv2d_bwd_weights,
-    .pool_fwd = dlb_ref_pool_fwd,
-    .pool_bwd = dlb_ref_pool_bwd,
-    .relu_fwd = dlb_ref_relu_fwd,
-    .relu_bwd = dlb_ref_relu_bwd,
-    .dropout_fwd = dlb_ref_dropout_fwd,
-    .dropout_bwd = dlb_ref_dropout_bwd,
-    .batchnorm_fwd_train = dlb_ref_bn_fwd_train,
-    .batchnorm_fwd_infer = dlb_ref_bn_fwd_infer,
-    .batchnorm_bwd = dlb_ref_bn_bwd,
-    .linear_fwd = dlb_ref_linear_fwd,
-    .linear_bwd = dlb_ref_linear_bwd,
-    .logsoftmax_fwd = dlb_ref_logsoftmax_fwd,
-    .nll_loss = dlb_ref_nll_loss,
-    .logsoftmax_nll_bwd = dlb_ref_logsoftmax_nll_bwd,
-    .sgd_update = dlb_ref_sgd_update,
-    .cast = dlb_ref_cast,
-    .scale = dlb_ref_scale,
-    .check_finite = dlb_ref_check_finite,
-    .fill = dlb_ref_fill,
-    .quantize = dlb_ref_quantize,
-    .dequantize = dlb_ref_dequantize,
-    .allreduce_sum = NULL, /* one device */
-    .csr_linear_fwd = dlb_ref_csr_linear_fwd,
-    .map = dlb_ref_map,
-    .unmap = dlb_ref_unmap,
-    .conv2d_int8_fwd = dlb_ref_conv2d_int8_fwd,
-    .linear_int8_fwd = dlb_ref_linear_int8_fwd,
-    .pool_int8_fwd = dlb_ref_pool_int8_fwd,
+    DLB_OPS_HEAD(ref),
+    DLB_REF_OPS(DLB_OP_ENTRY)
 };
 
 dlb_status dlb_backend_ref_create(const struct dlb_backend_config *cfg,

@@ -10,16 +10,16 @@ static size_t at(const struct dlb_batchnorm_desc *d, uint32_t n, uint32_t c,
     return ((size_t)n * d->c + c) * d->hw + k;
 }
 
-dlb_status dlb_ref_bn_fwd_train(struct dlb_backend *be,
-                                const struct dlb_batchnorm_desc *d,
-                                const struct dlb_buffer *x,
-                                const struct dlb_buffer *gamma,
-                                const struct dlb_buffer *beta,
-                                struct dlb_buffer *running_mean,
-                                struct dlb_buffer *running_var,
-                                struct dlb_buffer *save_mean,
-                                struct dlb_buffer *save_invstd,
-                                struct dlb_buffer *y)
+dlb_status dlb_ref_batchnorm_fwd_train(struct dlb_backend *be,
+                                       const struct dlb_batchnorm_desc *d,
+                                       const struct dlb_buffer *x,
+                                       const struct dlb_buffer *gamma,
+                                       const struct dlb_buffer *beta,
+                                       struct dlb_buffer *running_mean,
+                                       struct dlb_buffer *running_var,
+                                       struct dlb_buffer *save_mean,
+                                       struct dlb_buffer *save_invstd,
+                                       struct dlb_buffer *y)
 {
     const char *op = "batchnorm_fwd_train";
     size_t count = (size_t)d->n * d->c * d->hw;
@@ -73,14 +73,14 @@ out:
     return s;
 }
 
-dlb_status dlb_ref_bn_fwd_infer(struct dlb_backend *be,
-                                const struct dlb_batchnorm_desc *d,
-                                const struct dlb_buffer *x,
-                                const struct dlb_buffer *gamma,
-                                const struct dlb_buffer *beta,
-                                const struct dlb_buffer *running_mean,
-                                const struct dlb_buffer *running_var,
-                                struct dlb_buffer *y)
+dlb_status dlb_ref_batchnorm_fwd_infer(struct dlb_backend *be,
+                                       const struct dlb_batchnorm_desc *d,
+                                       const struct dlb_buffer *x,
+                                       const struct dlb_buffer *gamma,
+                                       const struct dlb_buffer *beta,
+                                       const struct dlb_buffer *running_mean,
+                                       const struct dlb_buffer *running_var,
+                                       struct dlb_buffer *y)
 {
     const char *op = "batchnorm_fwd_infer";
     size_t count = (size_t)d->n * d->c * d->hw;
@@ -107,15 +107,16 @@ out:
     return s;
 }
 
-dlb_status dlb_ref_bn_bwd(struct dlb_backend *be,
-                          const struct dlb_batchnorm_desc *d,
-                          const struct dlb_buffer *x,
-                          const struct dlb_buffer *dy,
-                          const struct dlb_buffer *gamma,
-                          const struct dlb_buffer *save_mean,
-                          const struct dlb_buffer *save_invstd,
-                          struct dlb_buffer *dx, struct dlb_buffer *dgamma,
-                          struct dlb_buffer *dbeta)
+dlb_status dlb_ref_batchnorm_bwd(struct dlb_backend *be,
+                                 const struct dlb_batchnorm_desc *d,
+                                 const struct dlb_buffer *x,
+                                 const struct dlb_buffer *dy,
+                                 const struct dlb_buffer *gamma,
+                                 const struct dlb_buffer *save_mean,
+                                 const struct dlb_buffer *save_invstd,
+                                 struct dlb_buffer *dx,
+                                 struct dlb_buffer *dgamma,
+                                 struct dlb_buffer *dbeta)
 {
     const char *op = "batchnorm_bwd";
     size_t count = (size_t)d->n * d->c * d->hw;
