@@ -51,7 +51,12 @@ json_t *dlb_plot_rows(json_t *records, json_t *selection, size_t max,
         int have = 0;
         double t = dlb_rec_num(rec, "throughput", "median", &have);
         r[i] = (struct ranked){i, dlb_rec_ok(rec) && have ? t : -1.0};
-        if (is_id(rec, winner) || is_id(rec, base)) {
+        int listed = 0;
+        size_t j;
+        json_t *w;
+        json_array_foreach(json_object_get(selection, "winners"), j, w)
+            listed |= is_id(rec, json_string_value(w));
+        if (is_id(rec, winner) || is_id(rec, base) || listed) {
             keep[i] = 1;
             shown++;
         }

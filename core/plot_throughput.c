@@ -45,6 +45,9 @@ static void write_body(char *b, size_t n, int rows, const int *have)
 dlb_status dlb_plot_throughput(struct dlb_plotter *p, json_t *records,
                                json_t *selection, struct dlb_error *err)
 {
+    /* each workload's winner (select.h); a selection of an earlier
+     * version has only "winner" */
+    json_t *winners = json_object_get(selection, "winners");
     const char *winner = json_string_value(json_object_get(selection, "winner"));
     json_t *ties = json_object_get(selection, "ties");
     FILE *f = NULL;
@@ -65,7 +68,8 @@ dlb_status dlb_plot_throughput(struct dlb_plotter *p, json_t *records,
                 "mark (1 winner, 2 tied, 0 other)", err)))
             return DLB_ERR_IO;
         const char *id = dlb_rec_id(rec);
-        int mark = winner && !strcmp(winner, id) ? 1 : in_list(ties, id) ? 2 : 0;
+        int win = (winner && !strcmp(winner, id)) || in_list(winners, id);
+        int mark = win ? 1 : in_list(ties, id) ? 2 : 0;
         fprintf(f, "%d ", x++);
         dlb_plot_label(f, id);
         fprintf(f, " %.9g %.9g %.9g %d\n", med, lo, hi, mark);

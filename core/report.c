@@ -79,24 +79,10 @@ void dlb_report_summary(FILE *f, json_t *records, json_t *selection)
         fprintf(f, "no winner: %s\n", why ? why : "no selection");
         return;
     }
-    json_t *pc = json_object_get(json_object_get(selection, "per_config"), w);
-    json_t *sp = json_object_get(pc, "speedup"), *ci = json_object_get(pc, "speedup_ci");
-    json_t *drop = json_object_get(pc, "accuracy_drop");
-    fprintf(f, "winner: %s", w);
-    if (json_array_size(json_object_get(json_array_get(groups, 0), "configs")) == 1)
-        fprintf(f, " (its only configuration: nothing to tune)");
-    else if (!strcmp(w, json_string_value(json_object_get(selection, "baseline"))
-                       ? json_string_value(json_object_get(selection, "baseline"))
-                       : ""))
-        fprintf(f, " (the baseline: no setting beats it)");
-    else if (json_is_number(sp))
-        fprintf(f, "  speedup %.3gx [%.3g, %.3g] over %s", json_number_value(sp),
-                json_number_value(json_array_get(ci, 0)),
-                json_number_value(json_array_get(ci, 1)),
-                json_string_value(json_object_get(selection, "baseline")));
-    if (json_is_number(drop))
-        fprintf(f, ", accuracy drop %.2f points", json_number_value(drop));
-    fprintf(f, "\n  why: %s\n", why ? why : "");
+    char line[1600];
+    dlb_rep_group_winner(line, sizeof line, selection, json_array_size(groups)
+                         ? json_array_get(groups, 0) : selection);
+    fprintf(f, "winner: %s", line);    fprintf(f, "\n  why: %s\n", why ? why : "");
     size_t nt = json_array_size(json_object_get(selection, "ties"));
     size_t nv = json_array_size(json_object_get(selection, "violations"));
     if (nt)

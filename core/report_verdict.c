@@ -41,7 +41,9 @@ void dlb_rep_verdict_row(char *buf, size_t len, json_t *row)
         used += (size_t)snprintf(buf + used, len - used, ", accuracy %s",
                                  s_of(row, "accuracy_note"));
     if (json_is_number(mem) && used < len)
-        used += (size_t)snprintf(buf + used, len - used, ", memory %+.0f%%",
+        used += (size_t)snprintf(buf + used, len - used,
+                                 fabs(json_number_value(mem)) < 0.1
+                                     ? ", memory %+.1f%%" : ", memory %+.0f%%",
                                  100 * json_number_value(mem));
     if (used < len) {
         const char *v = s_of(row, "verdict");
