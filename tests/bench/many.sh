@@ -16,7 +16,8 @@
 # plots. Parent memory is VmRSS from /proc, sampled every 5 ms, when the
 # journal first holds N records (tests/integration/harness-load.py).
 #
-# The README ("Under load") has the figures, measured on 2 shared cores:
+# doc/measurement.md ("What the harness itself costs") has the figures,
+# measured on 2 shared cores:
 # the harness's own share 0.67-0.75% with gnuplot drawing the row plots
 # (60 of the 200 rows), parent VmRSS 7680-7704 KiB after 20
 # configurations and 7768-7792 KiB after 199.

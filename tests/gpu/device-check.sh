@@ -1,5 +1,5 @@
 #!/bin/sh
-# The GPU checks in one call, for a machine with a GPU (see GPU.md):
+# The GPU checks in one call, for a machine with a GPU (see doc/gpu.md):
 # the cuda backend op by op against ref, LeNet training against cpu, the
 # mempool over cudaMalloc (its alloc+free pair against cudaMalloc+cudaFree),
 # the gradient scaler on the device against ref, pinned batches uploaded
