@@ -243,14 +243,15 @@ static void test_chain_lenet(enum dlb_dtype t, uint32_t n)
     lenet_close(&c);
 }
 
-/* Batch norm on a convolution's blocked output (nChw16c), where bf16 data
- * takes the cpu backend's own loops: x = a 1x1 identity convolution plus
+/* Batch norm on a convolution's blocked output (nChw16c, or nhwc where
+ * oneDNN's kernels choose it: its AMX kernels do for 64 channels on a
+ * Sapphire Rapids), where bf16 data takes the cpu backend's own loops: x = a 1x1 identity convolution plus
  * biases of 100 and more, large means against deviations of about 1 (the
  * statistics must not cancel); dy in the host layout (viewed over);
  * backward in place (dx is dy) as the model runs it; then inference. */
-static void test_bn_blocked(enum dlb_dtype t, uint32_t n)
+static void test_bn_blocked(enum dlb_dtype t, uint32_t n, uint32_t c)
 {
-    const uint32_t c = 32, h = 6, w = 5;
+    const uint32_t h = 6, w = 5;
     struct dlb_conv2d_desc cd = conv_desc(n, c, h, w, c, 1, 1, 0);
     struct dlb_batchnorm_desc d = { n, c, h * w, 1e-5f, 0.1f };
     size_t cnt = (size_t)n * c * h * w;
@@ -484,7 +485,11 @@ static void run_typed(enum dlb_dtype t)
     test_chain_lenet(t, 3);
     test_chain_lenet(t, 1);
     test_chain_vgg(t, 2);
-    test_bn_blocked(t, 3);
+    test_bn_blocked(t, 3, 32);
+    /* 64 channels: nhwc for the bf16 loops on AMX machines (f32 takes
+     * oneDNN's kernel, checked at 32) */
+    if (t == DLB_BF16)
+        test_bn_blocked(t, 3, 64);
 }
 
 int main(void)

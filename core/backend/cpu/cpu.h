@@ -338,18 +338,21 @@ dlb_status dlb_cpu_shadow(struct dlb_backend *be, const struct dlb_buffer *b,
     DLB_OPS_INT8(X, cpu) DLB_OPS_SPARSE(X, cpu) DLB_OPS_MAP(X, cpu)
 DLB_CPU_OPS(DLB_OP_DECLARE)
 
-/* cpu_bnorm_bf16.c: batch norm on bf16 data in nChw16c with c % 16 == 0
- * on AVX-512 (applies says whether it takes md); cpu_bnorm.c calls them.
+/* cpu_bnorm_bf16.c: batch norm on bf16 data in nChw16c or nhwc (`nhwc`
+ * set) with c % 16 == 0 on AVX-512 (applies says whether it takes md);
+ * cpu_bnorm.c calls them.
  * Forward: use_mean/use_var given (inference) normalise with them, else
  * the batch mean and biased variance land in mean and var (c floats). */
 int dlb_cpu_bn16_applies(const dnnl_memory_desc_t *md, uint32_t c);
 dlb_status dlb_cpu_bn16_fwd(struct dlb_backend *be,
-                            const struct dlb_batchnorm_desc *d, const void *x,
+                            const struct dlb_batchnorm_desc *d, int nhwc,
+                            const void *x,
                             void *y, const float *gamma, const float *beta,
                             const float *use_mean, const float *use_var,
                             float *mean, float *var);
 dlb_status dlb_cpu_bn16_bwd(struct dlb_backend *be,
-                            const struct dlb_batchnorm_desc *d, const void *x,
+                            const struct dlb_batchnorm_desc *d, int nhwc,
+                            const void *x,
                             const void *dy, void *dx, const float *gamma,
                             const float *mean, const float *invstd,
                             float *dgamma, float *dbeta);

@@ -211,7 +211,7 @@ static dlb_status bn_forward(struct dlb_backend *be, const char *op,
     int train = kind != DLB_CPU_BN_FWD_INFER;
     if (dlb_cpu_bn16_applies(&md, d->c)) {
         float *m = train ? cb[2]->data : NULL, *v = train ? cb[3]->data : NULL;
-        s = dlb_cpu_bn16_fwd(be, d, x->data, y->data, cb[0]->data,
+        s = dlb_cpu_bn16_fwd(be, d, code == 3, x->data, y->data, cb[0]->data,
                              cb[1]->data, train ? NULL : cb[2]->data,
                              train ? NULL : cb[3]->data, m, v);
         *mean = m;
@@ -340,7 +340,7 @@ dlb_status dlb_cpu_batchnorm_bwd(struct dlb_backend *be,
     if (s || (s = dlb_cpu_set_layout(be, dx, code ? &md : NULL)))
         return s;
     if (dlb_cpu_bn16_applies(&md, d->c)) {
-        s = dlb_cpu_bn16_bwd(be, d, x->data, dyp, dx->data, gamma->data,
+        s = dlb_cpu_bn16_bwd(be, d, code == 3, x->data, dyp, dx->data, gamma->data,
                              save_mean->data, save_invstd->data, dgamma->data,
                              dbeta->data);
         dlb_cpu_written(dx);
