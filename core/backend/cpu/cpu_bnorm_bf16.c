@@ -40,33 +40,11 @@ int dlb_cpu_bn16_applies(const dnnl_memory_desc_t *md, uint32_t c)
 }
 
 #if defined(__GNUC__) && defined(__x86_64__)
-#include <immintrin.h>
+#include "cpu_bf16_avx512.h"
 
-#define AVX512 __attribute__((target("avx512f")))
-
-AVX512 static inline __m512 load16(const uint16_t *p)
-{
-    __m256i h = _mm256_loadu_si256((const __m256i *)p);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
-/* Round to nearest even; a NaN stays a (quiet) NaN. */
-AVX512 static inline void store16(uint16_t *p, __m512 v)
-{
-    __m512i b = _mm512_castps_si512(v);
-    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(b, 16),
-                                   _mm512_set1_epi32(1));
-    __m512i r = _mm512_srli_epi32(
-        _mm512_add_epi32(b, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))),
-        16);
-    __mmask16 nan = _mm512_cmpgt_epu32_mask(
-        _mm512_and_si512(b, _mm512_set1_epi32(0x7fffffff)),
-        _mm512_set1_epi32(0x7f800000));
-    r = _mm512_mask_mov_epi32(
-        r, nan, _mm512_or_si512(_mm512_srli_epi32(b, 16),
-                                _mm512_set1_epi32(0x40)));
-    _mm256_storeu_si256((__m256i *)p, _mm512_cvtepi32_epi16(r));
-}
+#define AVX512 DLB_CPU_AVX512
+#define load16 dlb_cpu_bf16_load16
+#define store16 dlb_cpu_bf16_store16
 
 /* The shape of a pass: n images of cb blocks of hw pixels of 16 lanes;
  * ps elements from one pixel's 16 lanes to the next pixel's: 16 in
