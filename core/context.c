@@ -203,8 +203,17 @@ static json_t *libraries_object(void)
 #else
     const char *jansson = JANSSON_VERSION;
 #endif
-    return json_pack("{s:s, s:s, s:s}", "jansson", jansson,
-                     "zlib", zlibVersion(), "inih", DLB_INIH_VERSION);
+    /* The parent never loads oneDNN (the configurations' records say
+     * which library ran: device.libraries.onednn); the build's headers
+     * and where they came from are known here. */
+#ifdef DLB_ONEDNN_BUILD
+    json_t *onednn = json_string(DLB_ONEDNN_BUILD);
+#else
+    json_t *onednn = json_null();
+#endif
+    return json_pack("{s:s, s:s, s:s, s:o}", "jansson", jansson,
+                     "zlib", zlibVersion(), "inih", DLB_INIH_VERSION,
+                     "onednn_build", onednn);
 }
 
 static json_t *loadavg_array(void)

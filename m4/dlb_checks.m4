@@ -9,26 +9,92 @@ AC_DEFUN([DLB_REQUIRE_LIB], [
     [AC_MSG_ERROR([$1 library not found: install Debian's $5 (apt-get install $5)])])
 ])
 
-dnl oneDNN: --with-onednn (default: use it when found).
+dnl oneDNN: --with-onednn[=PREFIX]. Without PREFIX the system's (Debian's
+dnl libdnnl-dev, 2.6), used when found; with PREFIX the one installed
+dnl there (PREFIX/include/oneapi/dnnl/dnnl.h, PREFIX/lib/libdnnl.so), as
+dnl ci/onednn-prefix unpacks PyPI's oneDNN 3 wheels. A PREFIX library is
+dnl not on the loader's path, so the programs carry an rpath to it
+dnl (ONEDNN_LDFLAGS, on the programs themselves: libtool drops rpaths from
+dnl the core's convenience library instead of passing them on). The
+dnl headers' version is recorded (DLB_ONEDNN_BUILD) and must be the
+dnl library's: headers of one version over the library of another would
+dnl compile and then crash.
 AC_DEFUN([DLB_CHECK_ONEDNN], [
   AC_ARG_WITH([onednn],
-    [AS_HELP_STRING([--with-onednn], [build the cpu backend on oneDNN (default: when found)])],
+    [AS_HELP_STRING([--with-onednn@<:@=PREFIX@:>@],
+      [build the cpu backend on oneDNN 2.6 or later, or 3.x: the system's (default: when found) or the one installed under PREFIX])],
     [], [with_onednn=check])
   dlb_have_onednn=no
   dlb_have_onednn_msg="no (the cpu backend is not built; install libdnnl-dev)"
+  dlb_onednn_where=system
+  dlb_onednn_major=0
+  ONEDNN_CFLAGS=
+  ONEDNN_LIBS=-ldnnl
+  ONEDNN_LDFLAGS=
+  AS_CASE([$with_onednn],
+    [no|yes|check], [],
+    [dlb_onednn_where=$with_onednn
+     AS_IF([test -f "$with_onednn/include/oneapi/dnnl/dnnl.h"], [],
+       [AC_MSG_ERROR([--with-onednn=$with_onednn: $with_onednn/include/oneapi/dnnl/dnnl.h not found: PREFIX must be a oneDNN installation (ci/onednn-prefix DIR makes one from PyPI's wheels; --with-onednn alone uses the system's)])])
+     AS_IF([ls "$with_onednn"/lib/libdnnl.so* >/dev/null 2>&1], [],
+       [AC_MSG_ERROR([--with-onednn=$with_onednn: no libdnnl.so in $with_onednn/lib: the headers are there but not the library (PyPI's onednn-devel-cpu-gomp wheel needs onednn-cpu-gomp beside it)])])
+     ONEDNN_CFLAGS="-I$with_onednn/include"
+     ONEDNN_LIBS="-L$with_onednn/lib -ldnnl"
+     ONEDNN_LDFLAGS="-Wl,-rpath,$with_onednn/lib"])
   AS_IF([test "x$with_onednn" != xno], [
+    dlb_save_CPPFLAGS=$CPPFLAGS
     dlb_save_LIBS=$LIBS
-    AC_CHECK_HEADER([oneapi/dnnl/dnnl.h],
-      [AC_CHECK_LIB([dnnl], [dnnl_engine_create],
-        [dlb_have_onednn=yes; ONEDNN_LIBS=-ldnnl])])
+    CPPFLAGS="$CPPFLAGS $ONEDNN_CFLAGS"
+    LIBS="$ONEDNN_LDFLAGS $ONEDNN_LIBS $LIBS"
+    dnl Not AC_CHECK_HEADER and AC_CHECK_LIB: cached answers about the
+    dnl system's oneDNN would stand for PREFIX's.
+    AC_MSG_CHECKING([for oneDNN in $dlb_onednn_where])
+    AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <oneapi/dnnl/dnnl.h>]],
+        [[dnnl_engine_t e; return dnnl_engine_create(&e, dnnl_cpu, 0) != dnnl_success;]])],
+      [dlb_have_onednn=yes])
+    AC_MSG_RESULT([$dlb_have_onednn])
+    AS_IF([test "x$dlb_have_onednn" = xyes], [
+      AC_COMPUTE_INT([dlb_onednn_major], [DNNL_VERSION_MAJOR],
+        [#include <oneapi/dnnl/dnnl_version.h>], [dlb_onednn_major=0])
+      AC_COMPUTE_INT([dlb_onednn_minor], [DNNL_VERSION_MINOR],
+        [#include <oneapi/dnnl/dnnl_version.h>], [dlb_onednn_minor=0])
+      AC_COMPUTE_INT([dlb_onednn_patch], [DNNL_VERSION_PATCH],
+        [#include <oneapi/dnnl/dnnl_version.h>], [dlb_onednn_patch=0])
+      dlb_onednn_version="$dlb_onednn_major.$dlb_onednn_minor.$dlb_onednn_patch"
+      dnl The cpu backend's shim (cpu_dnnl_api.h) speaks 2.6+ and 3.x.
+      AS_IF([test "$dlb_onednn_major" -eq 2 && test "$dlb_onednn_minor" -ge 6], [],
+            [test "$dlb_onednn_major" -eq 3], [],
+        [AC_MSG_ERROR([oneDNN $dlb_onednn_version in $dlb_onednn_where: the cpu backend needs 2.6 or later, or 3.x (--without-onednn builds without it)])])
+      AC_MSG_CHECKING([whether the oneDNN library is $dlb_onednn_version too])
+      AC_RUN_IFELSE([AC_LANG_PROGRAM([[#include <oneapi/dnnl/dnnl.h>]],
+          [[const dnnl_version_t *v = dnnl_version();
+            return v->major != DNNL_VERSION_MAJOR || v->minor != DNNL_VERSION_MINOR;]])],
+        [AC_MSG_RESULT([yes])],
+        [AC_MSG_RESULT([no])
+         AC_MSG_ERROR([the oneDNN headers in $dlb_onednn_where are $dlb_onednn_version but the library they link with is another version: install the headers and the library of one release])],
+        [AC_MSG_RESULT([cross-compiling: not checked])])
+    ])
+    CPPFLAGS=$dlb_save_CPPFLAGS
     LIBS=$dlb_save_LIBS
     AS_IF([test "x$dlb_have_onednn" = xyes],
-      [dlb_have_onednn_msg=yes; AC_DEFINE([HAVE_ONEDNN], [1], [oneDNN found])],
-      [AS_IF([test "x$with_onednn" = xyes],
-        [AC_MSG_ERROR([--with-onednn given but oneDNN not found: install Debian's libdnnl-dev])])])
+      [dlb_have_onednn_msg="yes ($dlb_onednn_version, $dlb_onednn_where)"
+       AC_DEFINE([HAVE_ONEDNN], [1], [oneDNN found])
+       AC_DEFINE_UNQUOTED([DLB_ONEDNN_BUILD], ["$dlb_onednn_version ($dlb_onednn_where)"],
+         [the oneDNN headers the cpu backend was built with, and where from])],
+      [AS_CASE([$with_onednn],
+         [check], [],
+         [yes], [AC_MSG_ERROR([--with-onednn given but oneDNN not found: install Debian's libdnnl-dev])],
+         [AC_MSG_ERROR([--with-onednn=$with_onednn: a program using oneDNN there does not link (config.log says why)])])])
   ])
+  AS_IF([test "x$dlb_have_onednn" != xyes],
+    [ONEDNN_CFLAGS= ONEDNN_LIBS= ONEDNN_LDFLAGS=])
+  AC_SUBST([ONEDNN_CFLAGS])
   AC_SUBST([ONEDNN_LIBS])
+  AC_SUBST([ONEDNN_LDFLAGS])
   AM_CONDITIONAL([HAVE_ONEDNN], [test "x$dlb_have_onednn" = xyes])
+  dnl Which half of the cpu backend's shim (cpu_dnnl2.c or cpu_dnnl3*.c).
+  AM_CONDITIONAL([HAVE_ONEDNN3],
+    [test "x$dlb_have_onednn" = xyes && test "$dlb_onednn_major" -ge 3])
 ])
 
 dnl Open MPI: --with-mpi (default: when mpicc is found).

@@ -2,6 +2,9 @@
  * the facts a user relies on when a run is interrupted or compared. */
 #define _POSIX_C_SOURCE 200809L
 
+#ifdef HAVE_CONFIG_H
+#include "config.h" /* DLB_ONEDNN_BUILD */
+#endif
 #include "check.h"
 #include "results.h"
 
@@ -301,6 +304,14 @@ static void test_context(void)
     CHECK(json_is_string(json_object_get(libs, "jansson")));
     CHECK(json_is_string(json_object_get(libs, "zlib")));
     CHECK(json_is_string(json_object_get(libs, "inih")));
+#ifdef DLB_ONEDNN_BUILD
+    /* the oneDNN the cpu backend was built with: "2.6.3 (system)" */
+    CHECK(json_is_string(json_object_get(libs, "onednn_build")));
+    CHECK(strcmp(json_string_value(json_object_get(libs, "onednn_build")),
+                 DLB_ONEDNN_BUILD) == 0);
+#else
+    CHECK(json_is_null(json_object_get(libs, "onednn_build")));
+#endif
     CHECK(json_array_size(json_object_get(ctx, "loadavg")) == 3);
     json_decref(ctx);
 }

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <oneapi/dnnl/dnnl.h>
+#include "cpu_dnnl_api.h"
 
 #include "../backend_impl.h"
 #include "../backend_ops.h"
@@ -66,7 +66,7 @@ struct dlb_cpu {
 /* A weight buffer reordered into a primitive's layout, valid while the
  * buffer's version equals `version`. */
 struct dlb_cpu_shadow {
-    dnnl_memory_desc_t md;
+    dlb_dnnl_md md;
     uint64_t version;
     void *data, *block;
     size_t block_bytes;
@@ -85,7 +85,7 @@ struct dlb_cpu_buf {
     uint64_t version;     /* bumped by every write */
     struct dlb_cpu_shadow *shadows;
     int blocked;          /* 0: data is the host view; 1: data is in md */
-    dnnl_memory_desc_t md;
+    dlb_dnnl_md md;
     /* cpu_int8_cols.c: int8 conv weights packed for several pixels per
      * row, built from this buffer at version packed_version; NULL when
      * none was needed. */
@@ -128,11 +128,12 @@ struct dlb_cpu_prim {
     dnnl_primitive_desc_t pd[DLB_CPU_PRIMS];
     dnnl_primitive_t prim[DLB_CPU_PRIMS];
     dnnl_memory_t mem[DLB_CPU_MEMS];
-    dnnl_memory_desc_t md[DLB_CPU_MDS];
+    dlb_dnnl_md md[DLB_CPU_MDS];
     int flags;
     int n_io;                    /* tensors run through dlb_cpu_io_run */
     int io_arg[DLB_CPU_IO_MAX];  /* DNNL_ARG_SRC ... */
     int io_role[DLB_CPU_IO_MAX]; /* enum dlb_cpu_role */
+    dlb_dnnl_md io_md[DLB_CPU_IO_MAX]; /* the primitive's layouts of them */
     struct dlb_cpu_prim *next;
 };
 
@@ -174,13 +175,15 @@ dlb_status dlb_cpu_dnnl_fail(struct dlb_backend *be, dnnl_status_t st,
 /* The oneDNN type of a dlbench type; dnnl_data_type_undef for F64. */
 dnnl_data_type_t dlb_cpu_dnnl_type(enum dlb_dtype t);
 
+/* Why fp16 does not run here, as a true statement about this machine
+ * (cpu_f16.c): whether the CPU has AVX512_FP16, and which fp16
+ * convolution and inner product kernels the oneDNN in use has, asked of
+ * the library. */
+void dlb_cpu_f16_reason(char *buf, size_t len);
+
 /* Check that `b` is a float buffer of at least `count` elements whose
  * type oneDNN computes in here (f32, bf16); F16 and F64 give
  * DLB_ERR_UNSUPPORTED with the reason. */
-/* Why fp16 does not run here, as a true statement about this machine:
- * whether the CPU has AVX512_FP16, and the oneDNN version. */
-void dlb_cpu_f16_reason(char *buf, size_t len);
-
 dlb_status dlb_cpu_check_float(struct dlb_backend *be, const char *op,
                                const char *arg, const struct dlb_buffer *b,
                                size_t count);
@@ -190,21 +193,17 @@ dlb_status dlb_cpu_check_s32(struct dlb_backend *be, const char *op,
                              size_t count);
 
 /* A plain (dense, row-major) memory descriptor. */
-dnnl_status_t dlb_cpu_md_plain(dnnl_memory_desc_t *md, int ndims,
+dnnl_status_t dlb_cpu_md_plain(dlb_dnnl_md *md, int ndims,
                                const dnnl_dim_t *dims, dnnl_data_type_t dt);
 /* A memory object without a handle (set per call). */
 dnnl_status_t dlb_cpu_mem(struct dlb_cpu *cpu, dnnl_memory_t *m,
-                          const dnnl_memory_desc_t *md);
+                          const dlb_dnnl_md *md);
 /* A reorder primitive from `src` to `dst` layouts. */
 dnnl_status_t dlb_cpu_reorder(struct dlb_cpu *cpu, dnnl_primitive_t *prim,
-                              const dnnl_memory_desc_t *src,
-                              const dnnl_memory_desc_t *dst);
-/* Create pd[i] from `op_desc` and prim[i] from it. */
-dnnl_status_t dlb_cpu_make(struct dlb_cpu *cpu, struct dlb_cpu_prim *p, int i,
-                           const void *op_desc, const_dnnl_primitive_desc_t hint);
-/* The memory descriptor `what` (index 0) of pd[i]. */
-const dnnl_memory_desc_t *dlb_cpu_pd_md(const struct dlb_cpu_prim *p, int i,
-                                        dnnl_query_t what);
+                              const dlb_dnnl_md *src,
+                              const dlb_dnnl_md *dst);
+/* Create prim[i] from pd[i], which the caller made (cpu_dnnl_api.h). */
+dnnl_status_t dlb_cpu_make(struct dlb_cpu_prim *p, int i);
 /* Run a reorder from (src_mem, src) to (dst_mem, dst). */
 dnnl_status_t dlb_cpu_run_reorder(struct dlb_cpu *cpu, dnnl_primitive_t r,
                                   dnnl_memory_t src_mem, const void *src,
@@ -234,7 +233,7 @@ struct dlb_cpu_tensor {
     int arg;                   /* DNNL_ARG_SRC ... */
     dnnl_query_t query;        /* where the primitive's layout is found */
     enum dlb_cpu_role role;
-    dnnl_memory_desc_t plain;  /* the host view */
+    dlb_dnnl_md plain;  /* the host view */
 };
 
 /* Fill p's io slots for the `n` tensors of primitive pd[0]. */
@@ -249,14 +248,14 @@ dlb_status dlb_cpu_io_run(struct dlb_backend *be, struct dlb_cpu_prim *p,
 /* ---- physical layouts of buffers (cpu_layout.c) -------------------- */
 
 /* b's layout when it is not the host view, else NULL. */
-const dnnl_memory_desc_t *dlb_cpu_layout(const struct dlb_buffer *b);
+const dlb_dnnl_md *dlb_cpu_layout(const struct dlb_buffer *b);
 /* 1 when `md` lays its elements out as the dense row-major host view. */
-int dlb_cpu_md_is_plain(const dnnl_memory_desc_t *md);
+int dlb_cpu_md_is_plain(const dlb_dnnl_md *md);
 /* Record that the op about to write `b` writes it in layout `md` (NULL:
  * the host view), growing the storage when `md` needs more bytes. The
  * contents are undefined after a growth: call it for outputs only. */
 dlb_status dlb_cpu_set_layout(struct dlb_backend *be, struct dlb_buffer *b,
-                              const dnnl_memory_desc_t *md);
+                              const dlb_dnnl_md *md);
 /* Turn b's data into its host view in place (its logical contents do not
  * change, hence the const): for the copies and the own loops that index
  * the host view. */
@@ -276,7 +275,7 @@ dlb_status dlb_cpu_make_plain_all(struct dlb_backend *be,
  * already has them, else a reorder (converting the type on the way) into
  * scratch slot `slot`. */
 dlb_status dlb_cpu_view(struct dlb_backend *be, const struct dlb_buffer *b,
-                        const dnnl_memory_desc_t *want, int slot, void **out);
+                        const dlb_dnnl_md *want, int slot, void **out);
 /* Elements the physical storage of `b` spans for `count` logical ones:
  * the padded size when b is blocked and count is all of it, else count
  * (after making b plain when count is only part of it). */
@@ -290,15 +289,15 @@ struct dlb_cpu_map {
 };
 /* Fill m for layout md seen as [n][c][hw]; 0 when md is not of that form
  * (more than one block, a block not on channels, other dims). */
-int dlb_cpu_map_of(const dnnl_memory_desc_t *md, uint32_t n, uint32_t c,
+int dlb_cpu_map_of(const dlb_dnnl_md *md, uint32_t n, uint32_t c,
                    uint32_t hw, struct dlb_cpu_map *m);
 /* Which of oneDNN's activation layouts md is, for cache keys: 1 nChw16c,
  * 2 nChw8c, 3 nhwc, 0 none of them. */
-int dlb_cpu_layout_code(const dnnl_memory_desc_t *md);
+int dlb_cpu_layout_code(const dlb_dnnl_md *md);
 /* Reorder (a cached primitive) from `from` in layout src to `to` in dst. */
 dlb_status dlb_cpu_reorder_run(struct dlb_backend *be,
-                               const dnnl_memory_desc_t *src, const void *from,
-                               const dnnl_memory_desc_t *dst, void *to);
+                               const dlb_dnnl_md *src, const void *from,
+                               const dlb_dnnl_md *dst, void *to);
 /* Release the reorder cache. */
 void dlb_cpu_layout_clear(struct dlb_cpu *cpu);
 
@@ -319,7 +318,7 @@ void dlb_cpu_written(const struct dlb_buffer *b);
  * data, redone only when b was written since. `src_mem` and `dst_mem` are
  * memory objects of the plain and the wanted layout for the reorder. */
 dlb_status dlb_cpu_shadow(struct dlb_backend *be, const struct dlb_buffer *b,
-                          const dnnl_memory_desc_t *md,
+                          const dlb_dnnl_md *md,
                           dnnl_primitive_t reorder, dnnl_memory_t src_mem,
                           dnnl_memory_t dst_mem, void **out);
 
@@ -343,7 +342,7 @@ DLB_CPU_OPS(DLB_OP_DECLARE)
  * cpu_bnorm.c calls them.
  * Forward: use_mean/use_var given (inference) normalise with them, else
  * the batch mean and biased variance land in mean and var (c floats). */
-int dlb_cpu_bn16_applies(const dnnl_memory_desc_t *md, uint32_t c);
+int dlb_cpu_bn16_applies(const dlb_dnnl_md *md, uint32_t c);
 dlb_status dlb_cpu_bn16_fwd(struct dlb_backend *be,
                             const struct dlb_batchnorm_desc *d, int nhwc,
                             const void *x,
@@ -362,7 +361,7 @@ dlb_status dlb_cpu_bn16_bwd(struct dlb_backend *be,
 struct dlb_cpu_pool_arg {
     const char *op;
     const struct dlb_pool_desc *d;
-    const dnnl_memory_desc_t *x, *y;
+    const dlb_dnnl_md *x, *y;
 };
 dlb_status dlb_cpu_pool_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
                               const void *arg);

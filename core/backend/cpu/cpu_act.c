@@ -18,25 +18,20 @@ static dlb_status relu_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
     const char *op = a->backward ? "relu_bwd" : "relu_fwd";
     dnnl_dims_t dims = { (dnnl_dim_t)a->count };
-    dnnl_eltwise_desc_t fd, bd;
     dlb_status s = DLB_OK;
     /* One flat tensor: relu does not care about the shape, and any count
      * then shares one primitive per size. use_dst lets backward read y,
      * the interface's contract. */
     DLB_DNNL(be, op, dlb_cpu_md_plain(&p->md[0], 1, dims, a->dt));
-    DLB_DNNL(be, op, dnnl_eltwise_forward_desc_init(
-        &fd, dnnl_forward_training, dnnl_eltwise_relu_use_dst_for_bwd,
-        &p->md[0], 0.0f, 0.0f));
-    if (!a->backward) {
-        DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &fd, NULL));
-    } else {
-        DLB_DNNL(be, op, dnnl_primitive_desc_create(&p->pd[DLB_CPU_HINT], &fd,
-                                                    NULL, cpu->engine, NULL));
-        DLB_DNNL(be, op, dnnl_eltwise_backward_desc_init(
-            &bd, dnnl_eltwise_relu_use_dst_for_bwd, &p->md[0], &p->md[0],
-            0.0f, 0.0f));
-        DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &bd, p->pd[DLB_CPU_HINT]));
-    }
+    DLB_DNNL(be, op, dlb_dnnl_eltwise_fwd_pd(
+        &p->pd[a->backward ? DLB_CPU_HINT : 0], cpu->engine,
+        dnnl_forward_training, dnnl_eltwise_relu_use_dst_for_bwd, &p->md[0],
+        0.0f, 0.0f));
+    if (a->backward)
+        DLB_DNNL(be, op, dlb_dnnl_eltwise_bwd_pd(
+            &p->pd[0], cpu->engine, dnnl_eltwise_relu_use_dst_for_bwd,
+            &p->md[0], 0.0f, 0.0f, p->pd[DLB_CPU_HINT]));
+    DLB_DNNL(be, op, dlb_cpu_make(p, 0));
     for (int i = 0; i < 3; i++)
         DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[i], &p->md[0]));
 out:
@@ -70,7 +65,7 @@ dlb_status dlb_cpu_relu_fwd(struct dlb_backend *be, size_t count,
                             const struct dlb_buffer *x, struct dlb_buffer *y)
 {
     const char *op = "relu_fwd";
-    const dnnl_memory_desc_t *lay;
+    const dlb_dnnl_md *lay;
     struct dlb_cpu_prim *p;
     dlb_status s;
     if ((s = dlb_cpu_check_float(be, op, "x", x, count)) ||
@@ -102,7 +97,7 @@ dlb_status dlb_cpu_relu_bwd(struct dlb_backend *be, size_t count,
                             const struct dlb_buffer *dy, struct dlb_buffer *dx)
 {
     const char *op = "relu_bwd";
-    const dnnl_memory_desc_t *lay;
+    const dlb_dnnl_md *lay;
     struct dlb_cpu_prim *p;
     void *dyp = dy->data;
     dlb_status s;
@@ -247,7 +242,7 @@ static dlb_status dropout_apply(struct dlb_backend *be, const char *op,
     uint32_t thr = dlb_dropout_threshold(d->p);
     double keep_scale = d->p < 1.0f ? 1.0 / (1.0 - (double)d->p) : 0.0;
     int channel = d->mode == DLB_DROPOUT_CHANNEL;
-    const dnnl_memory_desc_t *lay;
+    const dlb_dnnl_md *lay;
     struct dlb_cpu_map map;
     dlb_status s;
     if (!(d->p >= 0.0f && d->p <= 1.0f))

@@ -7,7 +7,6 @@
 #include "cpu.h"
 #include "cpu_quota.h"
 
-#include <cpuid.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,30 +82,6 @@ static int isa_has(unsigned isa, unsigned want)
     return (isa & want) == want;
 }
 
-/* AVX512_FP16 is CPUID leaf 7, EDX bit 23. */
-static int cpu_has_avx512_fp16(void)
-{
-    unsigned a, b, c, d;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
-        return 0;
-    return (d >> 23) & 1u;
-}
-
-void dlb_cpu_f16_reason(char *buf, size_t len)
-{
-    const dnnl_version_t *v = dnnl_version();
-    /* Which of the CPU, the library or this backend lacks fp16: the
-     * backend's operations take f32 and bf16 only, whatever the CPU. */
-    if (cpu_has_avx512_fp16())
-        snprintf(buf, len, "this CPU has AVX512_FP16, but the cpu backend has no "
-                 "fp16 operations: oneDNN %d.%d.%d, the library this build uses, "
-                 "has no fp16 kernels for training", v->major, v->minor, v->patch);
-    else
-        snprintf(buf, len, "this CPU has no AVX512_FP16 (and oneDNN %d.%d.%d, the "
-                 "library this build uses, no fp16 kernels for training)", v->major,
-                 v->minor, v->patch);
-}
-
 dlb_status dlb_cpu_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
                             char *reason, size_t len)
 {
@@ -142,6 +117,9 @@ dlb_status dlb_cpu_supports(struct dlb_backend *be, enum dlb_backend_cap cap,
 static const char *isa_name(unsigned isa)
 {
     if (isa_has(isa, dnnl_cpu_isa_avx512_core_amx)) return "avx512_core_amx";
+#ifdef DLB_DNNL_ISA_FP16 /* oneDNN 3 only */
+    if (isa_has(isa, DLB_DNNL_ISA_FP16)) return "avx512_core_fp16";
+#endif
     if (isa_has(isa, dnnl_cpu_isa_avx512_core_bf16)) return "avx512_core_bf16";
     if (isa_has(isa, dnnl_cpu_isa_avx512_core_vnni)) return "avx512_core_vnni";
     if (isa_has(isa, dnnl_cpu_isa_avx512_core)) return "avx512_core";

@@ -3,8 +3,9 @@
  * biased variance: the per-channel conversions are own loops over c.
  * Backward computes dgamma and dbeta itself (scale and shift flags): it
  * failed at execution with "invalid arguments" in oneDNN 2.6 until
- * DNNL_ARG_SHIFT was passed too, which backward does not read but checks;
- * an own channel sum of dy for dbeta was one more pass over dy.
+ * DNNL_ARG_SHIFT was passed too, which backward does not read but checks
+ * (oneDNN 3 refuses the call with it: DLB_DNNL_BN_BWD_TAKES_SHIFT); an
+ * own channel sum of dy for dbeta was one more pass over dy.
  *
  * A convolution's output arrives blocked (nChw16c): batch norm runs on it
  * as it is, with oneDNN's blocked kernels, which are several times faster
@@ -24,7 +25,7 @@ enum { M_SRC, M_DST, M_SCALE, M_SHIFT, M_MEAN, M_VAR, M_DDST, M_OWN_MEAN,
 struct bn_arg {
     enum dlb_cpu_op kind;
     const struct dlb_batchnorm_desc *d;
-    const dnnl_memory_desc_t *data; /* the layout it runs on */
+    const dlb_dnnl_md *data; /* the layout it runs on */
 };
 
 static dlb_status bn_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
@@ -34,36 +35,33 @@ static dlb_status bn_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
     const char *op = "batchnorm";
     dnnl_dims_t cd = { a->d->c };
-    dnnl_memory_desc_t data = *a->data, chan;
-    dnnl_batch_normalization_desc_t fd, bd;
+    dlb_dnnl_md data = *a->data, chan;
     unsigned flags = dnnl_use_scale | dnnl_use_shift;
     dlb_status s = DLB_OK;
     DLB_DNNL(be, op, dlb_cpu_md_plain(&chan, 1, cd, dnnl_f32));
     if (a->kind == DLB_CPU_BN_FWD_INFER)
         flags |= dnnl_use_global_stats;
-    DLB_DNNL(be, op, dnnl_batch_normalization_forward_desc_init(
-        &fd, a->kind == DLB_CPU_BN_FWD_INFER ? dnnl_forward_inference
-                                             : dnnl_forward_training,
+    int bwd = a->kind == DLB_CPU_BN_BWD;
+    DLB_DNNL(be, op, dlb_dnnl_bnorm_fwd_pd(
+        &p->pd[bwd ? DLB_CPU_HINT : 0], cpu->engine,
+        a->kind == DLB_CPU_BN_FWD_INFER ? dnnl_forward_inference
+                                        : dnnl_forward_training,
         &data, a->d->eps, flags));
-    if (a->kind != DLB_CPU_BN_BWD) {
-        DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &fd, NULL));
-    } else {
-        DLB_DNNL(be, op, dnnl_primitive_desc_create(&p->pd[DLB_CPU_HINT], &fd,
-                                                    NULL, cpu->engine, NULL));
-        DLB_DNNL(be, op, dnnl_batch_normalization_backward_desc_init(
-            &bd, dnnl_backward, &data, &data, a->d->eps, flags));
-        DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &bd, p->pd[DLB_CPU_HINT]));
-    }
+    if (bwd)
+        DLB_DNNL(be, op, dlb_dnnl_bnorm_bwd_pd(&p->pd[0], cpu->engine,
+                                               dnnl_backward, &data, a->d->eps,
+                                               flags, p->pd[DLB_CPU_HINT]));
+    DLB_DNNL(be, op, dlb_cpu_make(p, 0));
     for (int i = M_SRC; i <= M_DDST; i++)
         DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[i],
                                      i == M_SRC || i == M_DST || i == M_DDST
                                          ? &data : &chan));
     DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[M_DSHIFT], &chan));
     /* Batch statistics in oneDNN's form, owned by the entry. */
-    DLB_DNNL(be, op, dnnl_memory_create(&p->mem[M_OWN_MEAN], &chan, cpu->engine,
-                                        DNNL_MEMORY_ALLOCATE));
-    DLB_DNNL(be, op, dnnl_memory_create(&p->mem[M_OWN_VAR], &chan, cpu->engine,
-                                        DNNL_MEMORY_ALLOCATE));
+    DLB_DNNL(be, op, dlb_dnnl_memory_create(&p->mem[M_OWN_MEAN], &chan,
+                                            cpu->engine, DNNL_MEMORY_ALLOCATE));
+    DLB_DNNL(be, op, dlb_dnnl_memory_create(&p->mem[M_OWN_VAR], &chan,
+                                            cpu->engine, DNNL_MEMORY_ALLOCATE));
 out:
     return s;
 }
@@ -73,10 +71,10 @@ out:
  * [n][c][hw][1] (x made plain). *code says which, for the key. */
 static dlb_status bn_layout(struct dlb_backend *be,
                             const struct dlb_batchnorm_desc *d,
-                            const struct dlb_buffer *x, dnnl_memory_desc_t *md,
+                            const struct dlb_buffer *x, dlb_dnnl_md *md,
                             int *code)
 {
-    const dnnl_memory_desc_t *lay = dlb_cpu_layout(x);
+    const dlb_dnnl_md *lay = dlb_cpu_layout(x);
     dnnl_dims_t dims = { d->n, d->c, d->hw, 1 };
     *code = 0;
     if (lay && lay->ndims == 4 && lay->dims[0] == (dnnl_dim_t)d->n &&
@@ -95,7 +93,7 @@ static dlb_status bn_layout(struct dlb_backend *be,
 
 static dlb_status bn_get(struct dlb_backend *be, enum dlb_cpu_op kind,
                          const struct dlb_batchnorm_desc *d,
-                         const dnnl_memory_desc_t *data, int code,
+                         const dlb_dnnl_md *data, int code,
                          struct dlb_cpu_prim **out)
 {
     struct dlb_cpu_key k;
@@ -147,40 +145,43 @@ static void *handle(dnnl_memory_t m)
  * than its f32 ones here, more than the conversions cost. For bf16 data
  * the tensors are converted into scratch and back; *md32 is the f32 twin
  * of md. */
-static void f32_twin(const dnnl_memory_desc_t *md, dnnl_memory_desc_t *md32)
+static dlb_status f32_twin(struct dlb_backend *be, const dlb_dnnl_md *md,
+                           dlb_dnnl_md *md32)
 {
-    *md32 = *md;
-    md32->data_type = dnnl_f32;
+    dnnl_status_t st = dlb_dnnl_md_retype(md32, md, dnnl_f32);
+    return st == dnnl_success ? DLB_OK
+                              : dlb_cpu_dnnl_fail(be, st, "batchnorm",
+                                                  "dlb_dnnl_md_retype");
 }
 
 /* src in md (bf16) converted into scratch `slot` as md32 (f32), or src
  * itself for f32 data. */
-static dlb_status to_f32(struct dlb_backend *be, const dnnl_memory_desc_t *md,
-                         const dnnl_memory_desc_t *md32, const void *src,
+static dlb_status to_f32(struct dlb_backend *be, const dlb_dnnl_md *md,
+                         const dlb_dnnl_md *md32, const void *src,
                          int slot, void **out)
 {
     *out = (void *)(uintptr_t)src;
     if (md->data_type == dnnl_f32)
         return DLB_OK;
-    if (!(*out = dlb_cpu_scratch(be, slot, dnnl_memory_desc_get_size(md32))))
+    if (!(*out = dlb_cpu_scratch(be, slot, dlb_dnnl_md_size(md32))))
         return DLB_ERR_NOMEM;
     return dlb_cpu_reorder_run(be, md, src, md32, *out);
 }
 
 /* Where an f32 result for `dst` is computed: dst's data, or scratch. */
-static dlb_status f32_out(struct dlb_backend *be, const dnnl_memory_desc_t *md,
-                          const dnnl_memory_desc_t *md32, void *dst, int slot,
+static dlb_status f32_out(struct dlb_backend *be, const dlb_dnnl_md *md,
+                          const dlb_dnnl_md *md32, void *dst, int slot,
                           void **out)
 {
     *out = dst;
     if (md->data_type != dnnl_f32 &&
-        !(*out = dlb_cpu_scratch(be, slot, dnnl_memory_desc_get_size(md32))))
+        !(*out = dlb_cpu_scratch(be, slot, dlb_dnnl_md_size(md32))))
         return DLB_ERR_NOMEM;
     return DLB_OK;
 }
 
-static dlb_status from_f32(struct dlb_backend *be, const dnnl_memory_desc_t *md,
-                           const dnnl_memory_desc_t *md32, const void *src,
+static dlb_status from_f32(struct dlb_backend *be, const dlb_dnnl_md *md,
+                           const dlb_dnnl_md *md32, const void *src,
                            void *dst)
 {
     return md->data_type == dnnl_f32
@@ -201,7 +202,7 @@ static dlb_status bn_forward(struct dlb_backend *be, const char *op,
                              const float **mean, const float **var)
 {
     struct dlb_cpu_prim *p;
-    dnnl_memory_desc_t md, md32;
+    dlb_dnnl_md md, md32;
     void *xp, *yp;
     dlb_status s;
     int code, n_args = kind == DLB_CPU_BN_FWD_INFER ? 6 : 4;
@@ -219,8 +220,8 @@ static dlb_status bn_forward(struct dlb_backend *be, const char *op,
         dlb_cpu_written(y);
         return s;
     }
-    f32_twin(&md, &md32);
-    if ((s = to_f32(be, &md, &md32, x->data, DLB_CPU_SLOT_F32, &xp)) ||
+    if ((s = f32_twin(be, &md, &md32)) ||
+        (s = to_f32(be, &md, &md32, x->data, DLB_CPU_SLOT_F32, &xp)) ||
         (s = f32_out(be, &md, &md32, y->data, DLB_CPU_SLOT_F32_B, &yp)) ||
         (s = bn_get(be, kind, d, &md32, code, &p)))
         return s;
@@ -326,7 +327,7 @@ dlb_status dlb_cpu_batchnorm_bwd(struct dlb_backend *be,
     const struct dlb_buffer *chan[5] = { gamma, save_mean, save_invstd, dgamma,
                                          dbeta };
     struct dlb_cpu_prim *p;
-    dnnl_memory_desc_t md, md32;
+    dlb_dnnl_md md, md32;
     void *dyp = dy->data, *xp, *dy32, *dxp;
     dlb_status s;
     int code;
@@ -348,8 +349,8 @@ dlb_status dlb_cpu_batchnorm_bwd(struct dlb_backend *be,
         dlb_cpu_written(dbeta);
         return s;
     }
-    f32_twin(&md, &md32);
-    if ((s = to_f32(be, &md, &md32, x->data, DLB_CPU_SLOT_F32, &xp)) ||
+    if ((s = f32_twin(be, &md, &md32)) ||
+        (s = to_f32(be, &md, &md32, x->data, DLB_CPU_SLOT_F32, &xp)) ||
         (s = to_f32(be, &md, &md32, dyp, DLB_CPU_SLOT_F32_B, &dy32)) ||
         (s = f32_out(be, &md, &md32, dx->data, DLB_CPU_SLOT_F32_C, &dxp)) ||
         (s = bn_get(be, DLB_CPU_BN_BWD, d, &md32, code, &p)))
@@ -377,10 +378,11 @@ dlb_status dlb_cpu_batchnorm_bwd(struct dlb_backend *be,
         { DNNL_ARG_DIFF_SRC, p->mem[M_DST] },
         { DNNL_ARG_DIFF_SCALE, p->mem[M_SHIFT] },
         { DNNL_ARG_DIFF_SHIFT, p->mem[M_DSHIFT] },
-        /* Not read, but oneDNN 2.6 refuses the call without it. */
+        /* Last: not read, passed only where needed (cpu_dnnl_api.h). */
         { DNNL_ARG_SHIFT, p->mem[M_OWN_MEAN] },
     };
-    DLB_DNNL(be, op, dlb_cpu_exec(dlb_backend_ctx(be), p->prim[0], 9, args));
+    DLB_DNNL(be, op, dlb_cpu_exec(dlb_backend_ctx(be), p->prim[0],
+                                  8 + DLB_DNNL_BN_BWD_TAKES_SHIFT, args));
     s = from_f32(be, &md, &md32, dxp, dx->data);
     dlb_cpu_written(dx);
     dlb_cpu_written(dgamma);

@@ -26,7 +26,7 @@
 
 #define LANES 16
 
-int dlb_cpu_bn16_applies(const dnnl_memory_desc_t *md, uint32_t c)
+int dlb_cpu_bn16_applies(const dlb_dnnl_md *md, uint32_t c)
 {
 #if defined(__GNUC__) && defined(__x86_64__)
     int code = dlb_cpu_layout_code(md);

@@ -60,7 +60,7 @@ void dlb_cpu_written(const struct dlb_buffer *b)
 }
 
 dlb_status dlb_cpu_shadow(struct dlb_backend *be, const struct dlb_buffer *b,
-                          const dnnl_memory_desc_t *md,
+                          const dlb_dnnl_md *md,
                           dnnl_primitive_t reorder, dnnl_memory_t src_mem,
                           dnnl_memory_t dst_mem, void **out)
 {
@@ -76,14 +76,14 @@ dlb_status dlb_cpu_shadow(struct dlb_backend *be, const struct dlb_buffer *b,
         return DLB_OK;
     }
     for (sh = bi->shadows; sh; sh = sh->next)
-        if (dnnl_memory_desc_equal(&sh->md, md))
+        if (dlb_dnnl_md_equal(&sh->md, md))
             break;
     if (!sh) {
         sh = calloc(1, sizeof *sh);
         if (!sh)
             return dlb_backend_fail(be, DLB_ERR_NOMEM, "cpu: out of memory");
         sh->md = *md;
-        sh->block_bytes = dnnl_memory_desc_get_size(md);
+        sh->block_bytes = dlb_dnnl_md_size(md);
         sh->data = dlb_cpu_alloc(cpu, sh->block_bytes, &sh->block);
         if (!sh->data) {
             free(sh);

@@ -34,9 +34,9 @@ static struct dlb_cpu_key conv_key(enum dlb_cpu_op op,
  * primitive runs on) for x, w, y, and the forward hint's (all in the
  * compute type); the bias is plain. */
 struct conv_mds {
-    dnnl_memory_desc_t x, w, b, y;       /* plain */
-    dnnl_memory_desc_t xa, wa, ya;       /* any */
-    dnnl_memory_desc_t xh, wh, yh;       /* any, the forward hint's */
+    dlb_dnnl_md x, w, b, y;       /* plain */
+    dlb_dnnl_md xa, wa, ya;       /* any */
+    dlb_dnnl_md xh, wh, yh;       /* any, the forward hint's */
 };
 
 /* The activations' layout: oneDNN's choice (nChw16c) unless a channel
@@ -89,31 +89,34 @@ static dnnl_status_t conv_mds(enum dlb_cpu_op kind,
         (st = dlb_cpu_md_plain(&m->y, 4, yd, yt)) ||
         (t[2] && (st = dlb_cpu_md_plain(&m->b, 1, bd,
                                         dlb_cpu_dnnl_type(t[2]->dtype)))) ||
-        (st = dnnl_memory_desc_init_by_tag(
+        (st = dlb_dnnl_md_tag(
              &m->xa, 4, xd, kind == DLB_CPU_CONV_BWD_DATA ? xt : ct, at)) ||
-        (st = dnnl_memory_desc_init_by_tag(
+        (st = dlb_dnnl_md_tag(
              &m->wa, 4, wd, kind == DLB_CPU_CONV_BWD_WEIGHTS ? wt : ct, any)) ||
-        (st = dnnl_memory_desc_init_by_tag(
+        (st = dlb_dnnl_md_tag(
              &m->ya, 4, yd, kind == DLB_CPU_CONV_FWD ? yt : ct, at)) ||
-        (st = dnnl_memory_desc_init_by_tag(&m->xh, 4, xd, ct, at)) ||
-        (st = dnnl_memory_desc_init_by_tag(&m->wh, 4, wd, ct, any)) ||
-        (st = dnnl_memory_desc_init_by_tag(&m->yh, 4, yd, ct, at)))
+        (st = dlb_dnnl_md_tag(&m->xh, 4, xd, ct, at)) ||
+        (st = dlb_dnnl_md_tag(&m->wh, 4, wd, ct, any)) ||
+        (st = dlb_dnnl_md_tag(&m->yh, 4, yd, ct, at)))
         return st;
     return dnnl_success;
 }
 
-static dnnl_status_t fwd_desc(const struct dlb_conv2d_desc *d,
-                              const struct conv_mds *m, int bias, int hint,
-                              dnnl_convolution_desc_t *cd)
+/* The forward primitive descriptor (hint: the one a backward pass needs,
+ * in the compute type). Inference kernels are the training ones for
+ * floats; one primitive serves both so that an evaluation pass creates
+ * nothing new. */
+static dnnl_status_t fwd_pd(struct dlb_cpu *cpu,
+                            const struct dlb_conv2d_desc *d,
+                            const struct conv_mds *m, int bias, int hint,
+                            dnnl_primitive_desc_t *pd)
 {
     dnnl_dims_t strides = { d->stride_h, d->stride_w };
     dnnl_dims_t pad = { d->pad_h, d->pad_w };
-    /* Inference kernels are the training ones for floats; one primitive
-     * serves both so that an evaluation pass creates nothing new. */
-    return dnnl_convolution_forward_desc_init(
-        cd, dnnl_forward_training, dnnl_convolution_direct,
-        hint ? &m->xh : &m->xa, hint ? &m->wh : &m->wa, bias ? &m->b : NULL,
-        hint ? &m->yh : &m->ya, strides, pad, pad);
+    return dlb_dnnl_conv_fwd_pd(pd, cpu->engine, dnnl_forward_training,
+                                hint ? &m->xh : &m->xa, hint ? &m->wh : &m->wa,
+                                bias ? &m->b : NULL, hint ? &m->yh : &m->ya,
+                                strides, pad, pad, NULL);
 }
 
 /* Create the entry's primitives; on failure the reason is recorded. */
@@ -123,16 +126,14 @@ static dlb_status build(struct dlb_backend *be, const char *op,
                         struct dlb_cpu_prim *p)
 {
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
-    dnnl_convolution_desc_t fd, bd;
     dnnl_dims_t strides = { d->stride_h, d->stride_w };
     dnnl_dims_t pad = { d->pad_h, d->pad_w };
     struct conv_mds m;
     dlb_status s = DLB_OK;
     DLB_DNNL(be, op, conv_mds(kind, d, t, &m));
-    DLB_DNNL(be, op, fwd_desc(d, &m, t[2] != NULL, kind != DLB_CPU_CONV_FWD,
-                              &fd));
     if (kind == DLB_CPU_CONV_FWD) {
-        DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &fd, NULL));
+        DLB_DNNL(be, op, fwd_pd(cpu, d, &m, t[2] != NULL, 0, &p->pd[0]));
+        DLB_DNNL(be, op, dlb_cpu_make(p, 0));
         struct dlb_cpu_tensor io[3] = {
             { DNNL_ARG_SRC, dnnl_query_src_md, DLB_CPU_IN, m.x },
             { DNNL_ARG_WEIGHTS, dnnl_query_weights_md, DLB_CPU_IN_WEIGHTS, m.w },
@@ -143,13 +144,12 @@ static dlb_status build(struct dlb_backend *be, const char *op,
             DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[12], &m.b));
         return DLB_OK;
     }
-    DLB_DNNL(be, op, dnnl_primitive_desc_create(&p->pd[DLB_CPU_HINT], &fd, NULL,
-                                                cpu->engine, NULL));
+    DLB_DNNL(be, op, fwd_pd(cpu, d, &m, t[2] != NULL, 1, &p->pd[DLB_CPU_HINT]));
     if (kind == DLB_CPU_CONV_BWD_DATA) {
-        DLB_DNNL(be, op, dnnl_convolution_backward_data_desc_init(
-            &bd, dnnl_convolution_direct, &m.xa, &m.wa, &m.ya, strides, pad,
-            pad));
-        DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &bd, p->pd[DLB_CPU_HINT]));
+        DLB_DNNL(be, op, dlb_dnnl_conv_bwd_data_pd(
+            &p->pd[0], cpu->engine, &m.xa, &m.wa, &m.ya, strides, pad, pad,
+            p->pd[DLB_CPU_HINT]));
+        DLB_DNNL(be, op, dlb_cpu_make(p, 0));
         struct dlb_cpu_tensor io[3] = {
             { DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md, DLB_CPU_IN, m.y },
             { DNNL_ARG_WEIGHTS, dnnl_query_weights_md, DLB_CPU_IN_WEIGHTS, m.w },
@@ -158,10 +158,10 @@ static dlb_status build(struct dlb_backend *be, const char *op,
         DLB_DNNL(be, op, dlb_cpu_io_setup(cpu, p, io, 3));
         return DLB_OK;
     }
-    DLB_DNNL(be, op, dnnl_convolution_backward_weights_desc_init(
-        &bd, dnnl_convolution_direct, &m.xa, &m.wa, t[2] ? &m.b : NULL, &m.ya,
-        strides, pad, pad));
-    DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &bd, p->pd[DLB_CPU_HINT]));
+    DLB_DNNL(be, op, dlb_dnnl_conv_bwd_weights_pd(
+        &p->pd[0], cpu->engine, &m.xa, &m.wa, t[2] ? &m.b : NULL, &m.ya,
+        strides, pad, pad, p->pd[DLB_CPU_HINT]));
+    DLB_DNNL(be, op, dlb_cpu_make(p, 0));
     struct dlb_cpu_tensor io[3] = {
         { DNNL_ARG_SRC, dnnl_query_src_md, DLB_CPU_IN, m.x },
         { DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md, DLB_CPU_IN, m.y },

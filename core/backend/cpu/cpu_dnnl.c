@@ -16,9 +16,9 @@ static const char *dnnl_status_name(dnnl_status_t st)
     case dnnl_out_of_memory: return "dnnl_out_of_memory";
     case dnnl_invalid_arguments: return "dnnl_invalid_arguments";
     case dnnl_unimplemented: return "dnnl_unimplemented";
-    case dnnl_iterator_ends: return "dnnl_iterator_ends";
     case dnnl_runtime_error: return "dnnl_runtime_error";
     case dnnl_not_required: return "dnnl_not_required";
+    default: break; /* 3.x adds its graph API's statuses */
     }
     return "unknown dnnl status";
 }
@@ -91,7 +91,7 @@ dlb_status dlb_cpu_check_s32(struct dlb_backend *be, const char *op,
     return DLB_OK;
 }
 
-dnnl_status_t dlb_cpu_md_plain(dnnl_memory_desc_t *md, int ndims,
+dnnl_status_t dlb_cpu_md_plain(dlb_dnnl_md *md, int ndims,
                                const dnnl_dim_t *dims, dnnl_data_type_t dt)
 {
     static const dnnl_format_tag_t tags[] = {
@@ -99,22 +99,21 @@ dnnl_status_t dlb_cpu_md_plain(dnnl_memory_desc_t *md, int ndims,
     };
     if (ndims < 1 || ndims > 4)
         return dnnl_invalid_arguments;
-    return dnnl_memory_desc_init_by_tag(md, ndims, dims, dt, tags[ndims]);
+    return dlb_dnnl_md_tag(md, ndims, dims, dt, tags[ndims]);
 }
 
 dnnl_status_t dlb_cpu_mem(struct dlb_cpu *cpu, dnnl_memory_t *m,
-                          const dnnl_memory_desc_t *md)
+                          const dlb_dnnl_md *md)
 {
-    return dnnl_memory_create(m, md, cpu->engine, DNNL_MEMORY_NONE);
+    return dlb_dnnl_memory_create(m, md, cpu->engine, DNNL_MEMORY_NONE);
 }
 
 dnnl_status_t dlb_cpu_reorder(struct dlb_cpu *cpu, dnnl_primitive_t *prim,
-                              const dnnl_memory_desc_t *src,
-                              const dnnl_memory_desc_t *dst)
+                              const dlb_dnnl_md *src,
+                              const dlb_dnnl_md *dst)
 {
     dnnl_primitive_desc_t pd;
-    dnnl_status_t st = dnnl_reorder_primitive_desc_create(
-        &pd, src, cpu->engine, dst, cpu->engine, NULL);
+    dnnl_status_t st = dlb_dnnl_reorder_pd(&pd, cpu->engine, src, dst);
     if (st != dnnl_success)
         return st;
     st = dnnl_primitive_create(prim, pd);
@@ -122,22 +121,9 @@ dnnl_status_t dlb_cpu_reorder(struct dlb_cpu *cpu, dnnl_primitive_t *prim,
     return st;
 }
 
-dnnl_status_t dlb_cpu_make(struct dlb_cpu *cpu, struct dlb_cpu_prim *p, int i,
-                           const void *op_desc, const_dnnl_primitive_desc_t hint)
+dnnl_status_t dlb_cpu_make(struct dlb_cpu_prim *p, int i)
 {
-    dnnl_status_t st = dnnl_primitive_desc_create(&p->pd[i], op_desc, NULL,
-                                                  cpu->engine, hint);
-    if (st != dnnl_success) {
-        p->pd[i] = NULL;
-        return st;
-    }
     return dnnl_primitive_create(&p->prim[i], p->pd[i]);
-}
-
-const dnnl_memory_desc_t *dlb_cpu_pd_md(const struct dlb_cpu_prim *p, int i,
-                                        dnnl_query_t what)
-{
-    return dnnl_primitive_desc_query_md(p->pd[i], what, 0);
 }
 
 dnnl_status_t dlb_cpu_bind(dnnl_memory_t m, const void *data)
@@ -151,13 +137,8 @@ dnnl_status_t dlb_cpu_bind(dnnl_memory_t m, const void *data)
 static size_t args_bytes(int n, const dnnl_exec_arg_t *args)
 {
     size_t bytes = 0;
-    for (int i = 0; i < n; i++) {
-        const dnnl_memory_desc_t *md = NULL;
-        if (args[i].memory &&
-            dnnl_memory_get_memory_desc(args[i].memory, &md) == dnnl_success &&
-            md)
-            bytes += dnnl_memory_desc_get_size(md);
-    }
+    for (int i = 0; i < n; i++)
+        bytes += dlb_dnnl_memory_size(args[i].memory);
     return bytes;
 }
 

@@ -74,8 +74,8 @@ static dlb_status cast_layout(struct dlb_backend *be, size_t *count,
                               const struct dlb_buffer *src,
                               struct dlb_buffer *dst)
 {
-    const dnnl_memory_desc_t *lay;
-    dnnl_memory_desc_t md;
+    const dlb_dnnl_md *lay;
+    dlb_dnnl_md md;
     dlb_status s;
     if (src->dtype == DLB_F64 || dst->dtype == DLB_F64)
         return DLB_CPU_PLAIN(be, src, dst);
@@ -83,8 +83,10 @@ static dlb_status cast_layout(struct dlb_backend *be, size_t *count,
         return s;
     if (!(lay = dlb_cpu_layout(src)))
         return dlb_cpu_make_plain(be, dst);
-    md = *lay;
-    md.data_type = dlb_cpu_dnnl_type(dst->dtype);
+    /* A layout oneDNN 3 cannot give another type: cast the host views. */
+    if (dlb_dnnl_md_retype(&md, lay, dlb_cpu_dnnl_type(dst->dtype)) !=
+        dnnl_success)
+        return DLB_CPU_PLAIN(be, src, dst);
     return dlb_cpu_set_layout(be, dst, &md);
 }
 

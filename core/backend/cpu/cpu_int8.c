@@ -11,6 +11,7 @@
  * says unimplemented), so the multipliers are baked into the primitive
  * and take part in the cache key through a hash: a quantised model has
  * one set per layer, so every layer still gets exactly one primitive.
+ * oneDNN 3 takes them at execution (dlb_dnnl_attr_int8_out).
  * Activations are nhwc, the layout oneDNN's int8 kernels are written for,
  * and stay in it from one int8 layer to the next. */
 #include "cpu.h"
@@ -20,7 +21,7 @@
 #include <string.h>
 
 /* Slots of the entry's memory objects beyond the io tensors (0..5). */
-enum { MEM_BIAS = 6, MEM_SRC_ZP = 7, MEM_DST_ZP = 8 };
+enum { MEM_BIAS = 6, MEM_SRC_ZP = 7, MEM_DST_ZP = 8, MEM_SCALES = 9 };
 #define FLAG_SRC_ZP 1
 #define FLAG_DST_ZP 2
 
@@ -51,50 +52,39 @@ static uint64_t mult_hash(const float *m, size_t n)
 static dnnl_status_t int8_attr(const struct int8_arg *a, int *flags,
                                dnnl_primitive_attr_t *attr)
 {
-    static const int32_t runtime = DNNL_RUNTIME_S32_VAL;
     int int8_out = a->y->dtype != DLB_F32;
-    dnnl_post_ops_t po = NULL;
+    dnnl_dim_t channels = a->conv ? a->cd->out_c : a->ld->out;
     dnnl_status_t st;
     *flags = 0;
     if ((st = dnnl_primitive_attr_create(attr)) ||
-        (st = dnnl_primitive_attr_set_output_scales(
-             *attr, (dnnl_dim_t)a->n_mult, a->n_mult > 1 ? 1 << 1 : 0,
-             a->mult)))
+        (st = dlb_dnnl_attr_int8_out(*attr, a->conv ? 4 : 2, channels,
+                                     (dnnl_dim_t)a->n_mult, a->mult,
+                                     a->q->relu)))
         return st;
     if (a->src_zp) {
-        if ((st = dnnl_primitive_attr_set_zero_points(*attr, DNNL_ARG_SRC, 1,
-                                                      0, &runtime)))
+        if ((st = dlb_dnnl_attr_zero_point(*attr, DNNL_ARG_SRC)))
             return st;
         *flags |= FLAG_SRC_ZP;
     }
     if (int8_out && a->q->y_zero_point) {
-        if ((st = dnnl_primitive_attr_set_zero_points(*attr, DNNL_ARG_DST, 1,
-                                                      0, &runtime)))
+        if ((st = dlb_dnnl_attr_zero_point(*attr, DNNL_ARG_DST)))
             return st;
         *flags |= FLAG_DST_ZP;
     }
-    if (!a->q->relu)
-        return dnnl_success;
-    if ((st = dnnl_post_ops_create(&po)) ||
-        (st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f,
-                                           0.0f)) ||
-        (st = dnnl_primitive_attr_set_post_ops(*attr, po))) {
-        if (po)
-            dnnl_post_ops_destroy(po);
-        return st;
-    }
-    return dnnl_post_ops_destroy(po); /* the attribute keeps a copy */
+    return dnnl_success;
 }
 
-/* The op descriptor: x, y nhwc (conv) or plain (linear), w any, b plain. */
-static dnnl_status_t int8_desc(const struct int8_arg *a, dnnl_memory_desc_t *x,
-                               dnnl_memory_desc_t *w, dnnl_memory_desc_t *y,
-                               dnnl_memory_desc_t *xa, dnnl_memory_desc_t *ya,
-                               dnnl_memory_desc_t *b, void *desc)
+/* The primitive descriptor: x, y nhwc (conv) or plain (linear), w any,
+ * b plain; the plain x, w, y for the io tensors. */
+static dnnl_status_t int8_pd(struct dlb_cpu *cpu, const struct int8_arg *a,
+                             const_dnnl_primitive_attr_t attr,
+                             dlb_dnnl_md *x, dlb_dnnl_md *w, dlb_dnnl_md *y,
+                             dlb_dnnl_md *b, dnnl_primitive_desc_t *pd)
 {
     dnnl_data_type_t xt = dlb_cpu_dnnl_type(a->x->dtype);
     dnnl_data_type_t yt = dlb_cpu_dnnl_type(a->y->dtype);
     dnnl_format_tag_t any = dnnl_format_tag_any;
+    dlb_dnnl_md xa, ya, wa;
     dnnl_status_t st;
     memset(b, 0, sizeof *b);
     if (a->conv) {
@@ -109,31 +99,25 @@ static dnnl_status_t int8_desc(const struct int8_arg *a, dnnl_memory_desc_t *x,
             (st = dlb_cpu_md_plain(w, 4, wd, dnnl_s8)) ||
             (st = dlb_cpu_md_plain(y, 4, yd, yt)) ||
             (a->bias && (st = dlb_cpu_md_plain(b, 1, bd, dnnl_s32))) ||
-            (st = dnnl_memory_desc_init_by_tag(xa, 4, xd, xt, dnnl_acdb)) ||
-            (st = dnnl_memory_desc_init_by_tag(ya, 4, yd, yt, dnnl_acdb)))
+            (st = dlb_dnnl_md_tag(&xa, 4, xd, xt, dnnl_acdb)) ||
+            (st = dlb_dnnl_md_tag(&ya, 4, yd, yt, dnnl_acdb)) ||
+            (st = dlb_dnnl_md_tag(&wa, 4, wd, dnnl_s8, any)))
             return st;
-        dnnl_memory_desc_t wa;
-        if ((st = dnnl_memory_desc_init_by_tag(&wa, 4, wd, dnnl_s8, any)))
-            return st;
-        return dnnl_convolution_forward_desc_init(
-            desc, dnnl_forward_inference, dnnl_convolution_direct, xa, &wa,
-            a->bias ? b : NULL, ya, strides, pad, pad);
+        return dlb_dnnl_conv_fwd_pd(pd, cpu->engine, dnnl_forward_inference,
+                                    &xa, &wa, a->bias ? b : NULL, &ya,
+                                    strides, pad, pad, attr);
     }
     const struct dlb_linear_desc *d = a->ld;
     dnnl_dims_t xd = { d->n, d->in }, wd = { d->out, d->in };
     dnnl_dims_t bd = { d->out }, yd = { d->n, d->out };
-    dnnl_memory_desc_t wa;
     if ((st = dlb_cpu_md_plain(x, 2, xd, xt)) ||
         (st = dlb_cpu_md_plain(w, 2, wd, dnnl_s8)) ||
         (st = dlb_cpu_md_plain(y, 2, yd, yt)) ||
         (a->bias && (st = dlb_cpu_md_plain(b, 1, bd, dnnl_s32))) ||
-        (st = dnnl_memory_desc_init_by_tag(&wa, 2, wd, dnnl_s8, any)))
+        (st = dlb_dnnl_md_tag(&wa, 2, wd, dnnl_s8, any)))
         return st;
-    *xa = *x;
-    *ya = *y;
-    return dnnl_inner_product_forward_desc_init(desc, dnnl_forward_inference,
-                                                xa, &wa, a->bias ? b : NULL,
-                                                ya);
+    return dlb_dnnl_ip_fwd_pd(pd, cpu->engine, dnnl_forward_inference, x,
+                              &wa, a->bias ? b : NULL, y, attr);
 }
 
 static dlb_status int8_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
@@ -142,19 +126,13 @@ static dlb_status int8_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
     const struct int8_arg *a = arg;
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
     const char *op = a->op;
-    dnnl_memory_desc_t x, w, y, xa, ya, b, zp;
-    dnnl_dims_t one = { 1 };
-    union {
-        dnnl_convolution_desc_t conv;
-        dnnl_inner_product_desc_t ip;
-    } desc;
+    dlb_dnnl_md x, w, y, b, zp, sc;
+    dnnl_dims_t one = { 1 }, n_mult = { (dnnl_dim_t)a->n_mult };
     dnnl_primitive_attr_t attr = NULL;
     dlb_status s = DLB_OK;
-    DLB_DNNL(be, op, int8_desc(a, &x, &w, &y, &xa, &ya, &b, &desc));
     DLB_DNNL(be, op, int8_attr(a, &p->flags, &attr));
-    DLB_DNNL(be, op, dnnl_primitive_desc_create(&p->pd[0], &desc, attr,
-                                                cpu->engine, NULL));
-    DLB_DNNL(be, op, dnnl_primitive_create(&p->prim[0], p->pd[0]));
+    DLB_DNNL(be, op, int8_pd(cpu, a, attr, &x, &w, &y, &b, &p->pd[0]));
+    DLB_DNNL(be, op, dlb_cpu_make(p, 0));
     struct dlb_cpu_tensor io[3] = {
         { DNNL_ARG_SRC, dnnl_query_src_md, DLB_CPU_IN, x },
         { DNNL_ARG_WEIGHTS, dnnl_query_weights_md, DLB_CPU_IN_WEIGHTS, w },
@@ -166,6 +144,10 @@ static dlb_status int8_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
     DLB_DNNL(be, op, dlb_cpu_md_plain(&zp, 1, one, dnnl_s32));
     DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[MEM_SRC_ZP], &zp));
     DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[MEM_DST_ZP], &zp));
+    if (DLB_DNNL_RUNTIME_SCALES) {
+        DLB_DNNL(be, op, dlb_cpu_md_plain(&sc, 1, n_mult, dnnl_f32));
+        DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[MEM_SCALES], &sc));
+    }
 out:
     if (attr)
         dnnl_primitive_attr_destroy(attr);
@@ -212,8 +194,13 @@ static dlb_status run(struct dlb_backend *be, struct int8_arg *a,
     if ((s = dlb_cpu_cache_get(be, &k, int8_build, a, &p)))
         goto out;
     int32_t zx = a->src_zp, zy = a->q->y_zero_point;
-    dnnl_exec_arg_t extra[3];
+    dnnl_exec_arg_t extra[4];
     int n = 0;
+    if (DLB_DNNL_RUNTIME_SCALES) {
+        DLB_DNNL(be, a->op, dlb_cpu_bind(p->mem[MEM_SCALES], mult));
+        extra[n++] = (dnnl_exec_arg_t){ DLB_DNNL_ARG_SCALES,
+                                        p->mem[MEM_SCALES] };
+    }
     if (a->bias) {
         DLB_DNNL(be, a->op, dlb_cpu_bind(p->mem[MEM_BIAS], a->bias));
         extra[n++] = (dnnl_exec_arg_t){ DNNL_ARG_BIAS, p->mem[MEM_BIAS] };

@@ -310,9 +310,9 @@ dlb_status dlb_cpu_conv2d_int8_cols(struct dlb_backend *be,
     if (s)
         return s;
     /* [pixels][channels] is the nhwc layout of y. */
-    dnnl_memory_desc_t nhwc;
+    dlb_dnnl_md nhwc;
     dnnl_dims_t dims = { d->n, d->out_c, d->out_h, d->out_w };
-    dnnl_status_t st = dnnl_memory_desc_init_by_tag(
+    dnnl_status_t st = dlb_dnnl_md_tag(
         &nhwc, 4, dims, dlb_cpu_dnnl_type(y->dtype), dnnl_acdb);
     if (st != dnnl_success)
         return dlb_cpu_dnnl_fail(be, st, op, "dnnl_memory_desc_init_by_tag");

@@ -122,7 +122,7 @@ static dnnl_format_tag_t tag_of(struct dlb_backend *be,
 {
     static const dnnl_format_tag_t tags[] = { dnnl_abcd, dnnl_aBcd16b,
                                               dnnl_aBcd8b, dnnl_acdb };
-    const dnnl_memory_desc_t *lay = dlb_cpu_layout(x);
+    const dlb_dnnl_md *lay = dlb_cpu_layout(x);
     int code = lay ? dlb_cpu_layout_code(lay) : 0;
     *s = DLB_OK;
     if (lay && !code)
@@ -138,7 +138,7 @@ dlb_status dlb_cpu_pool_int8_fwd(struct dlb_backend *be,
     const char *op = "pool_int8_fwd";
     size_t xn = (size_t)d->n * d->c * d->in_h * d->in_w;
     size_t yn = (size_t)d->n * d->c * d->out_h * d->out_w;
-    dnnl_memory_desc_t xmd, ymd;
+    dlb_dnnl_md xmd, ymd;
     struct dlb_cpu_pool_arg a = { op, d, &xmd, &ymd };
     struct dlb_cpu_prim *p;
     struct dlb_cpu_key k;
@@ -159,8 +159,8 @@ dlb_status dlb_cpu_pool_int8_fwd(struct dlb_backend *be,
     dnnl_dims_t xd = { d->n, d->c, d->in_h, d->in_w };
     dnnl_dims_t yd = { d->n, d->c, d->out_h, d->out_w };
     dnnl_data_type_t t = dlb_cpu_dnnl_type(x->dtype);
-    DLB_DNNL(be, op, dnnl_memory_desc_init_by_tag(&xmd, 4, xd, t, tag));
-    DLB_DNNL(be, op, dnnl_memory_desc_init_by_tag(&ymd, 4, yd, t, tag));
+    DLB_DNNL(be, op, dlb_dnnl_md_tag(&xmd, 4, xd, t, tag));
+    DLB_DNNL(be, op, dlb_dnnl_md_tag(&ymd, 4, yd, t, tag));
     if (tag == dnnl_acdb) {
         if ((s = dlb_cpu_set_layout(be, y, &ymd)))
             return s;

@@ -15,8 +15,8 @@ dnnl_status_t dlb_cpu_io_setup(struct dlb_cpu *cpu, struct dlb_cpu_prim *p,
     if (n > DLB_CPU_IO_MAX)
         return dnnl_invalid_arguments;
     for (int i = 0; i < n; i++) {
-        const dnnl_memory_desc_t *want = dlb_cpu_pd_md(p, 0, t[i].query);
-        if (!want)
+        const dlb_dnnl_md *want = &p->io_md[i];
+        if (dlb_dnnl_pd_md(&p->io_md[i], p->pd[0], t[i].query) != dnnl_success)
             return dnnl_invalid_arguments;
         p->io_arg[i] = t[i].arg;
         p->io_role[i] = (int)t[i].role;
@@ -24,7 +24,7 @@ dnnl_status_t dlb_cpu_io_setup(struct dlb_cpu *cpu, struct dlb_cpu_prim *p,
             (st = dlb_cpu_mem(cpu, &p->mem[2 * i + 1], want)))
             return st;
         /* Activations go through dlb_cpu_view and dlb_cpu_set_layout. */
-        if (dnnl_memory_desc_equal(want, &t[i].plain) ||
+        if (dlb_dnnl_md_equal(want, &t[i].plain) ||
             t[i].role == DLB_CPU_IN || t[i].role == DLB_CPU_OUT)
             continue;
         st = t[i].role == DLB_CPU_OUT_WEIGHTS
@@ -35,13 +35,6 @@ dnnl_status_t dlb_cpu_io_setup(struct dlb_cpu *cpu, struct dlb_cpu_prim *p,
     }
     p->n_io = n;
     return dnnl_success;
-}
-
-static const dnnl_memory_desc_t *mem_md(dnnl_memory_t m)
-{
-    const dnnl_memory_desc_t *md = NULL;
-    dnnl_memory_get_memory_desc(m, &md);
-    return md;
 }
 
 dlb_status dlb_cpu_io_run(struct dlb_backend *be, struct dlb_cpu_prim *p,
@@ -62,19 +55,19 @@ dlb_status dlb_cpu_io_run(struct dlb_backend *be, struct dlb_cpu_prim *p,
         struct dlb_buffer *o = (struct dlb_buffer *)(uintptr_t)bufs[i];
         switch ((enum dlb_cpu_role)p->io_role[i]) {
         case DLB_CPU_IN_WEIGHTS: /* a NULL reorder hands back the data */
-            s = dlb_cpu_shadow(be, bufs[i], mem_md(mine), r, plain, mine, &ptr);
+            s = dlb_cpu_shadow(be, bufs[i], &p->io_md[i], r, plain, mine, &ptr);
             break;
         case DLB_CPU_IN:
-            s = dlb_cpu_view(be, bufs[i], mem_md(mine), i, &ptr);
+            s = dlb_cpu_view(be, bufs[i], &p->io_md[i], i, &ptr);
             break;
         case DLB_CPU_OUT: /* o is an output: its head is the caller's */
-            s = dlb_cpu_set_layout(be, o, mem_md(mine));
+            s = dlb_cpu_set_layout(be, o, &p->io_md[i]);
             ptr = o->data;
             break;
         case DLB_CPU_OUT_WEIGHTS:
             s = dlb_cpu_set_layout(be, o, NULL);
             if (!s && r && !(ptr = dlb_cpu_scratch(
-                                 be, i, dnnl_memory_desc_get_size(mem_md(mine)))))
+                                 be, i, dlb_dnnl_md_size(&p->io_md[i]))))
                 s = DLB_ERR_NOMEM;
             break;
         }

@@ -12,21 +12,21 @@
 #include <string.h>
 
 struct dlb_cpu_reorder {
-    dnnl_memory_desc_t src, dst;
+    dlb_dnnl_md src, dst;
     dnnl_primitive_t prim;
     dnnl_memory_t src_mem, dst_mem;
     struct dlb_cpu_reorder *next;
 };
 
-const dnnl_memory_desc_t *dlb_cpu_layout(const struct dlb_buffer *b)
+const dlb_dnnl_md *dlb_cpu_layout(const struct dlb_buffer *b)
 {
     const struct dlb_cpu_buf *bi = b->impl;
     return bi->blocked ? &bi->md : NULL;
 }
 
-int dlb_cpu_md_is_plain(const dnnl_memory_desc_t *md)
+int dlb_cpu_md_is_plain(const dlb_dnnl_md *md)
 {
-    const dnnl_blocking_desc_t *bd = &md->format_desc.blocking;
+    const dlb_dnnl_blocking *bd = &md->format_desc.blocking;
     dnnl_dim_t stride = 1;
     if (md->format_kind != dnnl_blocked || md->offset0 != 0)
         return 0;
@@ -53,14 +53,14 @@ int dlb_cpu_md_is_plain(const dnnl_memory_desc_t *md)
     return md->dims[0] <= 1 || bd->strides[0] == md->dims[1];
 }
 
-/* The host view of md's dims in md's type. */
-static dnnl_status_t plain_of(const dnnl_memory_desc_t *md,
-                              dnnl_memory_desc_t *out)
+/* The host view of md's dims in type dt. */
+static dnnl_status_t plain_of(const dlb_dnnl_md *md, dnnl_data_type_t dt,
+                              dlb_dnnl_md *out)
 {
-    return dlb_cpu_md_plain(out, md->ndims, md->dims, md->data_type);
+    return dlb_cpu_md_plain(out, md->ndims, md->dims, dt);
 }
 
-static size_t logical_count(const dnnl_memory_desc_t *md)
+static size_t logical_count(const dlb_dnnl_md *md)
 {
     size_t n = 1;
     for (int d = 0; d < md->ndims; d++)
@@ -69,15 +69,15 @@ static size_t logical_count(const dnnl_memory_desc_t *md)
 }
 
 static dnnl_status_t reorder_get(struct dlb_cpu *cpu,
-                                 const dnnl_memory_desc_t *src,
-                                 const dnnl_memory_desc_t *dst,
+                                 const dlb_dnnl_md *src,
+                                 const dlb_dnnl_md *dst,
                                  struct dlb_cpu_reorder **out)
 {
     struct dlb_cpu_reorder *r;
     dnnl_status_t st;
     for (r = cpu->reorders; r; r = r->next)
-        if (dnnl_memory_desc_equal(&r->src, src) &&
-            dnnl_memory_desc_equal(&r->dst, dst)) {
+        if (dlb_dnnl_md_equal(&r->src, src) &&
+            dlb_dnnl_md_equal(&r->dst, dst)) {
             *out = r;
             return dnnl_success;
         }
@@ -115,8 +115,8 @@ void dlb_cpu_layout_clear(struct dlb_cpu *cpu)
 }
 
 dlb_status dlb_cpu_reorder_run(struct dlb_backend *be,
-                               const dnnl_memory_desc_t *src, const void *from,
-                               const dnnl_memory_desc_t *dst, void *to)
+                               const dlb_dnnl_md *src, const void *from,
+                               const dlb_dnnl_md *dst, void *to)
 {
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
     struct dlb_cpu_reorder *r;
@@ -129,7 +129,7 @@ dlb_status dlb_cpu_reorder_run(struct dlb_backend *be,
 }
 
 dlb_status dlb_cpu_set_layout(struct dlb_backend *be, struct dlb_buffer *b,
-                              const dnnl_memory_desc_t *md)
+                              const dlb_dnnl_md *md)
 {
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
     struct dlb_cpu_buf *bi = b->impl;
@@ -138,7 +138,7 @@ dlb_status dlb_cpu_set_layout(struct dlb_backend *be, struct dlb_buffer *b,
         bi->blocked = 0;
         return DLB_OK;
     }
-    need = dnnl_memory_desc_get_size(md);
+    need = dlb_dnnl_md_size(md);
     if (need > bi->block_bytes) {
         /* Outputs only: the old contents need not survive. */
         void *block = NULL, *data = dlb_cpu_alloc(cpu, need, &block);
@@ -159,49 +159,48 @@ dlb_status dlb_cpu_make_plain(struct dlb_backend *be,
                               const struct dlb_buffer *b)
 {
     struct dlb_cpu_buf *bi = b->impl;
-    dnnl_memory_desc_t plain;
+    dlb_dnnl_md plain;
     dlb_status s;
     void *tmp;
     if (!bi->blocked)
         return DLB_OK;
-    if (plain_of(&bi->md, &plain) != dnnl_success)
+    if (plain_of(&bi->md, bi->md.data_type, &plain) != dnnl_success)
         return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu: no host view of a "
                                 "%d-D layout", bi->md.ndims);
     if (!(tmp = dlb_cpu_scratch(be, DLB_CPU_SLOT_PLAIN,
-                                dnnl_memory_desc_get_size(&plain))))
+                                dlb_dnnl_md_size(&plain))))
         return DLB_ERR_NOMEM;
     if ((s = dlb_cpu_reorder_run(be, &bi->md, b->data, &plain, tmp)))
         return s;
-    memcpy(b->data, tmp, dnnl_memory_desc_get_size(&plain));
+    memcpy(b->data, tmp, dlb_dnnl_md_size(&plain));
     bi->blocked = 0;
     return DLB_OK;
 }
 
-static int same_dims(const dnnl_memory_desc_t *a, const dnnl_memory_desc_t *b)
+static int same_dims(const dlb_dnnl_md *a, const dlb_dnnl_md *b)
 {
     return a->ndims == b->ndims &&
            memcmp(a->dims, b->dims, (size_t)a->ndims * sizeof a->dims[0]) == 0;
 }
 
 dlb_status dlb_cpu_view(struct dlb_backend *be, const struct dlb_buffer *b,
-                        const dnnl_memory_desc_t *want, int slot, void **out)
+                        const dlb_dnnl_md *want, int slot, void **out)
 {
     struct dlb_cpu_buf *bi = b->impl;
-    dnnl_memory_desc_t src, dst = *want;
+    dlb_dnnl_md src, dst = *want;
     dlb_status s;
     void *tmp;
     int want_plain = dlb_cpu_md_is_plain(want);
     int same_type = dlb_cpu_dnnl_type(b->dtype) == want->data_type;
     *out = b->data;
     if (same_type &&
-        (bi->blocked ? dnnl_memory_desc_equal(&bi->md, want) : want_plain))
+        (bi->blocked ? dlb_dnnl_md_equal(&bi->md, want) : want_plain))
         return DLB_OK;
     if (bi->blocked && want_plain) {
         /* The host view of the buffer's own dims is want's bytes too (a
          * flatten's 4-D input read as 2-D). */
-        if (plain_of(&bi->md, &dst) != dnnl_success)
+        if (plain_of(&bi->md, want->data_type, &dst) != dnnl_success)
             return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu: bad layout");
-        dst.data_type = want->data_type;
     } else if (bi->blocked && !same_dims(&bi->md, want)) {
         if ((s = dlb_cpu_make_plain(be, b)))
             return s;
@@ -211,11 +210,11 @@ dlb_status dlb_cpu_view(struct dlb_backend *be, const struct dlb_buffer *b,
     } else {
         /* A reorder converts the type on the way (f32 activations into a
          * bf16 convolution) in the same pass as the layout. */
-        if (plain_of(want, &src) != dnnl_success)
+        if (plain_of(want, dlb_cpu_dnnl_type(b->dtype), &src) !=
+            dnnl_success)
             return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu: bad layout");
-        src.data_type = dlb_cpu_dnnl_type(b->dtype);
     }
-    if (!(tmp = dlb_cpu_scratch(be, slot, dnnl_memory_desc_get_size(&dst))))
+    if (!(tmp = dlb_cpu_scratch(be, slot, dlb_dnnl_md_size(&dst))))
         return DLB_ERR_NOMEM;
     if ((s = dlb_cpu_reorder_run(be, &src, b->data, &dst, tmp)))
         return s;
@@ -232,7 +231,7 @@ dlb_status dlb_cpu_physical(struct dlb_backend *be, const struct dlb_buffer *b,
     if (!bi->blocked)
         return DLB_OK;
     if (count == logical_count(&bi->md)) {
-        *out = dnnl_memory_desc_get_size(&bi->md) / dlb_dtype_size(b->dtype);
+        *out = dlb_dnnl_md_size(&bi->md) / dlb_dtype_size(b->dtype);
         return DLB_OK;
     }
     return (s = dlb_cpu_make_plain(be, b));
@@ -248,10 +247,10 @@ dlb_status dlb_cpu_make_plain_all(struct dlb_backend *be,
     return DLB_OK;
 }
 
-int dlb_cpu_map_of(const dnnl_memory_desc_t *md, uint32_t n, uint32_t c,
+int dlb_cpu_map_of(const dlb_dnnl_md *md, uint32_t n, uint32_t c,
                    uint32_t hw, struct dlb_cpu_map *m)
 {
-    const dnnl_blocking_desc_t *bd = &md->format_desc.blocking;
+    const dlb_dnnl_blocking *bd = &md->format_desc.blocking;
     size_t spatial = 1;
     if (md->format_kind != dnnl_blocked || md->ndims < 2 || md->ndims > 4 ||
         md->dims[0] != (dnnl_dim_t)n || md->dims[1] != (dnnl_dim_t)c ||
@@ -273,17 +272,17 @@ int dlb_cpu_map_of(const dnnl_memory_desc_t *md, uint32_t n, uint32_t c,
     return 1;
 }
 
-int dlb_cpu_layout_code(const dnnl_memory_desc_t *md)
+int dlb_cpu_layout_code(const dlb_dnnl_md *md)
 {
     static const dnnl_format_tag_t tags[] = { dnnl_aBcd16b, dnnl_aBcd8b,
                                               dnnl_acdb };
-    dnnl_memory_desc_t t;
+    dlb_dnnl_md t;
     if (md->ndims != 4)
         return 0;
     for (int i = 0; i < 3; i++)
-        if (dnnl_memory_desc_init_by_tag(&t, 4, md->dims, md->data_type,
+        if (dlb_dnnl_md_tag(&t, 4, md->dims, md->data_type,
                                          tags[i]) == dnnl_success &&
-            dnnl_memory_desc_equal(&t, md))
+            dlb_dnnl_md_equal(&t, md))
             return i + 1;
     return 0;
 }

@@ -23,22 +23,24 @@ static dlb_status ip_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
     dnnl_data_type_t xt = dlb_cpu_dnnl_type(t[0]->dtype);
     dnnl_data_type_t wt = dlb_cpu_dnnl_type(t[1]->dtype);
     dnnl_data_type_t yt = dlb_cpu_dnnl_type(t[3]->dtype);
-    dnnl_memory_desc_t x, w, b, y, wa;
-    dnnl_inner_product_desc_t fd, bwd;
+    dlb_dnnl_md x, w, b, y, wa;
     dlb_status s = DLB_OK;
     memset(&b, 0, sizeof b);
     DLB_DNNL(be, op, dlb_cpu_md_plain(&x, 2, xd, xt));
     DLB_DNNL(be, op, dlb_cpu_md_plain(&w, 2, wd, wt));
     DLB_DNNL(be, op, dlb_cpu_md_plain(&y, 2, yd, yt));
-    DLB_DNNL(be, op, dnnl_memory_desc_init_by_tag(&wa, 2, wd, wt,
+    DLB_DNNL(be, op, dlb_dnnl_md_tag(&wa, 2, wd, wt,
                                                   dnnl_format_tag_any));
     if (t[2])
         DLB_DNNL(be, op, dlb_cpu_md_plain(&b, 1, bd,
                                           dlb_cpu_dnnl_type(t[2]->dtype)));
-    DLB_DNNL(be, op, dnnl_inner_product_forward_desc_init(
-        &fd, dnnl_forward_training, &x, &wa, t[2] ? &b : NULL, &y));
+    /* The forward pd: the primitive, or the backward passes' hint. */
+    int hint = a->kind == DLB_CPU_IP_FWD ? 0 : DLB_CPU_HINT;
+    DLB_DNNL(be, op, dlb_dnnl_ip_fwd_pd(&p->pd[hint], cpu->engine,
+                                        dnnl_forward_training, &x, &wa,
+                                        t[2] ? &b : NULL, &y, NULL));
     if (a->kind == DLB_CPU_IP_FWD) {
-        DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &fd, NULL));
+        DLB_DNNL(be, op, dlb_cpu_make(p, 0));
         struct dlb_cpu_tensor io[3] = {
             { DNNL_ARG_SRC, dnnl_query_src_md, DLB_CPU_IN, x },
             { DNNL_ARG_WEIGHTS, dnnl_query_weights_md, DLB_CPU_IN_WEIGHTS, w },
@@ -46,13 +48,10 @@ static dlb_status ip_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
         };
         DLB_DNNL(be, op, dlb_cpu_io_setup(cpu, p, io, 3));
     } else {
-        DLB_DNNL(be, op, dnnl_primitive_desc_create(&p->pd[DLB_CPU_HINT], &fd,
-                                                    NULL, cpu->engine, NULL));
         if (a->kind == DLB_CPU_IP_BWD_DATA) {
-            DLB_DNNL(be, op, dnnl_inner_product_backward_data_desc_init(
-                &bwd, &x, &wa, &y));
-            DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &bwd,
-                                          p->pd[DLB_CPU_HINT]));
+            DLB_DNNL(be, op, dlb_dnnl_ip_bwd_data_pd(
+                &p->pd[0], cpu->engine, &x, &wa, &y, p->pd[DLB_CPU_HINT]));
+            DLB_DNNL(be, op, dlb_cpu_make(p, 0));
             struct dlb_cpu_tensor io[3] = {
                 { DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md, DLB_CPU_IN, y },
                 { DNNL_ARG_WEIGHTS, dnnl_query_weights_md, DLB_CPU_IN_WEIGHTS,
@@ -61,10 +60,10 @@ static dlb_status ip_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
             };
             DLB_DNNL(be, op, dlb_cpu_io_setup(cpu, p, io, 3));
         } else {
-            DLB_DNNL(be, op, dnnl_inner_product_backward_weights_desc_init(
-                &bwd, &x, &wa, t[2] ? &b : NULL, &y));
-            DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &bwd,
-                                          p->pd[DLB_CPU_HINT]));
+            DLB_DNNL(be, op, dlb_dnnl_ip_bwd_weights_pd(
+                &p->pd[0], cpu->engine, &x, &wa, t[2] ? &b : NULL, &y,
+                p->pd[DLB_CPU_HINT]));
+            DLB_DNNL(be, op, dlb_cpu_make(p, 0));
             struct dlb_cpu_tensor io[3] = {
                 { DNNL_ARG_SRC, dnnl_query_src_md, DLB_CPU_IN, x },
                 { DNNL_ARG_DIFF_DST, dnnl_query_diff_dst_md, DLB_CPU_IN, y },

@@ -15,7 +15,7 @@
 static int blocked_code(const struct dlb_buffer *x, uint32_t n, uint32_t c,
                         uint32_t h, uint32_t w)
 {
-    const dnnl_memory_desc_t *lay = dlb_cpu_layout(x);
+    const dlb_dnnl_md *lay = dlb_cpu_layout(x);
     int code;
     /* A host view of 1x1 planes over whole 16-channel blocks is nChw16c
      * too: the global average pool's gradient from the linear layer. */
@@ -30,12 +30,13 @@ static int blocked_code(const struct dlb_buffer *x, uint32_t n, uint32_t c,
 }
 
 static dnnl_status_t md_of(int code, uint32_t n, uint32_t c, uint32_t h,
-                           uint32_t w, enum dlb_dtype t, dnnl_memory_desc_t *md)
+                           uint32_t w, enum dlb_dtype t, dlb_dnnl_md *md)
 {
     dnnl_dims_t dims = { n, c, h, w };
-    return dnnl_memory_desc_init_by_tag(md, 4, dims, dlb_cpu_dnnl_type(t),
-                                        code == 1 ? dnnl_aBcd16b
-                                        : code == 2 ? dnnl_aBcd8b : dnnl_acdb);
+    return dlb_dnnl_md_tag(md, 4, dims, dlb_cpu_dnnl_type(t),
+                           code == 1   ? dnnl_aBcd16b
+                           : code == 2 ? dnnl_aBcd8b
+                                       : dnnl_acdb);
 }
 
 /* Pooling without a workspace (inference) on oneDNN's pooling primitive:
@@ -53,9 +54,7 @@ dlb_status dlb_cpu_pool_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
     const char *op = a->op;
     dnnl_dims_t strides = { d->stride_h, d->stride_w };
     dnnl_dims_t kernel = { d->kh, d->kw };
-    dnnl_dims_t dil = { 0, 0 };
     dnnl_dims_t pad = { d->pad_h, d->pad_w };
-    dnnl_pooling_v2_desc_t pd;
     dnnl_dims_t pad_r;
     dlb_status s = DLB_OK;
     /* oneDNN's right padding makes the output size exact. */
@@ -63,12 +62,12 @@ dlb_status dlb_cpu_pool_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
                d->pad_h;
     pad_r[1] = (dnnl_dim_t)(d->out_w - 1) * d->stride_w + d->kw - d->in_w -
                d->pad_w;
-    DLB_DNNL(be, op, dnnl_pooling_v2_forward_desc_init(
-        &pd, dnnl_forward_inference,
+    DLB_DNNL(be, op, dlb_dnnl_pool_fwd_pd(
+        &p->pd[0], cpu->engine, dnnl_forward_inference,
         d->kind == DLB_POOL_MAX ? dnnl_pooling_max
                                 : dnnl_pooling_avg_include_padding,
-        a->x, a->y, strides, kernel, dil, pad, pad_r));
-    DLB_DNNL(be, op, dlb_cpu_make(cpu, p, 0, &pd, NULL));
+        a->x, a->y, strides, kernel, pad, pad_r));
+    DLB_DNNL(be, op, dlb_cpu_make(p, 0));
     DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[0], a->x));
     DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[1], a->y));
 out:
@@ -78,7 +77,7 @@ out:
 static dlb_status pool_infer(struct dlb_backend *be,
                              const struct dlb_pool_desc *d, int code,
                              const struct dlb_buffer *x, struct dlb_buffer *y,
-                             const dnnl_memory_desc_t *ymd)
+                             const dlb_dnnl_md *ymd)
 {
     struct dlb_cpu_key k;
     struct dlb_cpu_pool_arg a = { "pool_fwd", d, dlb_cpu_layout(x), ymd };
@@ -111,7 +110,7 @@ int dlb_cpu_pool_blocked_fwd(struct dlb_backend *be,
 {
     int code = blocked_code(x, d->n, d->c, d->in_h, d->in_w);
     int max = d->kind == DLB_POOL_MAX;
-    dnnl_memory_desc_t ymd, wmd;
+    dlb_dnnl_md ymd, wmd;
     if (!code || (x->dtype != DLB_F32 && x->dtype != DLB_BF16))
         return 0;
     if (md_of(code, d->n, d->c, d->out_h, d->out_w, y->dtype, &ymd) ||
@@ -144,7 +143,7 @@ int dlb_cpu_pool_blocked_bwd(struct dlb_backend *be,
     /* Max pooling follows the workspace's layout, average dy's. */
     const struct dlb_buffer *ref = max ? ws : dy;
     int code = blocked_code(ref, d->n, d->c, d->out_h, d->out_w);
-    dnnl_memory_desc_t dymd, xmd;
+    dlb_dnnl_md dymd, xmd;
     void *dyv = NULL;
     if (!code || (dy->dtype != DLB_F32 && dy->dtype != DLB_BF16))
         return 0;
