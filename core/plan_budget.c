@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "plan_budget.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -60,4 +61,11 @@ double dlb_plan_trained_images(const struct dlb_plan *p,
         return 0;
     return (double)dlb_config_core(p, c, "train_steps")->i *
            (double)dlb_config_core(p, c, "batch")->i;
+}
+
+int dlb_plan_same_training(double images_a, double batch_a, double images_b,
+                           double batch_b)
+{
+    double step = batch_a > batch_b ? batch_a : batch_b;
+    return fabs(images_a - images_b) < (step > 1 ? step : 1);
 }

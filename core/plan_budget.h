@@ -23,4 +23,11 @@ dlb_status dlb_plan_apply_train_samples(struct dlb_plan *p,
 double dlb_plan_trained_images(const struct dlb_plan *p,
                                const struct dlb_config *c);
 
+/* Whether two configurations that trained on images_a and images_b at
+ * batch_a and batch_b trained alike, so that their accuracies compare:
+ * equal up to the rounding of train_samples to whole steps (less than one
+ * step of the larger batch). */
+int dlb_plan_same_training(double images_a, double batch_a, double images_b,
+                           double batch_b);
+
 #endif

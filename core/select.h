@@ -85,6 +85,15 @@ dlb_status dlb_sel_groups_build(const struct dlb_plan *plan,
                                 struct dlb_error *err);
 void dlb_sel_groups_free(struct dlb_sel_groups *g);
 
+/* Whether key (ns, k) is one of set's workload keys. */
+int dlb_sel_is_workload(const struct dlb_select_settings *set, unsigned ns,
+                        unsigned k);
+/* Whether a and b hold the same values on every key that is not a
+ * workload key: the same settings, on two workloads or one. */
+int dlb_sel_same_settings(const struct dlb_plan *p,
+                          const struct dlb_select_settings *set,
+                          const struct dlb_config *a, const struct dlb_config *b);
+
 /* Whether every workload group of a selection has a winner. */
 int dlb_select_complete(json_t *selection);
 

@@ -12,8 +12,8 @@
 
 #include "param.h"
 
-static int is_workload(const struct dlb_select_settings *set, unsigned ns,
-                       unsigned k)
+int dlb_sel_is_workload(const struct dlb_select_settings *set, unsigned ns,
+                        unsigned k)
 {
     for (size_t i = 0; i < set->n_workload; i++)
         if (set->workload[i].ns == ns && set->workload[i].param == k)
@@ -40,13 +40,20 @@ static int same_on(const struct dlb_plan *p,
     const struct dlb_suite *s = p->suite;
     for (unsigned ns = 0; ns < s->n_ns; ns++)
         for (unsigned k = 0; k < s->ns[ns].n; k++) {
-            if (is_workload(set, ns, k) != workload ||
+            if (dlb_sel_is_workload(set, ns, k) != workload ||
                 (workload && (derived(p, a, ns, k) || derived(p, b, ns, k))))
                 continue;
             if (strcmp(a->values[ns][k].s, b->values[ns][k].s) != 0)
                 return 0;
         }
     return 1;
+}
+
+int dlb_sel_same_settings(const struct dlb_plan *p,
+                          const struct dlb_select_settings *set,
+                          const struct dlb_config *a, const struct dlb_config *b)
+{
+    return same_on(p, set, a, b, 0);
 }
 
 /* The workload keys whose values vary across the plan, named as in a

@@ -173,8 +173,7 @@ void dlb_sel_item_free(struct dlb_sel_item *it)
 int dlb_sel_same_training(const struct dlb_sel_item *a,
                           const struct dlb_sel_item *b)
 {
-    double step = a->batch > b->batch ? a->batch : b->batch;
-    return fabs(a->trained - b->trained) < (step > 1 ? step : 1);
+    return dlb_plan_same_training(a->trained, a->batch, b->trained, b->batch);
 }
 
 int dlb_sel_differ(const struct dlb_select_settings *set,

@@ -56,24 +56,6 @@ static dlb_status term_matches(const struct dlb_plan *p,
     return DLB_OK;
 }
 
-/* Whether a and b differ only in workload keys: the same settings on two
- * workloads. */
-static int same_settings(const struct dlb_plan *p,
-                         const struct dlb_select_settings *set,
-                         const struct dlb_config *a, const struct dlb_config *b)
-{
-    const struct dlb_suite *s = p->suite;
-    for (unsigned ns = 0; ns < s->n_ns; ns++)
-        for (unsigned k = 0; k < s->ns[ns].n; k++) {
-            int wl = 0;
-            for (size_t i = 0; i < set->n_workload && !wl; i++)
-                wl = set->workload[i].ns == ns && set->workload[i].param == k;
-            if (!wl && strcmp(a->values[ns][k].s, b->values[ns][k].s) != 0)
-                return 0;
-        }
-    return 1;
-}
-
 /* The baseline names settings ("amp.precision=fp32"); on several
  * workloads it matches one configuration each, all with the same
  * settings: that is one baseline, each workload's own. */
@@ -98,7 +80,8 @@ static dlb_status find_baseline(const struct dlb_plan *p,
         if (st == DLB_OK && all && hits++ == 0)
             *pos = i;
         else if (st == DLB_OK && all)
-            one_setting &= same_settings(p, set, &p->configs[*pos], &p->configs[i]);
+            one_setting &= dlb_sel_same_settings(p, set, &p->configs[*pos],
+                                                 &p->configs[i]);
     }
     free(copy);
     if (st != DLB_OK)

@@ -23,15 +23,6 @@
 #include "param.h"
 #include "select_impl.h"
 
-static int workload_key(const struct dlb_select_settings *set, unsigned ns,
-                        unsigned k)
-{
-    for (size_t i = 0; i < set->n_workload; i++)
-        if (set->workload[i].ns == ns && set->workload[i].param == k)
-            return 1;
-    return 0;
-}
-
 /* The setting configuration c applies on top of its baseline b, as
  * "key=value ..." in suite order, a plugin's `enable` first (it says what
  * the rest are settings of); "" when c is b or changes the settings of
@@ -47,7 +38,7 @@ static void setting_of(const struct dlb_plan *p,
     buf[0] = '\0';
     for (unsigned ns = 0; ns < s->n_ns; ns++)
         for (unsigned k = 0; k < s->ns[ns].n; k++) {
-            if (workload_key(set, ns, k) ||
+            if (dlb_sel_is_workload(set, ns, k) ||
                 !strcmp(c->values[ns][k].s, b->values[ns][k].s))
                 continue;
             if ((ns_seen >= 0 && (unsigned)ns_seen != ns) ||

@@ -1,7 +1,6 @@
 /* Speedup and accuracy drop against the baseline configuration. */
 #include "vs_baseline.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,15 +51,13 @@ static double workers_of(json_t *rec)
     return 0;
 }
 
-/* Accuracies compare only after as much training (select_impl.h). */
+/* Accuracies compare only after as much training (plan_budget.h). */
 static int same_training(const struct dlb_plan *p, const struct dlb_config *a,
                          const struct dlb_config *b)
 {
-    double ba = (double)dlb_config_core(p, a, "batch")->i;
-    double bb = (double)dlb_config_core(p, b, "batch")->i;
-    double step = ba > bb ? ba : bb;
-    return fabs(dlb_plan_trained_images(p, a) - dlb_plan_trained_images(p, b)) <
-           (step > 1 ? step : 1);
+    return dlb_plan_same_training(
+        dlb_plan_trained_images(p, a), (double)dlb_config_core(p, a, "batch")->i,
+        dlb_plan_trained_images(p, b), (double)dlb_config_core(p, b, "batch")->i);
 }
 
 static void annotate_one(json_t *rec, json_t *base, int same_training)
