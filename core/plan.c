@@ -10,8 +10,8 @@
 
 #include "param.h"
 #include "plan_budget.h"
+#include "plan_search.h"
 #include "plan_transform.h"
-#include "select.h"
 
 /* More configurations than this is a sweep nobody can run: a typo. */
 #define DLB_PLAN_MAX_CONFIGS 100000
@@ -367,11 +367,11 @@ dlb_status dlb_plan_build(const struct dlb_suite *s,
         st = build_configs(&b, out);
     if (st == DLB_OK)
         st = dlb_plan_apply_train_samples(out, err);
-    /* The selection keys name configurations: check them against the
-     * plan, before anything runs. */
-    struct dlb_select_settings sel;
+    /* The selection's own keys (baseline, workload_axes) name
+     * configurations of this plan: the parent checks them before it runs
+     * anything (run_check.h), as the plan knows nothing of the selection. */
     if (st == DLB_OK)
-        st = dlb_select_settings(out, &sel, err);
+        st = dlb_plan_check_search(out, err);
     if (st == DLB_OK)
         st = dlb_plan_check_transforms(out, err);
     for (unsigned k = 0; b.vals && k < b.n_flat; k++)

@@ -12,34 +12,6 @@
 #include "rng.h"
 #include "select_impl.h"
 
-dlb_status dlb_search_parse(const char *text, struct dlb_search *out,
-                            char *why, size_t why_len)
-{
-    out->n = 0;
-    out->halving_small = 0;
-    out->halving_groups = 0;
-    if (!strcmp(text, "grid")) {
-        out->kind = DLB_SEARCH_GRID;
-        return DLB_OK;
-    }
-    if (!strcmp(text, "halving")) {
-        out->kind = DLB_SEARCH_HALVING;
-        return DLB_OK;
-    }
-    char *end;
-    if (!strncmp(text, "random:", 7) && text[7] >= '1' && text[7] <= '9') {
-        unsigned long long n = strtoull(text + 7, &end, 10);
-        if (!*end && n <= 100000) {
-            out->kind = DLB_SEARCH_RANDOM;
-            out->n = (size_t)n;
-            return DLB_OK;
-        }
-    }
-    snprintf(why, why_len, "expected grid, random:N (N >= 1) or halving, got "
-             "\"%s\"", text);
-    return DLB_ERR_INPUT;
-}
-
 struct dlb_search dlb_search_of(const struct dlb_plan *plan)
 {
     struct dlb_search s = {DLB_SEARCH_GRID, 0, 0, 0};
@@ -68,7 +40,7 @@ struct dlb_search dlb_search_of(const struct dlb_plan *plan)
     return s;
 }
 
-static int rec_round(json_t *rec)
+int dlb_search_round_of(json_t *rec)
 {
     json_t *r = json_object_get(rec, "round");
     return json_is_integer(r) ? (int)json_integer_value(r) : -1;
@@ -80,7 +52,7 @@ json_t *dlb_search_find(json_t *records, size_t index, int round)
     json_t *v;
     json_array_foreach(records, i, v)
         if ((size_t)json_integer_value(json_object_get(v, "index")) == index &&
-            (round < 0 || rec_round(v) == round))
+            (round < 0 || dlb_search_round_of(v) == round))
             return v;
     return NULL;
 }
@@ -94,7 +66,7 @@ json_t *dlb_search_final_records(const struct dlb_plan *plan, json_t *records)
         json_array_foreach(records, i, v)
             if ((size_t)json_integer_value(json_object_get(v, "index")) ==
                     plan->configs[k].index &&
-                (!best || rec_round(v) > rec_round(best)))
+                (!best || dlb_search_round_of(v) > dlb_search_round_of(best)))
                 best = v;
         if (best)
             json_array_append(out, best);

@@ -24,18 +24,8 @@
 #include <jansson.h>
 #include "error.h"
 #include "plan.h"
+#include "plan_search.h"
 #include "select.h"
-
-enum dlb_search_kind { DLB_SEARCH_GRID, DLB_SEARCH_RANDOM, DLB_SEARCH_HALVING };
-
-struct dlb_search {
-    enum dlb_search_kind kind;
-    size_t n;        /* random:N */
-    int halving_small; /* halving asked for, too few configurations: grid */
-    size_t halving_groups; /* halving asked for over this many workloads
-                            * (select.h): grid, as its rounds rank every
-                            * configuration against every other */
-};
 
 /* Halving runs the grid below this many configurations: its screening
  * rounds pay each configuration's start-up and warm-up again, and the
@@ -54,10 +44,6 @@ struct dlb_search {
  * round a single LeNet row, which tied with the baseline, so the baseline
  * won, where the grid had told it from the fastest. */
 #define DLB_HALVING_FINALISTS 3
-
-/* Parse a `search` value. On failure `why` says what was expected. */
-dlb_status dlb_search_parse(const char *text, struct dlb_search *out,
-                            char *why, size_t why_len);
 
 /* One round: the plan positions to run, in plan order, and the share of the
  * suite's time_cap and train_steps each gets. */
@@ -89,6 +75,9 @@ dlb_status dlb_search_round(const struct dlb_plan *plan,
 /* The records for the result files, in plan order: per configuration the
  * record of the latest round it ran in. A new array. */
 json_t *dlb_search_final_records(const struct dlb_plan *plan, json_t *records);
+
+/* A record's search round ("round"), -1 when it has none (a grid's). */
+int dlb_search_round_of(json_t *rec);
 
 /* The record of configuration `index` for `round` (-1: any round), or NULL. */
 json_t *dlb_search_find(json_t *records, size_t index, int round);

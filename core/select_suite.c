@@ -1,6 +1,7 @@
-/* The suite's selection keys, read from the plan and checked when the plan
- * is built, so that a misspelt baseline or search fails before anything
- * runs, with the suite line at fault. */
+/* The suite's selection keys, read from the plan and checked by the
+ * parent before its run directory exists (run_check.h), so that a
+ * misspelt baseline fails before anything runs, with the suite line at
+ * fault. */
 #define _POSIX_C_SOURCE 200809L
 #include "select.h"
 
@@ -9,29 +10,7 @@
 #include <string.h>
 
 #include "param.h"
-#include "search.h"
-
-/* Where the value in force of core key `name` came from: "FILE:LINE" of
- * [quick] or [suite], else an override on the command line. */
-static void key_where(const struct dlb_plan *p, const char *name, char *buf,
-                      size_t len)
-{
-    const struct dlb_suite *s = p->suite;
-    int k = dlb_param_find(s->ns[0].defs, s->ns[0].n, name);
-    const char *now = dlb_config_core(p, &p->configs[0], name)->s;
-    int line = 0;
-    for (size_t i = 0; i < s->n_fixed; i++)
-        if (s->fixed[i].ref.ns == 0 && (int)s->fixed[i].ref.param == k)
-            line = s->fixed[i].line;
-    for (size_t i = 0; i < s->n_quick; i++)
-        if (s->quick[i].ref.ns == 0 && (int)s->quick[i].ref.param == k &&
-            !strcmp(s->quick[i].text, now))
-            line = s->quick[i].line;
-    if (line)
-        snprintf(buf, len, "%s:%d: %s", s->path, line, name);
-    else
-        snprintf(buf, len, "--set %s", name);
-}
+#include "plan_search.h"
 
 /* Does configuration c have `key=value` (value in canonical form)? */
 static dlb_status term_matches(const struct dlb_plan *p,
@@ -113,7 +92,7 @@ static dlb_status add_workload(const struct dlb_plan *p,
     struct dlb_error inner = {""};
     char where[1200];
     if (dlb_suite_resolve_key(p->suite, key, &r, &inner) != DLB_OK) {
-        key_where(p, "workload_axes", where, sizeof where);
+        dlb_plan_key_where(p, "workload_axes", where, sizeof where);
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: '%s': %s", where, key,
                           inner.msg);
     }
@@ -121,7 +100,7 @@ static dlb_status add_workload(const struct dlb_plan *p,
         if (out->workload[k].ns == r.ns && out->workload[k].param == r.param)
             return DLB_OK;
     if (out->n_workload == DLB_SEL_MAX_WORKLOAD) {
-        key_where(p, "workload_axes", where, sizeof where);
+        dlb_plan_key_where(p, "workload_axes", where, sizeof where);
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: more than %d keys",
                           where, DLB_SEL_MAX_WORKLOAD);
     }
@@ -161,7 +140,7 @@ dlb_status dlb_select_settings(const struct dlb_plan *p,
                                struct dlb_error *err)
 {
     const struct dlb_config *c = &p->configs[0];
-    char where[1200], why[512];
+    char where[1200];
     out->objective = (enum dlb_objective)dlb_config_core(p, c, "objective")->i;
     out->max_accuracy_drop = dlb_config_core(p, c, "accuracy_tolerance")->f;
     out->memory_budget = (double)dlb_config_core(p, c, "memory_budget")->i;
@@ -173,21 +152,15 @@ dlb_status dlb_select_settings(const struct dlb_plan *p,
     const char *spec = dlb_config_core(p, c, "baseline")->s;
     struct dlb_error inner = {""};
     if (spec[0] && find_baseline(p, out, spec, &out->baseline, &inner) != DLB_OK) {
-        key_where(p, "baseline", where, sizeof where);
+        dlb_plan_key_where(p, "baseline", where, sizeof where);
         return dlb_errorf(err, DLB_ERR_INPUT, "%s = %s: %s", where, spec,
                           inner.msg);
     }
     if (!spec[0])
         out->baseline = 0;
-    struct dlb_search srch;
-    const char *search = dlb_config_core(p, c, "search")->s;
-    if (dlb_search_parse(search, &srch, why, sizeof why) != DLB_OK) {
-        key_where(p, "search", where, sizeof where);
-        return dlb_errorf(err, DLB_ERR_INPUT, "%s: %s", where, why);
-    }
     if (out->objective == DLB_OBJ_TIME_TO_ACCURACY &&
         !(out->target_accuracy > 0)) {
-        key_where(p, "objective", where, sizeof where);
+        dlb_plan_key_where(p, "objective", where, sizeof where);
         return dlb_errorf(err, DLB_ERR_INPUT, "%s = time_to_accuracy needs "
                           "target_accuracy (%%) > 0 in [suite]", where);
     }
