@@ -84,8 +84,20 @@ int dlb_cmd_list(const struct dlb_options *o)
     return 0;
 }
 
+/* `plugin-help suite`: the core's own keys, those of [suite] (a plugin
+ * cannot be named suite: its section would be the core's). */
+static int print_suite_keys(void)
+{
+    printf("suite: the core's keys, in [suite], [quick] or [sweep], or as "
+           "--set KEY=VALUE:\n\n");
+    dlb_param_print_help(stdout, dlb_suite_keys, dlb_suite_n_keys);
+    return 0;
+}
+
 int dlb_cmd_plugin_help(const struct dlb_options *o)
 {
+    if (!strcmp(o->plugin_name, "suite"))
+        return print_suite_keys();
     struct dlb_session s;
     struct dlb_error err = {""};
     const struct dlb_loaded_plugin *p;

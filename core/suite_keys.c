@@ -1,5 +1,5 @@
 /* The keys of a suite's [suite] section: the same table validates suite
- * files, fills defaults and prints `dlbench help suite`. */
+ * files, fills defaults and prints `dlbench plugin-help suite`. */
 #include "param.h"
 #include "suite.h"
 
@@ -107,8 +107,8 @@ const struct dlb_param_def dlb_suite_keys[] = {
     {"seed", DLB_PARAM_INT, "42", MIN_, 0, 0, NULL, NULL,
      "seed of weights, shuffling and synthetic data"},
     {"launcher", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
-     "how configurations that run as several processes (dp engines mpi and "
-     "nccl) start their ranks, {ranks} standing for the count: \"srun -n "
+     "how configurations that run as several processes (dp and mp engines "
+     "mpi and nccl) start their ranks, {ranks} standing for the count: \"srun -n "
      "{ranks}\", \"mpirun -np {ranks} --hostfile hosts\"; \"\" = "
      "DLBENCH_LAUNCHER, else mpirun on this host. Command line only "
      "(--launcher or --set): a suite file cannot name a program to run"},

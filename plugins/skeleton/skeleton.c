@@ -182,7 +182,8 @@ static dlb_status skeleton_metrics(void *state, const struct dlb_host *h)
 
 /* ---- Hook points --------------------------------------------------------
  *
- * Each hook point replaces one of the core's baselines (DESIGN.md's table).
+ * Each hook point replaces one of the core's baselines (the table of
+ * doc/plugin-guide.md).
  * Every hook point is OPTIONAL; a NULL pointer in the descriptor means the
  * baseline. A plugin that sets any hook point must have init. Within a hook
  * point, some functions are REQUIRED (the loader refuses the plugin without

@@ -15,6 +15,10 @@ ok "plugin-help exits 0" [ $? -eq 0 ]
 ok "plugin-help lists enable" grep -q "enable" help.txt
 "$DLBENCH" plugin-help testload >help2.txt
 ok "plugin-help shows fault choices" grep -q "segv" help2.txt
+"$DLBENCH" plugin-help suite >help3.txt
+ok "plugin-help suite exits 0" [ $? -eq 0 ]
+ok "plugin-help suite lists workload_axes" grep -q "^ *workload_axes" help3.txt
+ok "plugin-help suite lists train_samples" grep -q "^ *train_samples" help3.txt
 "$DLBENCH" plugin-help nosuch >/dev/null 2>err.txt
 ok "plugin-help unknown exits 2" [ $? -eq 2 ]
 "$DLBENCH" info >info.json
