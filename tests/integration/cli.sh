@@ -19,6 +19,17 @@ ok "plugin-help shows fault choices" grep -q "segv" help2.txt
 ok "plugin-help suite exits 0" [ $? -eq 0 ]
 ok "plugin-help suite lists workload_axes" grep -q "^ *workload_axes" help3.txt
 ok "plugin-help suite lists train_samples" grep -q "^ *train_samples" help3.txt
+# Every core key the sources read by name (dlb_config_core and its
+# wrappers) is one of the table's: a renamed key must not leave a reader
+# behind, which would find no value.
+grep -rhoE '(dlb_config_core\([^;"]*|\<key\(c, |core_s\([^;"]*)"[a-z_.0-9]+"' \
+    "$top_srcdir/core" "$top_srcdir/plugins" | grep -oE '"[a-z_.0-9]+"$' |
+    tr -d '"' | sort -u >used-keys.txt
+ok "the sources read core keys by name" [ "$(wc -l <used-keys.txt)" -ge 20 ]
+while read -r k; do
+    ok "core key $k read by the sources is in the [suite] table" \
+        grep -Eq "^$k +" help3.txt
+done <used-keys.txt
 "$DLBENCH" plugin-help nosuch >/dev/null 2>err.txt
 ok "plugin-help unknown exits 2" [ $? -eq 2 ]
 "$DLBENCH" info >info.json
