@@ -2,6 +2,7 @@
 #define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
 #endif
 #include "child_controls.h"
+#include "cpu_quota.h"
 
 #include <malloc.h>
 #include <sched.h>
@@ -15,20 +16,6 @@
 #define STEADY_TRIM_THRESHOLD 0x7fffffff /* mallopt takes an int */
 #define FRESH_MMAP_THRESHOLD (128 * 1024)
 #define FRESH_TRIM_THRESHOLD (128 * 1024)
-
-int dlb_allowed_cpu_count(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
-int dlb_threads_oversubscribe(long threads)
-{
-    return threads > dlb_allowed_cpu_count();
-}
 
 /* The thresholds are set together: setting either one turns glibc's
  * adaptation off (mp_.no_dyn_threshold). */

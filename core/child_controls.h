@@ -36,11 +36,4 @@
 json_t *dlb_child_controls_apply(const char *malloc_policy, long threads,
                                  dlb_status *st, struct dlb_error *err);
 
-/* The CPUs this process may run on (its affinity mask), at least 1. */
-int dlb_allowed_cpu_count(void);
-
-/* Whether `threads` (0 = one per allowed CPU) busy threads would share
- * CPUs: more of them than the process may run on. */
-int dlb_threads_oversubscribe(long threads);
-
 #endif

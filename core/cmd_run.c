@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "child_controls.h"
+#include "cpu_quota.h"
 #include "device_record.h"
 #include "interrupt.h"
 #include "measure.h"

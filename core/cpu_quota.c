@@ -1,6 +1,11 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
+#endif
 #include "cpu_quota.h"
 
 #include <math.h>
+#include <sched.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -86,4 +91,18 @@ int dlb_cpu_quota_threads(int allowed)
     if (q > 0 && ceil(q) < n)
         n = (int)ceil(q);
     return n > 0 ? n : 1;
+}
+
+int dlb_allowed_cpu_count(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+int dlb_threads_oversubscribe(long threads)
+{
+    return threads > dlb_allowed_cpu_count();
 }

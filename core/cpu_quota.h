@@ -18,4 +18,11 @@ double dlb_cpu_quota_at(const char *root, const char *proc_cgroup);
  * step with 16 threads on 2 CPUs took 322 ms against 3.1 ms with 2. */
 int dlb_cpu_quota_threads(int allowed);
 
+/* The CPUs this process may run on (its affinity mask), at least 1. */
+int dlb_allowed_cpu_count(void);
+
+/* Whether `threads` (0 = one per allowed CPU) busy threads would share
+ * CPUs: more of them than the process may run on. */
+int dlb_threads_oversubscribe(long threads);
+
 #endif

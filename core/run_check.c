@@ -10,8 +10,8 @@
 #include "data/dataset.h"
 #include "model/model_file.h"
 #include "model/model_find.h"
+#include "plan_workloads.h"
 #include "session.h"
-#include "workloads.h"
 
 static const char *core_s(const struct dlb_plan *p, size_t i, const char *key)
 {
@@ -60,7 +60,7 @@ dlb_status dlb_run_check_data(const struct dlb_plan *p,
                               const char *const *suite_paths,
                               size_t n_suite_paths, struct dlb_error *err)
 {
-    if (!p->n || !dlb_builtin_workload(core_s(p, 0, "workload")))
+    if (!p->n || !dlb_is_builtin_workload(core_s(p, 0, "workload")))
         return DLB_OK;
     for (size_t i = 0; i < p->n; i++) {
         const char *model = core_s(p, i, "model"), *mode = core_s(p, i, "dataset");

@@ -10,14 +10,14 @@
 #include "model/model_file.h"
 #include "model/model_find.h"
 #include "peak.h"
+#include "plan_workloads.h"
 #include "select.h"
-#include "workloads.h"
 
 dlb_status dlb_run_check_workload(const struct dlb_session *ses, struct dlb_error *err)
 {
     const struct dlb_config *c = &ses->plan.configs[0];
     const char *name = dlb_config_core(&ses->plan, c, "workload")->s;
-    if (dlb_builtin_workload(name)) {
+    if (dlb_is_builtin_workload(name)) {
         /* Built-in workloads count their FLOPs: make sure the machine's
          * peak is known (measured once, then cached) so each record can
          * say what share of it was reached. */
@@ -47,7 +47,7 @@ dlb_status dlb_run_check_models(const struct dlb_plan *p,
                                 const char *const *suite_paths,
                                 size_t n_suite_paths, struct dlb_error *err)
 {
-    if (!dlb_builtin_workload(dlb_config_core(p, &p->configs[0], "workload")->s))
+    if (!dlb_is_builtin_workload(dlb_config_core(p, &p->configs[0], "workload")->s))
         return DLB_OK;
     for (size_t i = 0; i < p->n; i++) {
         const char *model = dlb_config_core(p, &p->configs[i], "model")->s;

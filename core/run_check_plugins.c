@@ -7,8 +7,8 @@
 
 #include "model/model_file.h"
 #include "model/model_find.h"
+#include "plan_workloads.h"
 #include "session.h"
-#include "workloads.h"
 
 /* The suite line that sets parameter `param` of namespace `ns`: [quick]
  * (under --quick its settings win), a sweep axis, or the plugin's
@@ -125,7 +125,7 @@ dlb_status dlb_run_check_plugins(const struct dlb_plan *p,
         return DLB_OK;
     for (size_t i = 0; i < p->n; i++) {
         const struct dlb_config *c = &p->configs[i];
-        if (!dlb_builtin_workload(dlb_config_core(p, c, "workload")->s))
+        if (!dlb_is_builtin_workload(dlb_config_core(p, c, "workload")->s))
             continue;
         char *path = dlb_model_file_find(dlb_config_core(p, c, "model")->s,
                                          suite_paths, n_suite_paths,

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "child_controls.h"
+#include "cpu_quota.h"
 #include "interrupt.h"
 #include "measure.h"
 #include "path.h"
@@ -18,10 +18,9 @@
 #include "repeat.h"
 #include "run_child_args.h"
 #include "run_launch.h"
-#include "search.h"
 #include "runner.h"
+#include "search.h"
 #include "stats_shift.h"
-#include "workloads.h"
 
 /* CV above this earns a warning: the median is still sound, but the user
  * should know the machine was noisy. */

@@ -2,19 +2,18 @@
 
 #include <string.h>
 
-/* Built-in workloads, by name. The reference CNN registers here. */
-static const struct {
-    const char *name;
-    const struct dlb_workload_hooks *hooks;
-} builtin[] = {
-    {"cnn", &dlb_workload_cnn},
-    {NULL, NULL}
+#include "plan_workloads.h"
+
+/* The hooks of each of dlb_builtin_workload_names, in its order. */
+static const struct dlb_workload_hooks *const builtin_hooks[] = {
+    &dlb_workload_cnn,
 };
 
 const struct dlb_workload_hooks *dlb_builtin_workload(const char *name)
 {
-    for (size_t i = 0; builtin[i].name; i++)
-        if (!strcmp(builtin[i].name, name))
-            return builtin[i].hooks;
+    size_t n = sizeof builtin_hooks / sizeof builtin_hooks[0];
+    for (size_t i = 0; i < n && dlb_builtin_workload_names[i]; i++)
+        if (!strcmp(dlb_builtin_workload_names[i], name))
+            return builtin_hooks[i];
     return NULL;
 }

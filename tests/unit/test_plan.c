@@ -10,6 +10,8 @@
 #include "fake_plugins.h"
 #include "param.h"
 #include "plan.h"
+#include "plan_workloads.h"
+#include "workloads.h"
 #include "suite.h"
 
 static const char *suite_path(const char *name)
@@ -217,8 +219,24 @@ static void test_default_and_empty(void)
     }
 }
 
+/* The parent checks names against the plan's list, the child runs the
+ * hooks workloads.c maps them to: every name must have hooks. */
+static void test_builtin_workloads(void)
+{
+    size_t n = 0;
+    for (; dlb_builtin_workload_names[n]; n++) {
+        CHECK(dlb_is_builtin_workload(dlb_builtin_workload_names[n]));
+        CHECK(dlb_builtin_workload(dlb_builtin_workload_names[n]) != NULL);
+    }
+    CHECK(n >= 1);
+    CHECK(dlb_is_builtin_workload("cnn"));
+    CHECK(!dlb_is_builtin_workload("testload"));
+    CHECK(dlb_builtin_workload("testload") == NULL);
+}
+
 int main(void)
 {
+    test_builtin_workloads();
     test_sweep();
     test_set_errors();
     test_enable_and_quick_axis();
