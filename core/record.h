@@ -127,6 +127,11 @@ dlb_status dlb_records_read(json_t *array, const char *where,
  * equals the JSON's keeps its JSON form), then new members appended. */
 json_t *dlb_record_write(const struct dlb_record *r);
 
+/* The same written over `dst` (the object r was read from, typically), so
+ * that those who hold `dst` see the change: members keep their places,
+ * new ones come last, dropped ones leave. */
+dlb_status dlb_record_store(const struct dlb_record *r, json_t *dst);
+
 void dlb_record_free(struct dlb_record *r);
 void dlb_records_free(struct dlb_record *recs, size_t n);
 

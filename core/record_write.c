@@ -210,9 +210,13 @@ static void put_added(json_t *rec, const struct dlb_record *r)
     put_num(&w, "speedup", vb->speedup);
     put_num(&w, "speedup_ci_lo", vb->speedup_ci_lo);
     put_num(&w, "speedup_ci_hi", vb->speedup_ci_hi);
-    put_num(&w, "accuracy_drop", vb->accuracy_drop);
     put_num(&w, "workers", vb->workers);
     put_num(&w, "scaling_efficiency", vb->scaling_efficiency);
+    put_num(&w, "accuracy_drop", vb->accuracy_drop);
+    /* cleared: the member goes (one read empty stays as it was) */
+    if (w.o && !json_object_size(w.o) &&
+        json_object_size(json_object_get(r->json, "vs_baseline")))
+        json_object_del(rec, "vs_baseline");
 
     const struct dlb_rec_system *s = &r->system;
     w = obj_of(rec, "system");
@@ -251,4 +255,37 @@ json_t *dlb_record_write(const struct dlb_record *r)
     put_metrics(rec, r);
     put_added(rec, r);
     return rec;
+}
+
+/* Make dst equal to src, touching only what differs: a node that stays
+ * the same stays the same node, so the strings a record borrowed from it
+ * remain valid. */
+static int merge(json_t *dst, json_t *src)
+{
+    const char *key;
+    json_t *v;
+    void *tmp;
+    json_object_foreach_safe(dst, tmp, key, v)
+        if (!json_object_get(src, key))
+            json_object_del(dst, key);
+    json_object_foreach(src, key, v) {
+        json_t *d = json_object_get(dst, key);
+        if (json_is_object(d) && json_is_object(v)) {
+            if (merge(d, v))
+                return -1;
+        } else if (!json_equal(d, v) && json_object_set(dst, key, v)) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+dlb_status dlb_record_store(const struct dlb_record *r, json_t *dst)
+{
+    json_t *w = dlb_record_write(r);
+    if (!w)
+        return DLB_ERR_NOMEM;
+    int bad = merge(dst, w);
+    json_decref(w);
+    return bad ? DLB_ERR_NOMEM : DLB_OK;
 }
