@@ -32,6 +32,10 @@ struct dlb_rec_stats {          /* seconds per step */
     long long n;
     double median, mean, stddev, cv, min, max, p5, p95, p99;
     double ci_lo, ci_hi, ci_rel_halfwidth;
+    struct {                    /* with repetitions: the spread between
+                                 * processes the interval covers (repeat.h) */
+        double sd_log, df, halfwidth_log;
+    } ci_processes;
 };
 
 struct dlb_rec_throughput {     /* samples/s */

@@ -40,6 +40,7 @@ void dlb_record_init(struct dlb_record *r)
     s->n = -1;
     s->median = s->mean = s->stddev = s->cv = s->min = s->max = NAN;
     s->p5 = s->p95 = s->p99 = s->ci_lo = s->ci_hi = s->ci_rel_halfwidth = NAN;
+    s->ci_processes.sd_log = s->ci_processes.df = s->ci_processes.halfwidth_log = NAN;
     r->throughput.median = r->throughput.ci_lo = r->throughput.ci_hi = NAN;
     struct dlb_rec_measure *m = &r->measure;
     m->converged = m->settled = -1;

@@ -142,6 +142,13 @@ static void read_stats(struct rd *c, struct dlb_record *r)
     s->ci_lo = num(c, o, "stats", "ci_lo");
     s->ci_hi = num(c, o, "stats", "ci_hi");
     s->ci_rel_halfwidth = num(c, o, "stats", "ci_rel_halfwidth");
+    json_t *cp = member(o, "ci_processes");
+    if (cp && !json_is_object(cp))
+        bad(c, "stats", "ci_processes", cp, "an object");
+    cp = json_is_object(cp) ? cp : NULL;
+    s->ci_processes.sd_log = num(c, cp, "stats.ci_processes", "sd_log");
+    s->ci_processes.df = num(c, cp, "stats.ci_processes", "df");
+    s->ci_processes.halfwidth_log = num(c, cp, "stats.ci_processes", "halfwidth_log");
 
     o = object(c, c->rec, "throughput");
     r->throughput.median = num(c, o, "throughput", "median");

@@ -146,6 +146,13 @@ static void put_stats(json_t *rec, const struct dlb_record *r)
     put_num(&w, "ci_lo", s->ci_lo);
     put_num(&w, "ci_hi", s->ci_hi);
     put_num(&w, "ci_rel_halfwidth", s->ci_rel_halfwidth);
+    if (w.o || !isnan(s->ci_processes.sd_log) || !isnan(s->ci_processes.df) ||
+        !isnan(s->ci_processes.halfwidth_log)) {
+        struct obj cp = obj_of(need(&w), "ci_processes");
+        put_num(&cp, "sd_log", s->ci_processes.sd_log);
+        put_num(&cp, "df", s->ci_processes.df);
+        put_num(&cp, "halfwidth_log", s->ci_processes.halfwidth_log);
+    }
 
     w = obj_of(rec, "throughput");
     put_num(&w, "median", r->throughput.median);
