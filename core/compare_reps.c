@@ -16,9 +16,7 @@ int dlb_compare_processes_of(const struct dlb_record *rec, double scale,
                              struct dlb_log_spread *out)
 {
     double ss;
-    /* the processes' medians: repeat_ci.c reads them from the record's
-     * "repetitions", which the struct keeps as JSON */
-    size_t n = rec->json ? dlb_reps_log_medians(rec->json, scale, &out->mean, &ss) : 0;
+    size_t n = dlb_reps_log_medians(rec, scale, &out->mean, &ss);
     if (!n)
         return 0;
     out->count = (double)n;

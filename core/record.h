@@ -86,6 +86,7 @@ struct dlb_record {
     size_t n_samples;
     int has_samples;
     struct dlb_rec_measure measure;
+    int has_measure;            /* the member is there (an object) */
     struct dlb_rec_metric *metrics; /* owned array, in the record's order */
     size_t n_metrics;
     double wall_s;
@@ -96,8 +97,15 @@ struct dlb_record {
     struct dlb_rec_system system;
     int has_system;
 
-    /* Members read as they are (borrowed from json; NULL when absent). */
+    /* Members read as they are (borrowed from json; NULL when absent).
+     * The writer writes repetitions from here. */
     json_t *repetitions, *device, *controls, *world;
+    json_t *system_json;        /* "system" as read, to copy whole; the
+                                 * writer writes `system` above */
+    /* Read from repetitions for those who compute with them (owned; NAN
+     * where a process has no median). */
+    double *rep_medians;
+    size_t n_reps;
 };
 
 /* The selection's view of one configuration (results.json "selection"

@@ -65,6 +65,7 @@ void dlb_record_free(struct dlb_record *r)
     }
     free(r->metrics);
     free(r->samples);
+    free(r->rep_medians);
     json_decref(r->json);
     dlb_record_init(r);
 }

@@ -160,6 +160,7 @@ static void read_measure(struct rd *c, struct dlb_record *r)
 {
     json_t *o = object(c, c->rec, "measure");
     struct dlb_rec_measure *m = &r->measure;
+    r->has_measure = o != NULL;
     m->clock = str(c, o, "measure", "clock");
     m->converged = boolean(c, o, "measure", "converged");
     m->settled = boolean(c, o, "measure", "settled");
@@ -236,6 +237,7 @@ static void read_added(struct rd *c, struct dlb_record *r)
     o = object(c, c->rec, "system");
     struct dlb_rec_system *s = &r->system;
     r->has_system = o != NULL;
+    r->system_json = o;
     s->doubtful = str(c, o, "system", "doubtful");
     s->minor_faults = num(c, o, "system", "minor_faults");
     s->major_faults = num(c, o, "system", "major_faults");
@@ -247,6 +249,19 @@ static void read_added(struct rd *c, struct dlb_record *r)
     s->wall_s = num(c, o, "system", "wall_s");
 
     r->repetitions = array(c, c->rec, "repetitions");
+    size_t n = json_array_size(r->repetitions), i;
+    json_t *p;
+    r->rep_medians = n ? malloc(n * sizeof *r->rep_medians) : NULL;
+    if (n && !r->rep_medians && c->st == DLB_OK)
+        c->st = dlb_errorf(c->err, DLB_ERR_NOMEM, "out of memory");
+    json_array_foreach(r->repetitions, i, p) {
+        char oname[40];
+        snprintf(oname, sizeof oname, "repetitions[%zu]", i);
+        if (!json_is_object(p))
+            bad(c, NULL, oname, p, "an object");
+        if (r->rep_medians)
+            r->rep_medians[r->n_reps++] = num(c, p, oname, "median");
+    }
     r->device = object(c, c->rec, "device");
     r->controls = object(c, c->rec, "controls");
     r->world = object(c, c->rec, "world");
