@@ -95,6 +95,9 @@ size_t dlb_vs_baseline_annotate(const struct dlb_plan *p, json_t *records)
         struct dlb_record *rec = &recs[i];
         const struct dlb_config *c = config_of(p, rec);
         clear_vs_baseline(rec);
+        /* an earlier annotation goes, and the new one comes last, as it
+         * always has in results.json */
+        json_object_del(json_array_get(records, i), "vs_baseline");
         size_t base = c && rec->status == DLB_REC_OK ? g.base[g.of[c - p->configs]]
                                                      : DLB_SEL_NO_BASE;
         for (k = 0; base != DLB_SEL_NO_BASE && &p->configs[base] != c &&
