@@ -119,6 +119,14 @@ struct dlb_rec_selection {
     double objective, objective_ci_lo, objective_ci_hi;
 };
 
+/* Check that `rec` is a record: an object with an integer "index", a
+ * string "id" and a "status" dlb_rec_status_parse knows. `where`
+ * ("FILE:LINE", "FILE: records[3]") starts the message. Also for records a
+ * child hands back, before they reach the journal. dlb_record_read
+ * checks this first. */
+dlb_status dlb_record_check(const json_t *rec, const char *where,
+                            struct dlb_error *err);
+
 /* A record with nothing in it: every figure absent, status ok, index -1. */
 void dlb_record_init(struct dlb_record *r);
 
@@ -187,8 +195,9 @@ struct dlb_results {
     size_t n;
 };
 
-/* Check the document's schema and version and read every record; `path`
- * names the file in messages. Takes a reference to `root`. */
+/* Read every record of `root`, a document dlb_results_read returned (it
+ * checked the schema and version); `path` names the file in messages.
+ * Takes a reference to `root`. */
 dlb_status dlb_results_parse(json_t *root, const char *path,
                              struct dlb_results *out, struct dlb_error *err);
 void dlb_results_free(struct dlb_results *res);

@@ -7,7 +7,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "results.h"
 
 struct rd {
     const char *where;
@@ -265,6 +264,33 @@ static void read_added(struct rd *c, struct dlb_record *r)
     r->device = object(c, c->rec, "device");
     r->controls = object(c, c->rec, "controls");
     r->world = object(c, c->rec, "world");
+}
+
+dlb_status dlb_record_check(const json_t *rec, const char *where,
+                            struct dlb_error *err)
+{
+    if (!json_is_object(rec))
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: a record must be a JSON "
+                          "object", where);
+    if (!json_is_integer(json_object_get(rec, "index")))
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: record has no integer "
+                          "\"index\"", where);
+    if (json_integer_value(json_object_get(rec, "index")) < 0)
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: record \"index\" is %"
+                          JSON_INTEGER_FORMAT "; a configuration's index is 0 "
+                          "or more", where,
+                          json_integer_value(json_object_get(rec, "index")));
+    if (!json_is_string(json_object_get(rec, "id")))
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: record has no string "
+                          "\"id\"", where);
+    const char *st = json_string_value(json_object_get(rec, "status"));
+    if (!st)
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: record has no string "
+                          "\"status\"", where);
+    if (dlb_rec_status_parse(st) >= 0)
+        return DLB_OK;
+    return dlb_errorf(err, DLB_ERR_INPUT, "%s: unknown status \"%s\" (expected "
+                      "ok, skipped, failed, crashed, timeout or oom)", where, st);
 }
 
 dlb_status dlb_record_read(json_t *json, const char *where,

@@ -11,38 +11,6 @@
 
 #define SCHEMA_NAME DLB_RESULTS_SCHEMA_NAME
 
-static const char *const statuses[] = {
-    "ok", "skipped", "failed", "crashed", "timeout", "oom",
-};
-
-dlb_status dlb_record_check(const json_t *rec, const char *where,
-                            struct dlb_error *err)
-{
-    if (!json_is_object(rec))
-        return dlb_errorf(err, DLB_ERR_INPUT, "%s: a record must be a JSON "
-                          "object", where);
-    if (!json_is_integer(json_object_get(rec, "index")))
-        return dlb_errorf(err, DLB_ERR_INPUT, "%s: record has no integer "
-                          "\"index\"", where);
-    if (json_integer_value(json_object_get(rec, "index")) < 0)
-        return dlb_errorf(err, DLB_ERR_INPUT, "%s: record \"index\" is %"
-                          JSON_INTEGER_FORMAT "; a configuration's index is 0 "
-                          "or more", where,
-                          json_integer_value(json_object_get(rec, "index")));
-    if (!json_is_string(json_object_get(rec, "id")))
-        return dlb_errorf(err, DLB_ERR_INPUT, "%s: record has no string "
-                          "\"id\"", where);
-    const char *st = json_string_value(json_object_get(rec, "status"));
-    if (!st)
-        return dlb_errorf(err, DLB_ERR_INPUT, "%s: record has no string "
-                          "\"status\"", where);
-    for (size_t i = 0; i < sizeof statuses / sizeof *statuses; i++)
-        if (strcmp(st, statuses[i]) == 0)
-            return DLB_OK;
-    return dlb_errorf(err, DLB_ERR_INPUT, "%s: unknown status \"%s\" (expected "
-                      "ok, skipped, failed, crashed, timeout or oom)", where, st);
-}
-
 json_t *dlb_results_document(json_t *context, json_t *records)
 {
     json_t *ctx = context ? json_incref(context) : json_object();

@@ -89,13 +89,6 @@ dlb_status dlb_results_write_extra(const char *dir, json_t *context,
 dlb_status dlb_results_read(const char *path, json_t **root,
                             struct dlb_error *err);
 
-/* Check that `rec` is a record: an object with an integer "index", a string
- * "id" and a "status" named above. `where` ("FILE:LINE", "FILE: records[3]")
- * starts the message. Also for records a child hands back, before they
- * reach the journal. */
-dlb_status dlb_record_check(const json_t *rec, const char *where,
-                            struct dlb_error *err);
-
 /* The results.json document for `context` (NULL: empty) and `records`: a
  * new reference that shares both. */
 json_t *dlb_results_document(json_t *context, json_t *records);
