@@ -127,6 +127,12 @@ struct dlb_rec_selection {
 dlb_status dlb_record_check(const json_t *rec, const char *where,
                             struct dlb_error *err);
 
+/* dlb_record_check, then the type of every member the struct models: what
+ * dlb_record_read accepts. For records on their way into a file that is
+ * read back (the journal, results.json). */
+dlb_status dlb_record_validate(json_t *rec, const char *where,
+                               struct dlb_error *err);
+
 /* A record with nothing in it: every figure absent, status ok, index -1. */
 void dlb_record_init(struct dlb_record *r);
 

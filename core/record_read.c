@@ -318,6 +318,16 @@ dlb_status dlb_record_read(json_t *json, const char *where,
     return c.st;
 }
 
+dlb_status dlb_record_validate(json_t *rec, const char *where,
+                               struct dlb_error *err)
+{
+    struct dlb_record r;
+    dlb_status s = dlb_record_read(rec, where, &r, err);
+    if (s == DLB_OK)
+        dlb_record_free(&r);
+    return s;
+}
+
 dlb_status dlb_records_read(json_t *array, const char *where,
                             struct dlb_record **out, size_t *n,
                             struct dlb_error *err)

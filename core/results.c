@@ -102,7 +102,7 @@ dlb_status dlb_results_write_extra(const char *dir, json_t *context,
     json_array_foreach(records, i, rec) {
         char where[512];
         snprintf(where, sizeof where, "results for %s: records[%zu]", dir, i);
-        if (dlb_record_check(rec, where, err) != DLB_OK)
+        if (dlb_record_validate(rec, where, err) != DLB_OK)
             return DLB_ERR_INTERNAL;
     }
     json_t *doc = dlb_results_document(context, records);
@@ -151,11 +151,9 @@ static dlb_status check_document(const char *path, json_t *root,
         snprintf(where, sizeof where, "%s: records[%zu]", path, i);
         /* the typed reader: a member of the wrong type is refused here,
          * naming it, rather than read as 0 by a later stage */
-        struct dlb_record r;
-        dlb_status s = dlb_record_read(rec, where, &r, err);
+        dlb_status s = dlb_record_validate(rec, where, err);
         if (s != DLB_OK)
             return s;
-        dlb_record_free(&r);
     }
     return DLB_OK;
 }
