@@ -37,16 +37,18 @@ static dlb_status check_run(json_t *doc, const char *file, const char *suite,
     if (name && strcmp(name, suite))
         return dlb_errorf(err, DLB_ERR_INPUT, "%s is a run of suite '%s', not "
                           "'%s'", file, name, suite);
-    size_t i, ok = 0;
-    json_t *rec;
-    json_array_foreach(json_object_get(doc, "records"), i, rec) {
-        const char *st = json_string_value(json_object_get(rec, "status"));
-        ok += st && !strcmp(st, "ok");
-    }
+    size_t ok = 0;
+    struct dlb_results res;
+    dlb_status s = dlb_results_parse(doc, file, &res, err);
+    if (s != DLB_OK)
+        return s;
+    for (size_t i = 0; i < res.n; i++)
+        ok += res.records[i].status == DLB_REC_OK;
+    dlb_results_free(&res);
     if (!ok)
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: no configuration ran (status "
                           "ok): it cannot be a baseline", file);
-    if (!json_is_true(json_object_get(ctx, "quick")))
+    if (!json_is_true(dlb_context_get(ctx, "quick")))
         fprintf(stderr, "dlbench: warning: %s was not run with --quick, but the "
                 "nightly gate (ci/perf-check) runs --quick: its configurations "
                 "may not match\n", file);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "compare.h" /* dlb_context_get */
 #include "device_record.h"
 #include "repeat.h"
 #include "postrun.h"
@@ -18,6 +19,7 @@
 struct shard {
     const char *dir;
     json_t *doc;    /* results.json */
+    struct dlb_results res; /* the same, its records typed */
     json_t *inv;    /* invocation.json */
     int k, n;
 };
@@ -47,12 +49,13 @@ static dlb_status load_shard(const char *dir, struct shard *s,
     s->dir = dir;
     if (!res || !inv)
         st = dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
-    else if ((st = dlb_results_read(res, &s->doc, err)) != DLB_OK)
+    else if ((st = dlb_results_read(res, &s->doc, err)) != DLB_OK ||
+             (st = dlb_results_parse(s->doc, res, &s->res, err)) != DLB_OK)
         ;
     else if (!(s->inv = json_load_file(inv, 0, &jerr)))
         st = dlb_errorf(err, DLB_ERR_INPUT, "%s: cannot read it (%s): %s is not "
                         "a dlbench run directory", inv, jerr.text, dir);
-    json_t *sh = json_object_get(json_object_get(s->doc, "context"), "shard");
+    json_t *sh = dlb_context_get(s->res.context, "shard");
     s->k = json_is_object(sh) ? (int)json_integer_value(json_object_get(sh, "k")) : 1;
     s->n = json_is_object(sh) ? (int)json_integer_value(json_object_get(sh, "n")) : 1;
     free(res);
@@ -106,19 +109,19 @@ static dlb_status gather_reps(struct shard *sh, size_t n, json_t *all,
                               struct dlb_error *err)
 {
     for (size_t s = 0; s < n; s++) {
-        size_t i;
-        json_t *rec;
-        json_array_foreach(json_object_get(sh[s].doc, "records"), i, rec) {
-            if (json_object_get(rec, "repetitions") || json_object_get(rec, "round"))
+        for (size_t i = 0; i < sh[s].res.n; i++) {
+            /* a copy of the struct that owns nothing: only written */
+            struct dlb_record rec = sh[s].res.records[i];
+            if (rec.repetitions || rec.round >= 0)
                 return dlb_errorf(err, DLB_ERR_INPUT, "%s: configuration %s ran "
                                   "with repetitions or a search's rounds already; "
                                   "--as-repetitions merges runs of one process a "
                                   "configuration (repetitions = 1, search = grid)",
-                                  sh[s].dir, json_string_value(json_object_get(rec, "id")));
-            json_t *copy = json_deep_copy(rec);
+                                  sh[s].dir, rec.id);
+            rec.rep = (long long)s;
+            json_t *copy = dlb_record_write(&rec);
             if (!copy)
                 return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
-            json_object_set_new(copy, "rep", json_integer((json_int_t)s));
             json_array_append_new(all, copy);
         }
     }
@@ -130,22 +133,16 @@ static dlb_status gather(struct shard *sh, size_t n, json_t *all,
                          struct dlb_error *err)
 {
     for (size_t s = 0; s < n; s++) {
-        size_t i;
-        json_t *rec;
-        json_array_foreach(json_object_get(sh[s].doc, "records"), i, rec) {
-            json_int_t idx = json_integer_value(json_object_get(rec, "index"));
-            for (size_t t = 0; t < s; t++) {
-                size_t j;
-                json_t *o;
-                json_array_foreach(json_object_get(sh[t].doc, "records"), j, o)
-                    if (json_integer_value(json_object_get(o, "index")) == idx)
+        for (size_t i = 0; i < sh[s].res.n; i++) {
+            const struct dlb_record *rec = &sh[s].res.records[i];
+            for (size_t t = 0; t < s; t++)
+                for (size_t j = 0; j < sh[t].res.n; j++)
+                    if (sh[t].res.records[j].index == rec->index)
                         return dlb_errorf(err, DLB_ERR_INPUT, "configuration %lld "
                                           "(%s) is in %s and in %s: the shards "
-                                          "overlap", (long long)idx,
-                                          json_string_value(json_object_get(rec, "id")),
+                                          "overlap", rec->index, rec->id,
                                           sh[t].dir, sh[s].dir);
-            }
-            json_array_append(all, rec);
+            json_array_append(all, rec->json);
         }
     }
     return DLB_OK;
@@ -177,19 +174,24 @@ static dlb_status shard_options(const struct dlb_options *o, json_t *inv,
 static json_t *plan_order(const struct dlb_plan *p, json_t *all, size_t *missing)
 {
     json_t *out = json_array();
+    struct dlb_record *recs;
+    size_t n;
     *missing = 0;
+    if (dlb_records_read(all, NULL, &recs, &n, NULL) != DLB_OK) {
+        json_decref(out); /* never: every record was read before */
+        return NULL;
+    }
     for (size_t c = 0; c < p->n; c++) {
-        size_t i;
-        json_t *rec, *found = NULL;
-        json_array_foreach(all, i, rec)
-            if (json_integer_value(json_object_get(rec, "index")) ==
-                (json_int_t)p->configs[c].index)
-                found = rec;
+        json_t *found = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (recs[i].index == (long long)p->configs[c].index)
+                found = recs[i].json;
         if (found)
             json_array_append(out, found);
         else
             (*missing)++;
     }
+    dlb_records_free(recs, n);
     return out;
 }
 
@@ -274,8 +276,12 @@ static json_t *merged_context(struct shard *sh, size_t n, const char *dir,
 
 static int failed(json_t *rec)
 {
-    const char *s = json_string_value(json_object_get(rec, "status"));
-    return !s || (strcmp(s, "ok") && strcmp(s, "skipped"));
+    struct dlb_record r;
+    if (dlb_record_read(rec, NULL, &r, NULL) != DLB_OK)
+        return 1;
+    int bad = r.status != DLB_REC_OK && r.status != DLB_REC_SKIPPED;
+    dlb_record_free(&r);
+    return bad;
 }
 
 /* Results, table, selection, plots and report of the merged run. */
@@ -369,6 +375,8 @@ int dlb_cmd_merge(struct dlb_options *o)
         json_t *merged = o->as_repetitions ? dlb_reps_merge(all, (int)n) : NULL;
         recs = plan_order(&ses.plan, merged ? merged : all, &missing);
         json_decref(merged);
+        if (!recs)
+            recs = json_array();
         ctx = merged_context(sh, n, dir, o->as_repetitions);
         dlb_context_add_devices(ctx, recs);
         fprintf(stderr, "dlbench: merged %zu run director%s of suite %s%s: %zu of "
@@ -385,6 +393,7 @@ int dlb_cmd_merge(struct dlb_options *o)
         }
     }
     for (size_t s = 0; sh && s < n; s++) {
+        dlb_results_free(&sh[s].res);
         json_decref(sh[s].doc);
         json_decref(sh[s].inv);
     }

@@ -41,42 +41,33 @@ dlb_status dlb_compare_load(const char *path, json_t **doc, char **file,
     return DLB_OK;
 }
 
-static json_t *find_rec(json_t *doc, const char *id)
+static const struct dlb_record *find_rec(const struct dlb_results *doc,
+                                         const char *id)
 {
-    size_t i;
-    json_t *rec;
-    json_array_foreach(json_object_get(doc, "records"), i, rec) {
-        const char *rid = json_string_value(json_object_get(rec, "id"));
-        if (rid && !strcmp(rid, id))
-            return rec;
-    }
+    for (size_t i = 0; i < doc->n; i++)
+        if (!strcmp(doc->records[i].id, id))
+            return &doc->records[i];
     return NULL;
 }
 
-static int rec_ok(json_t *rec)
+static int rec_ok(const struct dlb_record *rec)
 {
-    const char *s = json_string_value(json_object_get(rec, "status"));
-    return s && !strcmp(s, "ok");
+    return rec && rec->status == DLB_REC_OK;
 }
 
 /* The record's samples divided by `scale`, malloc'ed; the median alone
  * when it has no samples. NULL when it has neither. */
-static double *samples_of(json_t *rec, double scale, size_t *n)
+static double *samples_of(const struct dlb_record *rec, double scale, size_t *n)
 {
-    json_t *a = json_object_get(rec, "samples");
-    size_t k = 0, i;
-    json_t *v;
-    double *s = malloc((json_array_size(a) + 1) * sizeof *s);
+    size_t k = 0;
+    double *s = malloc((rec->n_samples + 1) * sizeof *s);
     if (!s)
         return NULL;
-    json_array_foreach(a, i, v)
-        if (json_is_number(v) && json_number_value(v) > 0)
-            s[k++] = json_number_value(v) / scale;
-    if (!k) {
-        json_t *m = json_object_get(json_object_get(rec, "stats"), "median");
-        if (json_is_number(m) && json_number_value(m) > 0)
-            s[k++] = json_number_value(m) / scale;
-    }
+    for (size_t i = 0; i < rec->n_samples; i++)
+        if (rec->samples[i] > 0) /* false for an absent one (NAN) */
+            s[k++] = rec->samples[i] / scale;
+    if (!k && rec->stats.median > 0)
+        s[k++] = rec->stats.median / scale;
     *n = k;
     if (!k) {
         free(s);
@@ -87,7 +78,7 @@ static double *samples_of(json_t *rec, double scale, size_t *n)
 
 /* The median a run reports: with repetitions, from the processes' own
  * (see repeat.h), which the pooled samples' would not give. */
-static double median_of(json_t *rec)
+static double median_of(const struct dlb_record *rec)
 {
     struct dlb_log_spread ps;
     if (dlb_compare_processes_of(rec, 1.0, &ps))
@@ -115,9 +106,9 @@ json_t *dlb_context_get(json_t *context, const char *name)
     return json_is_object(inner) ? dlb_context_get(inner, dot + 1) : NULL;
 }
 
-static const char *ctx_str(json_t *doc, const char *key)
+static const char *ctx_str(const struct dlb_results *doc, const char *key)
 {
-    const char *s = json_string_value(dlb_context_get(json_object_get(doc, "context"), key));
+    const char *s = json_string_value(dlb_context_get(doc->context, key));
     return s ? s : "unknown";
 }
 
@@ -128,7 +119,8 @@ static void warn(json_t *cmp, const char *fmt, const char *a, const char *b)
     json_array_append_new(json_object_get(cmp, "warnings"), json_string(buf));
 }
 
-static void context_warnings(json_t *cmp, json_t *base, json_t *nw, int normalize)
+static void context_warnings(json_t *cmp, const struct dlb_results *base,
+                             const struct dlb_results *nw, int normalize)
 {
     const char *bh = ctx_str(base, "host"), *nh = ctx_str(nw, "host");
     const char *bc = ctx_str(base, "cpu.model"), *nc = ctx_str(nw, "cpu.model");
@@ -143,28 +135,27 @@ static void context_warnings(json_t *cmp, json_t *base, json_t *nw, int normaliz
     if (strcmp(bs, ns))
         warn(cmp, "the suite files differ (CRC-32 %s, %s): the configurations "
              "may not measure the same thing", bs, ns);
-    json_t *bq = json_object_get(json_object_get(base, "context"), "quick");
-    json_t *nq = json_object_get(json_object_get(nw, "context"), "quick");
+    json_t *bq = dlb_context_get(base->context, "quick");
+    json_t *nq = dlb_context_get(nw->context, "quick");
     if (json_is_boolean(bq) && json_is_boolean(nq) && json_is_true(bq) != json_is_true(nq))
         warn(cmp, "one run used --quick and the other did not%s%s", "", "");
 }
 
 /* The configuration both runs are divided by: the selection's baseline
  * when it ran in both, else the first configuration that ran in both. */
-static const char *reference_id(json_t *base, json_t *nw)
+static const char *reference_id(const struct dlb_results *base,
+                                const struct dlb_results *nw)
 {
     const char *ids[2] = {
-        json_string_value(json_object_get(json_object_get(nw, "selection"), "baseline")),
-        json_string_value(json_object_get(json_object_get(base, "selection"), "baseline")),
+        json_string_value(dlb_context_get(nw->selection, "baseline")),
+        json_string_value(dlb_context_get(base->selection, "baseline")),
     };
     for (int i = 0; i < 2; i++)
         if (ids[i] && rec_ok(find_rec(base, ids[i])) && rec_ok(find_rec(nw, ids[i])))
             return ids[i];
-    size_t i;
-    json_t *rec;
-    json_array_foreach(json_object_get(base, "records"), i, rec) {
-        const char *id = json_string_value(json_object_get(rec, "id"));
-        if (rec_ok(rec) && rec_ok(find_rec(nw, id)))
+    for (size_t i = 0; i < base->n; i++) {
+        const char *id = base->records[i].id;
+        if (rec_ok(&base->records[i]) && rec_ok(find_rec(nw, id)))
             return id;
     }
     return NULL;
@@ -198,8 +189,9 @@ static void set_resolution(json_t *cmp, struct judge *J)
                         json_pack("{s:f,s:f}", "median", med, "max", J->resolution[n - 1]));
 }
 
-static dlb_status judge_pair(struct judge *J, const char *id, json_t *b,
-                             json_t *n, json_t *row, struct dlb_error *err)
+static dlb_status judge_pair(struct judge *J, const char *id,
+                             const struct dlb_record *b, const struct dlb_record *n,
+                             json_t *row, struct dlb_error *err)
 {
     size_t nb, nn;
     double *sb = samples_of(b, J->bscale, &nb), *sn = samples_of(n, J->nscale, &nn);
@@ -268,21 +260,22 @@ static void count(json_t *cmp, const char *verdict)
     json_object_set_new(counts, verdict, json_integer(json_integer_value(c) + 1));
 }
 
-static void note_status(json_t *row, const char *which, json_t *rec)
+static void note_status(json_t *row, const char *which,
+                        const struct dlb_record *rec)
 {
     char buf[600];
-    const char *st = json_string_value(json_object_get(rec, "status"));
-    const char *why = json_string_value(json_object_get(rec, "reason"));
     if (!rec)
         snprintf(buf, sizeof buf, "not in %s", which);
     else
-        snprintf(buf, sizeof buf, "%s: %s%s%s", which, st ? st : "?",
-                 why ? ": " : "", why ? why : "");
+        snprintf(buf, sizeof buf, "%s: %s%s%s", which,
+                 dlb_rec_status_name(rec->status), rec->reason ? ": " : "",
+                 rec->reason ? rec->reason : "");
     json_object_set_new(row, "note", json_string(buf));
 }
 
 static dlb_status one_config(struct judge *J, json_t *cmp, const char *id,
-                             json_t *b, json_t *n, struct dlb_error *err)
+                             const struct dlb_record *b,
+                             const struct dlb_record *n, struct dlb_error *err)
 {
     if (!rec_ok(b) && !rec_ok(n))
         return DLB_OK; /* ran in neither: nothing to say */
@@ -310,8 +303,9 @@ static dlb_status one_config(struct judge *J, json_t *cmp, const char *id,
     return s;
 }
 
-static dlb_status set_reference(struct judge *J, json_t *cmp, json_t *base,
-                                json_t *nw, const char *base_file,
+static dlb_status set_reference(struct judge *J, json_t *cmp,
+                                const struct dlb_results *base,
+                                const struct dlb_results *nw, const char *base_file,
                                 const char *new_file, struct dlb_error *err)
 {
     J->bscale = J->nscale = 1.0;
@@ -332,9 +326,10 @@ static dlb_status set_reference(struct judge *J, json_t *cmp, json_t *base,
     return DLB_OK;
 }
 
-dlb_status dlb_compare(json_t *base, const char *base_file, json_t *nw,
-                       const char *new_file, const struct dlb_compare_opts *o,
-                       json_t **out, struct dlb_error *err)
+static dlb_status compare(const struct dlb_results *base, const char *base_file,
+                          const struct dlb_results *nw, const char *new_file,
+                          const struct dlb_compare_opts *o, json_t **out,
+                          struct dlb_error *err)
 {
     json_t *cmp = json_pack("{s:s, s:i, s:s, s:s, s:f, s:f, s:[], s:[], "
                             "s:{s:i, s:i, s:i, s:i, s:i}}",
@@ -346,25 +341,21 @@ dlb_status dlb_compare(json_t *base, const char *base_file, json_t *nw,
     if (!cmp)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     struct judge J = {.o = o, .base_file = base_file, .new_file = new_file};
-    J.resolution = malloc((json_array_size(json_object_get(base, "records")) + 1) *
-                          sizeof *J.resolution);
+    J.resolution = malloc((base->n + 1) * sizeof *J.resolution);
     if (!J.resolution) {
         json_decref(cmp);
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     }
     dlb_status s = set_reference(&J, cmp, base, nw, base_file, new_file, err);
     context_warnings(cmp, base, nw, o->normalize);
-    size_t i;
-    json_t *rec;
-    json_array_foreach(json_object_get(base, "records"), i, rec) {
-        const char *id = json_string_value(json_object_get(rec, "id"));
-        if (s == DLB_OK)
-            s = one_config(&J, cmp, id, rec, find_rec(nw, id), err);
+    for (size_t i = 0; i < base->n && s == DLB_OK; i++) {
+        const char *id = base->records[i].id;
+        s = one_config(&J, cmp, id, &base->records[i], find_rec(nw, id), err);
     }
-    json_array_foreach(json_object_get(nw, "records"), i, rec) {
-        const char *id = json_string_value(json_object_get(rec, "id"));
-        if (s == DLB_OK && !find_rec(base, id))
-            s = one_config(&J, cmp, id, NULL, rec, err);
+    for (size_t i = 0; i < nw->n && s == DLB_OK; i++) {
+        const char *id = nw->records[i].id;
+        if (!find_rec(base, id))
+            s = one_config(&J, cmp, id, NULL, &nw->records[i], err);
     }
     if (s != DLB_OK) {
         free(J.resolution);
@@ -390,4 +381,21 @@ dlb_status dlb_compare(json_t *base, const char *base_file, json_t *nw,
                         ? json_real(exp(J.log_sum / (double)J.compared)) : json_null());
     *out = cmp;
     return DLB_OK;
+}
+
+dlb_status dlb_compare(json_t *base, const char *base_file, json_t *nw,
+                       const char *new_file, const struct dlb_compare_opts *o,
+                       json_t **out, struct dlb_error *err)
+{
+    struct dlb_results b, n;
+    dlb_status s = dlb_results_parse(base, base_file, &b, err);
+    if (s != DLB_OK)
+        return s;
+    s = dlb_results_parse(nw, new_file, &n, err);
+    if (s == DLB_OK) {
+        s = compare(&b, base_file, &n, new_file, o, out, err);
+        dlb_results_free(&n);
+    }
+    dlb_results_free(&b);
+    return s;
 }

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "error.h"
+#include "record.h"
 
 #define DLB_COMPARE_THRESHOLD 0.05
 #define DLB_COMPARE_ALPHA 0.05
@@ -77,7 +78,8 @@ struct dlb_log_spread {
 
 /* Fill `out` from a record's "repetitions"; 0 when it has fewer than two
  * processes or one without a positive median. */
-int dlb_compare_processes_of(json_t *rec, double scale, struct dlb_log_spread *out);
+int dlb_compare_processes_of(const struct dlb_record *rec, double scale,
+                             struct dlb_log_spread *out);
 
 /* NEW/BASE from the processes' medians: exp of the difference of the
  * means, Welch's 95% interval and two-sided t test p-value. */

@@ -12,13 +12,8 @@
 #include "repeat.h"
 #include "stats.h"
 
-static double num(json_t *obj, const char *key)
-{
-    json_t *v = json_object_get(obj, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-int dlb_compare_processes_of(json_t *rec, double scale, struct dlb_log_spread *out)
+int dlb_compare_processes_of(const struct dlb_record *rec, double scale,
+                             struct dlb_log_spread *out)
 {
     double ss;
     size_t n = dlb_reps_log_medians(rec, scale, &out->mean, &ss);
@@ -30,10 +25,10 @@ int dlb_compare_processes_of(json_t *rec, double scale, struct dlb_log_spread *o
     /* The run's own estimate, pooled over the configurations measured
      * with the same budget, has far more degrees of freedom than one
      * configuration's few processes: it is the one its intervals use. */
-    json_t *cp = json_object_get(json_object_get(rec, "stats"), "ci_processes");
-    if (num(cp, "sd_log") >= 0 && num(cp, "df") >= 1) {
-        out->sd = num(cp, "sd_log");
-        out->df = num(cp, "df");
+    double sd = rec->stats.ci_processes.sd_log, df = rec->stats.ci_processes.df;
+    if (sd >= 0 && df >= 1) { /* false when absent (NAN) */
+        out->sd = sd;
+        out->df = df;
     }
     return 1;
 }

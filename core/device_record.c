@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "record.h"
 
 json_t *dlb_device_record(struct dlb_backend *be)
 {
@@ -54,10 +55,15 @@ void dlb_device_memory_figures(struct dlb_backend *be, const struct dlb_host *h)
 
 void dlb_context_add_devices(json_t *context, json_t *records)
 {
-    json_t *devices = json_array(), *rec;
-    size_t i;
-    json_array_foreach(records, i, rec) {
-        json_t *d = json_object_get(rec, "device"), *seen;
+    json_t *devices = json_array();
+    struct dlb_record *recs;
+    size_t n;
+    if (dlb_records_read(records, NULL, &recs, &n, NULL) != DLB_OK) {
+        json_decref(devices); /* never: records are checked before */
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *d = recs[i].device, *seen;
         size_t j;
         int dup = 0;
         if (!json_is_object(d))
@@ -67,6 +73,7 @@ void dlb_context_add_devices(json_t *context, json_t *records)
         if (!dup)
             json_array_append(devices, d);
     }
+    dlb_records_free(recs, n);
     if (json_array_size(devices))
         json_object_set_new(context, "devices", devices);
     else

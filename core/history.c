@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -61,43 +62,90 @@ static dlb_status collect(const char *arg, json_t *files, struct dlb_error *err)
     return DLB_OK;
 }
 
-static const char *start_of(json_t *doc)
+/* The runs, typed, in the order they started, each with its file. */
+struct runs {
+    struct dlb_results *v;
+    const char **file;
+    size_t n;
+};
+
+static const char *ctx_str(const struct dlb_results *run, const char *key)
 {
-    const char *s = json_string_value(json_object_get(json_object_get(doc, "context"), "start_utc"));
+    return json_string_value(dlb_context_get(run->context, key));
+}
+
+static const char *start_of(const struct dlb_results *run)
+{
+    const char *s = ctx_str(run, "start_utc");
     return s ? s : "";
 }
 
+struct loaded {
+    struct dlb_results res;
+    const char *file;
+};
+
 static int by_start(const void *a, const void *b)
 {
-    return strcmp(start_of(*(json_t *const *)a), start_of(*(json_t *const *)b));
+    return strcmp(start_of(&((const struct loaded *)a)->res),
+                  start_of(&((const struct loaded *)b)->res));
+}
+
+static void runs_free(struct runs *r)
+{
+    for (size_t i = 0; r->v && i < r->n; i++)
+        dlb_results_free(&r->v[i]);
+    free(r->v);
+    free(r->file);
 }
 
 /* Load every file, in the order the runs started. */
-static dlb_status load_runs(json_t *files, json_t **runs, struct dlb_error *err)
+static dlb_status load_runs(json_t *files, struct runs *runs, struct dlb_error *err)
 {
-    size_t n = json_array_size(files), i;
-    json_t **v = calloc(n + 1, sizeof *v);
+    size_t n = json_array_size(files), i, got = 0;
+    struct loaded *v = calloc(n + 1, sizeof *v);
+    memset(runs, 0, sizeof *runs);
     if (!v)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     dlb_status s = DLB_OK;
     for (i = 0; i < n && s == DLB_OK; i++) {
-        const char *f = json_string_value(json_array_get(files, i));
-        if ((s = dlb_results_read(f, &v[i], err)) == DLB_OK)
-            json_object_set_new(v[i], "file", json_string(f));
+        json_t *doc = NULL;
+        v[i].file = json_string_value(json_array_get(files, i));
+        s = dlb_results_read(v[i].file, &doc, err);
+        if (s == DLB_OK)
+            s = dlb_results_parse(doc, v[i].file, &v[i].res, err);
+        if (s == DLB_OK)
+            got++;
+        json_decref(doc);
     }
+    runs->v = calloc(n + 1, sizeof *runs->v);
+    runs->file = calloc(n + 1, sizeof *runs->file);
+    if (s == DLB_OK && (!runs->v || !runs->file))
+        s = dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     if (s == DLB_OK) {
         qsort(v, n, sizeof *v, by_start);
-        *runs = json_array();
-        for (i = 0; i < n; i++)
-            json_array_append(*runs, v[i]);
+        for (i = 0; i < n; i++) {
+            runs->v[i] = v[i].res;
+            runs->file[i] = v[i].file;
+        }
+        runs->n = n;
+    } else {
+        for (i = 0; i < got; i++)
+            dlb_results_free(&v[i].res);
     }
-    for (i = 0; i < n; i++)
-        json_decref(v[i]);
     free(v);
     return s == DLB_ERR_IO ? DLB_ERR_INPUT : s;
 }
 
-static dlb_status write_csv(const char *dir, json_t *runs, struct dlb_error *err)
+static void put_figure(FILE *f, double v, int last)
+{
+    if (!isnan(v))
+        fprintf(f, "%.17g", v);
+    fputc(last ? '\n' : ',', f);
+}
+
+static dlb_status write_csv(const char *dir, const struct runs *runs,
+                            struct dlb_error *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/history.csv", dir);
@@ -106,22 +154,12 @@ static dlb_status write_csv(const char *dir, json_t *runs, struct dlb_error *err
         return dlb_errorf(err, DLB_ERR_IO, "cannot create %s: %s", path, strerror(errno));
     fputs("start_utc,host,file,id,status,throughput.median,throughput.ci_lo,"
           "throughput.ci_hi,stats.median\n", f);
-    size_t r, i;
-    json_t *doc, *rec;
-    json_array_foreach(runs, r, doc)
-        json_array_foreach(json_object_get(doc, "records"), i, rec) {
-            int h[4];
-            double v[4] = {
-                dlb_rec_num(rec, "throughput", "median", &h[0]),
-                dlb_rec_num(rec, "throughput", "ci_lo", &h[1]),
-                dlb_rec_num(rec, "throughput", "ci_hi", &h[2]),
-                dlb_rec_num(rec, "stats", "median", &h[3]),
-            };
+    for (size_t r = 0; r < runs->n; r++)
+        for (size_t i = 0; i < runs->v[r].n; i++) {
+            const struct dlb_record *rec = &runs->v[r].records[i];
             const char *cells[5] = {
-                start_of(doc),
-                json_string_value(dlb_context_get(json_object_get(doc, "context"), "host")),
-                json_string_value(json_object_get(doc, "file")), dlb_rec_id(rec),
-                json_string_value(json_object_get(rec, "status")),
+                start_of(&runs->v[r]), ctx_str(&runs->v[r], "host"),
+                runs->file[r], rec->id, dlb_rec_status_name(rec->status),
             };
             for (int c = 0; c < 5; c++) {
                 /* RFC 4180 quoting: every text cell, '"' doubled. */
@@ -130,11 +168,10 @@ static dlb_status write_csv(const char *dir, json_t *runs, struct dlb_error *err
                     fputs(*s == '"' ? "\"\"" : (char[2]){*s, 0}, f);
                 fputs("\",", f);
             }
-            for (int c = 0; c < 4; c++) {
-                if (h[c])
-                    fprintf(f, "%.17g", v[c]);
-                fputc(c < 3 ? ',' : '\n', f);
-            }
+            put_figure(f, rec->throughput.median, 0);
+            put_figure(f, rec->throughput.ci_lo, 0);
+            put_figure(f, rec->throughput.ci_hi, 0);
+            put_figure(f, rec->stats.median, 1);
         }
     int bad = ferror(f);
     if (fclose(f) != 0 || bad)
@@ -144,54 +181,84 @@ static dlb_status write_csv(const char *dir, json_t *runs, struct dlb_error *err
 
 /* Per configuration: the runs it ran in, first and last throughput, the
  * change between them, the lowest and highest. */
-static json_t *summarize(json_t *runs)
+struct trend_row {
+    const char *id, *last_utc;
+    long long runs;
+    double first, last, min, max, change;
+};
+
+struct summary {
+    struct trend_row *rows;
+    size_t n;
+};
+
+static int summarize(const struct runs *runs, struct summary *sum)
 {
-    json_t *sum = json_pack("{s:[], s:[]}", "runs", "configs");
-    json_t *configs = json_object_get(sum, "configs");
-    size_t r, i, j;
-    json_t *doc, *rec, *row;
-    json_array_foreach(runs, r, doc) {
-        json_array_append_new(json_object_get(sum, "runs"), json_pack("{s:s, s:s?, s:s?}",
-            "start_utc", start_of(doc), "host",
-            json_string_value(dlb_context_get(json_object_get(doc, "context"), "host")),
-            "file", json_string_value(json_object_get(doc, "file"))));
-        json_array_foreach(json_object_get(doc, "records"), i, rec) {
-            int h;
-            double tp = dlb_rec_num(rec, "throughput", "median", &h);
-            if (!dlb_rec_ok(rec) || !h)
+    size_t most = 0;
+    for (size_t r = 0; r < runs->n; r++)
+        most += runs->v[r].n;
+    sum->n = 0;
+    sum->rows = calloc(most + 1, sizeof *sum->rows);
+    if (!sum->rows)
+        return -1;
+    for (size_t r = 0; r < runs->n; r++)
+        for (size_t i = 0; i < runs->v[r].n; i++) {
+            const struct dlb_record *rec = &runs->v[r].records[i];
+            double tp = rec->throughput.median;
+            if (rec->status != DLB_REC_OK || isnan(tp))
                 continue;
-            json_t *found = NULL;
-            json_array_foreach(configs, j, row)
-                if (!strcmp(json_string_value(json_object_get(row, "id")), dlb_rec_id(rec)))
-                    found = row;
+            struct trend_row *found = NULL;
+            for (size_t j = 0; j < sum->n; j++)
+                if (!strcmp(sum->rows[j].id, rec->id))
+                    found = &sum->rows[j];
             if (!found) {
-                found = json_pack("{s:s, s:i, s:f, s:f, s:f}", "id", dlb_rec_id(rec),
-                                  "runs", 0, "first", tp, "min", tp, "max", tp);
-                json_array_append_new(configs, found);
+                found = &sum->rows[sum->n++];
+                *found = (struct trend_row){rec->id, NULL, 0, tp, tp, tp, tp, 0};
             }
-            json_object_set_new(found, "runs", json_integer(
-                json_integer_value(json_object_get(found, "runs")) + 1));
-            json_object_set_new(found, "last", json_real(tp));
-            json_object_set_new(found, "last_utc", json_string(start_of(doc)));
-            if (tp < json_real_value(json_object_get(found, "min")))
-                json_object_set_new(found, "min", json_real(tp));
-            if (tp > json_real_value(json_object_get(found, "max")))
-                json_object_set_new(found, "max", json_real(tp));
+            found->runs++;
+            found->last = tp;
+            found->last_utc = start_of(&runs->v[r]);
+            if (tp < found->min)
+                found->min = tp;
+            if (tp > found->max)
+                found->max = tp;
         }
-    }
-    json_array_foreach(configs, j, row)
-        json_object_set_new(row, "change", json_real(
-            json_real_value(json_object_get(row, "last")) /
-            json_real_value(json_object_get(row, "first")) - 1));
-    return sum;
+    for (size_t j = 0; j < sum->n; j++)
+        sum->rows[j].change = sum->rows[j].last / sum->rows[j].first - 1;
+    return 0;
 }
 
-static void print_summary(FILE *f, json_t *sum, int markdown)
+/* The summary as `--format json` prints it. */
+static json_t *summary_json(const struct runs *runs, const struct summary *sum,
+                            const char *out)
+{
+    json_t *doc = json_pack("{s:[], s:[]}", "runs", "configs");
+    if (!doc)
+        return NULL;
+    json_t *jr = json_array(), *jc = json_array();
+    for (size_t r = 0; r < runs->n; r++)
+        json_array_append_new(jr, json_pack("{s:s, s:s?, s:s?}",
+            "start_utc", start_of(&runs->v[r]), "host", ctx_str(&runs->v[r], "host"),
+            "file", runs->file[r]));
+    for (size_t j = 0; j < sum->n; j++) {
+        const struct trend_row *t = &sum->rows[j];
+        json_array_append_new(jc, json_pack("{s:s, s:I, s:f, s:f, s:f, s:f, s:s, s:f}",
+            "id", t->id, "runs", (json_int_t)t->runs, "first", t->first,
+            "min", t->min, "max", t->max, "last", t->last,
+            "last_utc", t->last_utc, "change", t->change));
+    }
+    json_object_set_new(doc, "runs", jr);
+    json_object_set_new(doc, "configs", jc);
+    json_object_set_new(doc, "out", json_string(out));
+    return doc;
+}
+
+static void print_summary(FILE *f, const struct summary *sum, size_t n_runs,
+                          int markdown)
 {
     size_t i, w = 6;
-    json_t *row;
-    json_array_foreach(json_object_get(sum, "configs"), i, row) {
-        size_t n = strlen(json_string_value(json_object_get(row, "id")));
+    for (i = 0; i < sum->n; i++) {
+        size_t n = strlen(sum->rows[i].id);
         w = n > w ? n : w;
     }
     const char *fmt = markdown ? "| %s | %s | %s | %s | %s | %s | %s |\n"
@@ -199,28 +266,24 @@ static void print_summary(FILE *f, json_t *sum, int markdown)
     if (markdown)
         fprintf(f, "### dlbench history: %zu runs\n\n" "| configuration | runs | first "
                 "(samples/s) | last (samples/s) | change | lowest | highest |\n"
-                "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n",
-                json_array_size(json_object_get(sum, "runs")));
+                "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n", n_runs);
     else
         fprintf(f, "%zu runs\n%-*s  %4s  %10s  %10s  %7s  %10s  %10s\n%-*s  %4s  %10s  "
-                "%10s  %7s  %10s  %10s\n", json_array_size(json_object_get(sum, "runs")),
+                "%10s  %7s  %10s  %10s\n", n_runs,
                 (int)w, "config", "runs", "first", "last", "change", "lowest", "highest",
                 (int)w, "", "", "samples/s", "samples/s", "%", "samples/s", "samples/s");
-    json_array_foreach(json_object_get(sum, "configs"), i, row) {
+    for (i = 0; i < sum->n; i++) {
+        const struct trend_row *t = &sum->rows[i];
         char c[6][32];
-        const char *keys[5] = {"first", "last", "change", "min", "max"};
-        snprintf(c[0], sizeof c[0], "%" JSON_INTEGER_FORMAT,
-                 json_integer_value(json_object_get(row, "runs")));
-        for (int k = 0; k < 5; k++) {
-            double v = json_real_value(json_object_get(row, keys[k]));
+        const double v[5] = {t->first, t->last, t->change, t->min, t->max};
+        snprintf(c[0], sizeof c[0], "%lld", t->runs);
+        for (int k = 0; k < 5; k++)
             snprintf(c[k + 1], sizeof c[k + 1], k == 2 ? "%+.1f%%" : "%.4g",
-                     k == 2 ? v * 100 : v);
-        }
-        const char *id = json_string_value(json_object_get(row, "id"));
+                     k == 2 ? v[k] * 100 : v[k]);
         if (markdown)
-            fprintf(f, fmt, id, c[0], c[1], c[2], c[3], c[4], c[5]);
+            fprintf(f, fmt, t->id, c[0], c[1], c[2], c[3], c[4], c[5]);
         else
-            fprintf(f, fmt, (int)w, id, c[0], c[1], c[2], c[3], c[4], c[5]);
+            fprintf(f, fmt, (int)w, t->id, c[0], c[1], c[2], c[3], c[4], c[5]);
     }
 }
 
@@ -231,7 +294,8 @@ static dlb_status make_dir(const char *dir, struct dlb_error *err)
     return DLB_OK;
 }
 
-static dlb_status history(struct dlb_options *o, json_t *runs, struct dlb_error *err)
+static dlb_status history(struct dlb_options *o, const struct runs *runs,
+                          struct dlb_error *err)
 {
     const char *out = o->out_dir ? o->out_dir : "history";
     struct dlb_plotter p;
@@ -240,9 +304,8 @@ static dlb_status history(struct dlb_options *o, json_t *runs, struct dlb_error 
         s = dlb_plotter_init(&p, out, "", err);
     if (s != DLB_OK)
         return s;
-    p.suite = json_string_value(dlb_context_get(json_object_get(
-        json_array_get(runs, 0), "context"), "suite.name"));
-    s = dlb_plot_trend(&p, runs, err);
+    p.suite = runs->n ? ctx_str(&runs->v[0], "suite.name") : NULL;
+    s = dlb_plot_trend(&p, runs->v, runs->n, err);
     if (s == DLB_OK)
         s = write_csv(out, runs, err);
     if (s == DLB_OK && !p.drawn)
@@ -250,19 +313,24 @@ static dlb_status history(struct dlb_options *o, json_t *runs, struct dlb_error 
     dlb_plotter_free(&p);
     if (s != DLB_OK)
         return s;
-    json_t *sum = summarize(runs);
-    if (!sum)
+    struct summary sum;
+    if (summarize(runs, &sum))
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
-    json_object_set_new(sum, "out", json_string(out));
     if (o->format == DLB_FORMAT_JSON && !o->markdown) {
-        json_dumpf(sum, stdout, JSON_INDENT(2));
+        json_t *doc = summary_json(runs, &sum, out);
+        if (!doc) {
+            free(sum.rows);
+            return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+        }
+        json_dumpf(doc, stdout, JSON_INDENT(2));
         fputc('\n', stdout);
+        json_decref(doc);
     } else {
-        print_summary(stdout, sum, o->markdown);
+        print_summary(stdout, &sum, runs->n, o->markdown);
         fprintf(o->markdown ? stderr : stdout, "trend plot and data in %s/ "
                 "(trend.png, trend.svg, trend.dat, history.csv)\n", out);
     }
-    json_decref(sum);
+    free(sum.rows);
     return DLB_OK;
 }
 
@@ -274,16 +342,17 @@ int dlb_cmd_history(struct dlb_options *o)
                 "results/baseline\n");
         return 2;
     }
-    json_t *files = json_array(), *runs = NULL;
+    json_t *files = json_array();
+    struct runs runs = {NULL, NULL, 0};
     dlb_status s = files ? DLB_OK : DLB_ERR_NOMEM;
     for (size_t i = 0; i < o->n_args && s == DLB_OK; i++)
         s = collect(o->args[i], files, &err);
     if (s == DLB_OK)
         s = load_runs(files, &runs, &err);
     if (s == DLB_OK)
-        s = history(o, runs, &err);
+        s = history(o, &runs, &err);
+    runs_free(&runs);
     json_decref(files);
-    json_decref(runs);
     if (s != DLB_OK) {
         fprintf(stderr, "dlbench: history: %s\n", err.msg[0] ? err.msg : "out of memory");
         return 2;

@@ -91,7 +91,7 @@ static dlb_status scan(const char *path, const char *buf, size_t len,
         }
         char where[512];
         snprintf(where, sizeof where, "%s:%zu", path, line);
-        dlb_status s = dlb_record_check(rec, where, err);
+        dlb_status s = dlb_record_validate(rec, where, err);
         if (s != DLB_OK) {
             json_decref(rec);
             return s;
@@ -197,7 +197,7 @@ static dlb_status append(struct dlb_journal *j, json_t *record, int sync,
 {
     /* A record the reader would refuse must not reach the file: it would
      * make the whole journal unreadable for --resume. */
-    if (dlb_record_check(record, j->path, err) != DLB_OK)
+    if (dlb_record_validate(record, j->path, err) != DLB_OK)
         return DLB_ERR_INTERNAL;
     if (j->damaged)
         return dlb_errorf(err, DLB_ERR_IO,

@@ -5,6 +5,7 @@
 #include "compare.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
                            json_t *selection, json_t **plots, int *drawn,
@@ -21,11 +22,20 @@ dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
      * report waits for the slowest one rather than for their sum. */
     p.parallel = 1;
     /* A row per configuration: at most DLB_PLOT_MAX_ROWS of them. */
-    char note[160];
-    json_t *rows = dlb_plot_rows(records, selection, DLB_PLOT_MAX_ROWS, note,
+    char note[160] = "";
+    struct dlb_record *recs = NULL;
+    size_t n_recs = 0;
+    struct dlb_plot_recs all = {NULL, 0}, rows = {NULL, 0};
+    if (st == DLB_OK)
+        st = dlb_records_read(records, "plots", &recs, &n_recs, err);
+    if (st == DLB_OK) {
+        all = dlb_plot_recs_all(recs, n_recs);
+        if (all.v)
+            rows = dlb_plot_rows(all, selection, DLB_PLOT_MAX_ROWS, note,
                                  sizeof note);
-    if (st == DLB_OK && !rows)
-        st = dlb_errorf(err, DLB_ERR_NOMEM, "plots: out of memory");
+        if (!rows.v)
+            st = dlb_errorf(err, DLB_ERR_NOMEM, "plots: out of memory");
+    }
     const char *rows_note = *note ? note : NULL;
     p.rows_note = rows_note;
     if (st == DLB_OK)
@@ -34,16 +44,19 @@ dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
         st = dlb_plot_speedup(&p, rows, selection, err);
     p.rows_note = NULL;
     if (st == DLB_OK)
-        st = dlb_plot_pareto(&p, records, selection, err);
+        st = dlb_plot_pareto(&p, all, selection, err);
     if (st == DLB_OK)
-        st = dlb_plot_scaling(&p, records, "batch", err);
+        st = dlb_plot_scaling(&p, all, "batch", err);
     if (st == DLB_OK)
-        st = dlb_plot_scaling(&p, records, "dp.replicas", err);
+        st = dlb_plot_scaling(&p, all, "dp.replicas", err);
     p.rows_note = rows_note;
     if (st == DLB_OK)
         st = dlb_plot_steps(&p, rows, err);
     p.rows_note = NULL;
-    json_decref(rows);
+    if (rows.v != all.v)
+        free(rows.v);
+    free(all.v);
+    dlb_records_free(recs, n_recs);
     dlb_plotter_wait(&p);
     if (st == DLB_OK) {
         *plots = json_incref(p.plots);

@@ -29,36 +29,18 @@ dlb_status dlb_plot_data_close(FILE *f, const char *name, struct dlb_error *err)
     return DLB_OK;
 }
 
-int dlb_rec_ok(json_t *rec)
+struct dlb_plot_recs dlb_plot_recs_all(const struct dlb_record *recs, size_t n)
 {
-    const char *s = json_string_value(json_object_get(rec, "status"));
-    return s && !strcmp(s, "ok");
+    struct dlb_plot_recs all = {malloc((n + 1) * sizeof *all.v), n};
+    for (size_t i = 0; all.v && i < n; i++)
+        all.v[i] = &recs[i];
+    return all;
 }
 
-const char *dlb_rec_id(json_t *rec)
+int dlb_rec_config_text(const struct dlb_record *rec, const char *key,
+                        char *buf, size_t n)
 {
-    const char *s = json_string_value(json_object_get(rec, "id"));
-    return s ? s : "";
-}
-
-double dlb_rec_num(json_t *rec, const char *a, const char *b, int *have)
-{
-    json_t *v = json_object_get(json_object_get(rec, a), b);
-    *have = json_is_number(v);
-    return *have ? json_number_value(v) : 0;
-}
-
-double dlb_rec_metric(json_t *rec, const char *name, int *have)
-{
-    json_t *m = json_object_get(json_object_get(rec, "metrics"), name);
-    json_t *v = json_is_object(m) ? json_object_get(m, "value") : m;
-    *have = json_is_number(v);
-    return *have ? json_number_value(v) : 0;
-}
-
-int dlb_rec_config_text(json_t *rec, const char *key, char *buf, size_t n)
-{
-    json_t *v = json_object_get(json_object_get(rec, "config"), key);
+    json_t *v = dlb_record_setting(rec, key);
     if (json_is_string(v))
         snprintf(buf, n, "%s", json_string_value(v));
     else if (json_is_integer(v))

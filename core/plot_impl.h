@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include "error.h"
 #include "plot.h"
+#include "record.h"
 
 /* Seconds one gnuplot process may take before its process group is
  * killed, unless $DLBENCH_GNUPLOT_TIMEOUT says otherwise. */
@@ -99,36 +100,39 @@ void dlb_gp_quote(const char *s, char *buf, size_t n);
  * label stays one column of one line, and a long one is cut with "...". */
 void dlb_plot_label(FILE *f, const char *s);
 
+/* The records plots draw: n pointers to typed records (core/record.h). */
+struct dlb_plot_recs {
+    const struct dlb_record **v;
+    size_t n;
+};
+
+/* All of `recs`, as pointers; malloc'ed (v NULL when out of memory). */
+struct dlb_plot_recs dlb_plot_recs_all(const struct dlb_record *recs, size_t n);
+
 /* The records a one-row-per-configuration plot draws: all of them up to
  * `max`, else the fastest, always with the selection's winner and
- * baseline, in the run's order; `note` then says so ("" when all). A new
- * reference; NULL when out of memory. */
-json_t *dlb_plot_rows(json_t *records, json_t *selection, size_t max,
-                      char *note, size_t note_len);
-/* Record accessors. */
-int dlb_rec_ok(json_t *rec);
-const char *dlb_rec_id(json_t *rec);
-/* rec[a][b] as a number; 0 when absent (then *have is 0). */
-double dlb_rec_num(json_t *rec, const char *a, const char *b, int *have);
-/* metrics[name].value; *have as above. */
-double dlb_rec_metric(json_t *rec, const char *name, int *have);
+ * baseline, in the run's order; `note` then says so ("" when all).
+ * Malloc'ed; v NULL when out of memory. */
+struct dlb_plot_recs dlb_plot_rows(struct dlb_plot_recs all, json_t *selection,
+                                   size_t max, char *note, size_t note_len);
 /* The record's config[key] as text ("64", "bf16"), into buf; 0 if absent. */
-int dlb_rec_config_text(json_t *rec, const char *key, char *buf, size_t n);
+int dlb_rec_config_text(const struct dlb_record *rec, const char *key,
+                        char *buf, size_t n);
 
 /* The plot kinds: each writes its files when the records support it and
  * returns DLB_OK when they do not. */
-dlb_status dlb_plot_throughput(struct dlb_plotter *p, json_t *records,
+dlb_status dlb_plot_throughput(struct dlb_plotter *p, struct dlb_plot_recs recs,
                                json_t *selection, struct dlb_error *err);
-dlb_status dlb_plot_speedup(struct dlb_plotter *p, json_t *records,
+dlb_status dlb_plot_speedup(struct dlb_plotter *p, struct dlb_plot_recs recs,
                             json_t *selection, struct dlb_error *err);
-dlb_status dlb_plot_pareto(struct dlb_plotter *p, json_t *records,
+dlb_status dlb_plot_pareto(struct dlb_plotter *p, struct dlb_plot_recs recs,
                            json_t *selection, struct dlb_error *err);
-dlb_status dlb_plot_scaling(struct dlb_plotter *p, json_t *records,
+dlb_status dlb_plot_scaling(struct dlb_plotter *p, struct dlb_plot_recs recs,
                             const char *axis, struct dlb_error *err);
-dlb_status dlb_plot_steps(struct dlb_plotter *p, json_t *records,
+dlb_status dlb_plot_steps(struct dlb_plotter *p, struct dlb_plot_recs recs,
                           struct dlb_error *err);
 /* runs: results documents in time order (see history.c). */
-dlb_status dlb_plot_trend(struct dlb_plotter *p, json_t *runs,
-                          struct dlb_error *err);
+dlb_status dlb_plot_trend(struct dlb_plotter *p, const struct dlb_results *runs,
+                          size_t n_runs, struct dlb_error *err);
 
 #endif

@@ -50,35 +50,33 @@ static void front_2d(struct pt *v, size_t n)
     }
 }
 
-static int group_of(json_t *selection, json_t *rec)
+static int group_of(json_t *selection, const struct dlb_record *rec)
 {
-    json_t *g = json_object_get(json_object_get(json_object_get(
-        selection, "per_config"), dlb_rec_id(rec)), "group");
-    return json_is_integer(g) ? (int)json_integer_value(g) : -1;
+    struct dlb_rec_selection pc;
+    dlb_record_selection(selection, rec->id, &pc);
+    return pc.group >= 0 ? (int)pc.group : -1;
 }
 
 /* The plot of group `g` (-1: every record) as NAME. */
-static dlb_status one_plot(struct dlb_plotter *p, json_t *records,
+static dlb_status one_plot(struct dlb_plotter *p, struct dlb_plot_recs recs,
                            json_t *selection, int g, const char *name,
                            const char *title, struct dlb_error *err)
 {
     size_t n = 0, i;
-    json_t *rec;
-    struct pt *v = calloc(json_array_size(records) + 1, sizeof *v);
+    struct pt *v = calloc(recs.n + 1, sizeof *v);
     if (!v)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
-    json_array_foreach(records, i, rec) {
-        int h1, h2;
-        double tp = dlb_rec_num(rec, "throughput", "median", &h1);
-        double acc = dlb_rec_metric(rec, "accuracy", &h2);
-        int h3;
-        double images = dlb_rec_metric(rec, "test_images", &h3);
+    for (i = 0; i < recs.n; i++) {
+        const struct dlb_record *rec = recs.v[i];
+        double tp = rec->throughput.median, acc = 0, images = 0;
+        int h2 = dlb_record_metric_value(rec, "accuracy", &acc);
+        int h3 = dlb_record_metric_value(rec, "test_images", &images);
         double q = acc / 100;
-        if (dlb_rec_ok(rec) && h1 && h2 && (g < 0 || group_of(selection, rec) == g))
+        if (rec->status == DLB_REC_OK && !isnan(tp) && h2 &&
+            (g < 0 || group_of(selection, rec) == g))
             v[n++] = (struct pt){tp, acc, h3 && images > 0 && q >= 0 && q <= 1
                                  ? 100 * 1.96 * sqrt(q * (1 - q) / images) : 0,
-                                 (long long)json_integer_value(json_object_get(rec, "index")),
-                                 0};
+                                 rec->index, 0};
     }
     if (!n) {
         free(v);
@@ -109,13 +107,13 @@ static dlb_status one_plot(struct dlb_plotter *p, json_t *records,
     return dlb_plot_emit(p, name, title, body, 0, err);
 }
 
-dlb_status dlb_plot_pareto(struct dlb_plotter *p, json_t *records,
+dlb_status dlb_plot_pareto(struct dlb_plotter *p, struct dlb_plot_recs recs,
                            json_t *selection, struct dlb_error *err)
 {
     json_t *groups = json_object_get(selection, "groups");
     size_t n = json_array_size(groups);
     if (n < 2)
-        return one_plot(p, records, selection, -1, "pareto", "Accuracy against "
+        return one_plot(p, recs, selection, -1, "pareto", "Accuracy against "
                         "throughput (labels: row numbers of the table)", err);
     dlb_status st = DLB_OK;
     for (size_t g = 0; g < n && st == DLB_OK; g++) {
@@ -124,7 +122,7 @@ dlb_status dlb_plot_pareto(struct dlb_plotter *p, json_t *records,
         snprintf(title, sizeof title, "Accuracy against throughput, %s (labels: "
                  "row numbers of the table)", json_string_value(json_object_get(
                      json_array_get(groups, g), "workload")));
-        st = one_plot(p, records, selection, (int)g, name, title, err);
+        st = one_plot(p, recs, selection, (int)g, name, title, err);
     }
     return st;
 }

@@ -7,6 +7,7 @@
  * stays in the report's table and in results.csv. */
 #include "plot_impl.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,34 +24,33 @@ static int by_tput_desc(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index; /* stable */
 }
 
-static int is_id(json_t *rec, const char *id)
+static int is_id(const struct dlb_record *rec, const char *id)
 {
-    return id && !strcmp(dlb_rec_id(rec), id);
+    return id && !strcmp(rec->id, id);
 }
 
-json_t *dlb_plot_rows(json_t *records, json_t *selection, size_t max,
-                      char *note, size_t note_len)
+struct dlb_plot_recs dlb_plot_rows(struct dlb_plot_recs all, json_t *selection,
+                                   size_t max, char *note, size_t note_len)
 {
-    size_t n = json_array_size(records), shown = 0, i;
+    size_t n = all.n, shown = 0, i;
     note[0] = '\0';
     if (n <= max)
-        return json_incref(records);
+        return all;
     const char *winner = json_string_value(json_object_get(selection, "winner"));
     const char *base = json_string_value(json_object_get(selection, "baseline"));
     struct ranked *r = malloc(n * sizeof *r);
     unsigned char *keep = calloc(n, 1);
-    json_t *out = json_array();
-    if (!r || !keep || !out) {
+    struct dlb_plot_recs out = {malloc(n * sizeof *out.v), 0};
+    if (!r || !keep || !out.v) {
         free(r);
         free(keep);
-        json_decref(out);
-        return NULL;
+        free(out.v);
+        return (struct dlb_plot_recs){NULL, 0};
     }
     for (i = 0; i < n; i++) {
-        json_t *rec = json_array_get(records, i);
-        int have = 0;
-        double t = dlb_rec_num(rec, "throughput", "median", &have);
-        r[i] = (struct ranked){i, dlb_rec_ok(rec) && have ? t : -1.0};
+        const struct dlb_record *rec = all.v[i];
+        double t = rec->throughput.median;
+        r[i] = (struct ranked){i, rec->status == DLB_REC_OK && !isnan(t) ? t : -1.0};
         int listed = 0;
         size_t j;
         json_t *w;
@@ -70,7 +70,7 @@ json_t *dlb_plot_rows(json_t *records, json_t *selection, size_t max,
     /* In the run's order, as the table lists them. */
     for (i = 0; i < n; i++)
         if (keep[i])
-            json_array_append(out, json_array_get(records, i));
+            out.v[out.n++] = all.v[i];
     snprintf(note, note_len, "the %zu fastest of %zu configurations, with the "
              "winner and the baseline", shown, n);
     free(r);

@@ -2,19 +2,19 @@
  * value of the other axes that vary (amp.precision=bf16 ...). */
 #include "plot_impl.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Whether config[key] takes more than one value over the ok records. */
-static int varies(json_t *records, const char *key)
+static int varies(struct dlb_plot_recs recs, const char *key)
 {
     char first[256] = "", buf[256];
     int seen = 0;
-    size_t i;
-    json_t *rec;
-    json_array_foreach(records, i, rec) {
-        if (!dlb_rec_ok(rec))
+    for (size_t i = 0; i < recs.n; i++) {
+        const struct dlb_record *rec = recs.v[i];
+        if (rec->status != DLB_REC_OK)
             continue;
         if (!dlb_rec_config_text(rec, key, buf, sizeof buf))
             strcpy(buf, "\x01"); /* absent differs from every value */
@@ -27,7 +27,7 @@ static int varies(json_t *records, const char *key)
 }
 
 /* The series a record belongs to: "k=v ..." over the other varying keys. */
-static void series_of(json_t *rec, json_t *keys, char *buf, size_t n)
+static void series_of(const struct dlb_record *rec, json_t *keys, char *buf, size_t n)
 {
     size_t i, len = 0;
     json_t *k;
@@ -55,43 +55,40 @@ static int by_x(const void *a, const void *b)
 }
 
 /* The other keys that vary, in the order the first record lists them. */
-static json_t *other_keys(json_t *records, const char *axis)
+static json_t *other_keys(struct dlb_plot_recs recs, const char *axis)
 {
     json_t *keys = json_array();
-    size_t i;
-    json_t *rec;
-    json_array_foreach(records, i, rec) {
+    for (size_t i = 0; i < recs.n; i++) {
         const char *k;
         json_t *v;
-        json_object_foreach(json_object_get(rec, "config"), k, v) {
+        json_object_foreach(recs.v[i]->config, k, v) {
             int dup = 0;
             size_t j;
             json_t *have;
             json_array_foreach(keys, j, have)
                 dup |= !strcmp(json_string_value(have), k);
-            if (!dup && strcmp(k, axis) && varies(records, k))
+            if (!dup && strcmp(k, axis) && varies(recs, k))
                 json_array_append_new(keys, json_string(k));
         }
     }
     return keys;
 }
 
-static void write_series(FILE *f, json_t *records, const char *axis,
+static void write_series(FILE *f, struct dlb_plot_recs recs, const char *axis,
                          json_t *keys, const char *name, struct sp *pts)
 {
     size_t n = 0, i;
-    json_t *rec;
-    json_array_foreach(records, i, rec) {
+    for (i = 0; i < recs.n; i++) {
+        const struct dlb_record *rec = recs.v[i];
         char s[1024], xs[64];
-        int h1, h2, h3;
         series_of(rec, keys, s, sizeof s);
-        double y = dlb_rec_num(rec, "throughput", "median", &h1);
-        double lo = dlb_rec_num(rec, "throughput", "ci_lo", &h2);
-        double hi = dlb_rec_num(rec, "throughput", "ci_hi", &h3);
-        if (!dlb_rec_ok(rec) || strcmp(s, name) || !h1 ||
+        double y = rec->throughput.median;
+        double lo = rec->throughput.ci_lo, hi = rec->throughput.ci_hi;
+        if (rec->status != DLB_REC_OK || strcmp(s, name) || isnan(y) ||
             !dlb_rec_config_text(rec, axis, xs, sizeof xs))
             continue;
-        pts[n++] = (struct sp){strtod(xs, NULL), y, h2 ? lo : y, h3 ? hi : y};
+        pts[n++] = (struct sp){strtod(xs, NULL), y, isnan(lo) ? y : lo,
+                               isnan(hi) ? y : hi};
     }
     qsort(pts, n, sizeof *pts, by_x);
     /* The block's first line is its header: columnheader(1) titles the line. */
@@ -102,14 +99,14 @@ static void write_series(FILE *f, json_t *records, const char *axis,
     fputs("\n\n", f);
 }
 
-dlb_status dlb_plot_scaling(struct dlb_plotter *p, json_t *records,
+dlb_status dlb_plot_scaling(struct dlb_plotter *p, struct dlb_plot_recs recs,
                             const char *axis, struct dlb_error *err)
 {
-    if (!varies(records, axis))
+    if (!varies(recs, axis))
         return DLB_OK;
-    json_t *keys = other_keys(records, axis);
+    json_t *keys = other_keys(recs, axis);
     json_t *series = json_array();
-    struct sp *pts = calloc(json_array_size(records) + 1, sizeof *pts);
+    struct sp *pts = calloc(recs.n + 1, sizeof *pts);
     if (!keys || !series || !pts) {
         json_decref(keys);
         json_decref(series);
@@ -117,12 +114,12 @@ dlb_status dlb_plot_scaling(struct dlb_plotter *p, json_t *records,
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     }
     size_t i, j;
-    json_t *rec, *have;
-    json_array_foreach(records, i, rec) {
+    json_t *have;
+    for (i = 0; i < recs.n; i++) {
         char s[1024];
-        if (!dlb_rec_ok(rec))
+        if (recs.v[i]->status != DLB_REC_OK)
             continue;
-        series_of(rec, keys, s, sizeof s);
+        series_of(recs.v[i], keys, s, sizeof s);
         int dup = 0;
         json_array_foreach(series, j, have)
             dup |= !strcmp(json_string_value(have), s);
@@ -141,7 +138,7 @@ dlb_status dlb_plot_scaling(struct dlb_plotter *p, json_t *records,
     dlb_status st = DLB_ERR_IO;
     if (f) {
         json_array_foreach(series, j, have)
-            write_series(f, records, axis, keys, json_string_value(have), pts);
+            write_series(f, recs, axis, keys, json_string_value(have), pts);
         st = dlb_plot_data_close(f, name, err);
     }
     size_t n_series = json_array_size(series);

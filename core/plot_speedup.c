@@ -11,6 +11,7 @@
  * both medians' intervals, so it is conservative). */
 #include "plot_impl.h"
 
+#include <math.h>
 #include <string.h>
 
 static const char body_fmt[] =
@@ -28,71 +29,63 @@ static const char body_fmt[] =
     "     '' using ($7 > 0 ? 1/0 : $3):1:4:5 with xerrorbars lc rgb 'black' pt -1 lw 1.5 title '95%% CI', \\\n"
     "     '' using ($7 > 0 ? 1/0 : $5):1:(sprintf(' %%.2fx', $3)) with labels left font ',9' notitle\n";
 
-static json_t *find_record(json_t *records, const char *id)
+static const struct dlb_record *find_record(struct dlb_plot_recs recs,
+                                            const char *id)
 {
-    size_t i;
-    json_t *rec;
-    json_array_foreach(records, i, rec)
-        if (dlb_rec_ok(rec) && !strcmp(dlb_rec_id(rec), id))
-            return rec;
+    for (size_t i = 0; i < recs.n; i++)
+        if (recs.v[i]->status == DLB_REC_OK && !strcmp(recs.v[i]->id, id))
+            return recs.v[i];
     return NULL;
 }
 
 /* The baseline record: the selection's, else the first record that ran. */
-static json_t *baseline_record(json_t *records, json_t *selection)
+static const struct dlb_record *baseline_record(struct dlb_plot_recs recs,
+                                                json_t *selection)
 {
     const char *id = json_string_value(json_object_get(selection, "baseline"));
     if (id)
-        return find_record(records, id);
-    size_t i;
-    json_t *rec;
-    json_array_foreach(records, i, rec)
-        if (dlb_rec_ok(rec))
-            return rec;
+        return find_record(recs, id);
+    for (size_t i = 0; i < recs.n; i++)
+        if (recs.v[i]->status == DLB_REC_OK)
+            return recs.v[i];
     return NULL;
 }
 
 /* Whether any record names `id` as its own baseline. */
-static int is_own_baseline(json_t *records, const char *id)
+static int is_own_baseline(struct dlb_plot_recs recs, const char *id)
 {
-    size_t i;
-    json_t *rec;
-    json_array_foreach(records, i, rec) {
-        const char *b = json_string_value(
-            json_object_get(json_object_get(rec, "vs_baseline"), "baseline_id"));
+    for (size_t i = 0; i < recs.n; i++) {
+        const char *b = recs.v[i]->vs_baseline.baseline_id;
         if (b && !strcmp(b, id))
             return 1;
     }
     return 0;
 }
 
-static int any_vs_baseline(json_t *records)
+static int any_vs_baseline(struct dlb_plot_recs recs)
 {
-    size_t i;
-    json_t *rec;
-    json_array_foreach(records, i, rec)
-        if (json_is_number(json_object_get(json_object_get(rec, "vs_baseline"), "speedup")))
+    for (size_t i = 0; i < recs.n; i++)
+        if (!isnan(recs.v[i]->vs_baseline.speedup))
             return 1;
     return 0;
 }
 
 /* Against the row's own baseline: 1 when it has one, with *is_base set for
  * a row that is a baseline itself. */
-static int own_speedup_of(json_t *records, json_t *rec, double *s, double *lo,
-                          double *hi, int *is_base)
+static int own_speedup_of(struct dlb_plot_recs recs, const struct dlb_record *rec,
+                          double *s, double *lo, double *hi, int *is_base)
 {
-    json_t *vb = json_object_get(rec, "vs_baseline");
+    const struct dlb_rec_vs_baseline *vb = &rec->vs_baseline;
     *is_base = 0;
-    if (json_is_number(json_object_get(vb, "speedup"))) {
-        *s = *lo = *hi = json_number_value(json_object_get(vb, "speedup"));
-        if (json_is_number(json_object_get(vb, "speedup_ci_lo")) &&
-            json_is_number(json_object_get(vb, "speedup_ci_hi"))) {
-            *lo = json_number_value(json_object_get(vb, "speedup_ci_lo"));
-            *hi = json_number_value(json_object_get(vb, "speedup_ci_hi"));
+    if (!isnan(vb->speedup)) {
+        *s = *lo = *hi = vb->speedup;
+        if (!isnan(vb->speedup_ci_lo) && !isnan(vb->speedup_ci_hi)) {
+            *lo = vb->speedup_ci_lo;
+            *hi = vb->speedup_ci_hi;
         }
         return 1;
     }
-    if (is_own_baseline(records, dlb_rec_id(rec))) {
+    if (is_own_baseline(recs, rec->id)) {
         *s = *lo = *hi = 1.0;
         *is_base = 1;
         return 1;
@@ -100,32 +93,25 @@ static int own_speedup_of(json_t *records, json_t *rec, double *s, double *lo,
     return 0;
 }
 
-static int speedup_of(json_t *rec, json_t *base, json_t *per_config,
-                      double *s, double *lo, double *hi)
+static int speedup_of(const struct dlb_record *rec, const struct dlb_record *base,
+                      json_t *selection, double *s, double *lo, double *hi)
 {
-    json_t *pc = json_object_get(per_config, dlb_rec_id(rec));
-    json_t *sp = json_object_get(pc, "speedup");
-    if (json_is_number(sp)) {
-        *s = *lo = *hi = json_number_value(sp);
-        json_t *ci = json_object_get(pc, "speedup_ci");
-        if (json_is_number(json_array_get(ci, 0)) && json_is_number(json_array_get(ci, 1))) {
-            *lo = json_number_value(json_array_get(ci, 0));
-            *hi = json_number_value(json_array_get(ci, 1));
+    struct dlb_rec_selection pc;
+    dlb_record_selection(selection, rec->id, &pc);
+    if (!isnan(pc.speedup)) {
+        *s = *lo = *hi = pc.speedup;
+        if (!isnan(pc.speedup_ci_lo) && !isnan(pc.speedup_ci_hi)) {
+            *lo = pc.speedup_ci_lo;
+            *hi = pc.speedup_ci_hi;
         }
         return 1;
     }
-    int h[6];
-    double m = dlb_rec_num(rec, "throughput", "median", &h[0]);
-    double ml = dlb_rec_num(rec, "throughput", "ci_lo", &h[1]);
-    double mh = dlb_rec_num(rec, "throughput", "ci_hi", &h[2]);
-    double b = dlb_rec_num(base, "throughput", "median", &h[3]);
-    double bl = dlb_rec_num(base, "throughput", "ci_lo", &h[4]);
-    double bh = dlb_rec_num(base, "throughput", "ci_hi", &h[5]);
-    if (!h[0] || !h[3] || b <= 0)
+    const struct dlb_rec_throughput *t = &rec->throughput, *b = &base->throughput;
+    if (isnan(t->median) || isnan(b->median) || b->median <= 0)
         return 0;
-    *s = m / b;
-    *lo = (h[1] && h[5] && bh > 0) ? ml / bh : *s;
-    *hi = (h[2] && h[4] && bl > 0) ? mh / bl : *s;
+    *s = t->median / b->median;
+    *lo = (!isnan(t->ci_lo) && !isnan(b->ci_hi) && b->ci_hi > 0) ? t->ci_lo / b->ci_hi : *s;
+    *hi = (!isnan(t->ci_hi) && !isnan(b->ci_lo) && b->ci_lo > 0) ? t->ci_hi / b->ci_lo : *s;
     return 1;
 }
 
@@ -133,12 +119,11 @@ static int speedup_of(json_t *rec, json_t *base, json_t *per_config,
  * from its baseline, the tokens of its id that the baseline's lacks
  * ("7: prune.enable=on prune.sparsity=0.9"); full ids ran past the
  * canvas and read alike. */
-static void bar_label(json_t *rec, const char *base_id, int is_base, char *buf,
-                      size_t len)
+static void bar_label(const struct dlb_record *rec, const char *base_id,
+                      int is_base, char *buf, size_t len)
 {
-    const char *id = dlb_rec_id(rec);
-    size_t used = (size_t)snprintf(buf, len, "%lld:", (long long)json_integer_value(
-                                       json_object_get(rec, "index")));
+    const char *id = rec->id;
+    size_t used = (size_t)snprintf(buf, len, "%lld:", rec->index);
     if (is_base || !base_id) {
         snprintf(buf + used, len - used, " %s", is_base ? "baseline" : id);
         return;
@@ -157,23 +142,23 @@ static void bar_label(json_t *rec, const char *base_id, int is_base, char *buf,
     }
 }
 
-static int group_of(json_t *per_config, json_t *rec)
+static int group_of(json_t *selection, const struct dlb_record *rec)
 {
-    json_t *g = json_object_get(json_object_get(per_config, dlb_rec_id(rec)), "group");
-    return json_is_integer(g) ? (int)json_integer_value(g) : -1;
+    struct dlb_rec_selection pc;
+    dlb_record_selection(selection, rec->id, &pc);
+    return pc.group >= 0 ? (int)pc.group : -1;
 }
 
-dlb_status dlb_plot_speedup(struct dlb_plotter *p, json_t *records,
+dlb_status dlb_plot_speedup(struct dlb_plotter *p, struct dlb_plot_recs recs,
                             json_t *selection, struct dlb_error *err)
 {
-    json_t *base = baseline_record(records, selection);
-    json_t *per_config = json_object_get(selection, "per_config");
+    const struct dlb_record *base = baseline_record(recs, selection);
     json_t *groups = json_object_get(selection, "groups");
     size_t n_groups = json_array_size(groups) > 1 ? json_array_size(groups) : 1;
-    int own = any_vs_baseline(records);
+    int own = any_vs_baseline(recs);
     /* Several workloads and no setting to compare within one (the infer
      * suite's batch sizes): every bar would be a baseline at 1x. */
-    if (!base || json_array_size(records) < 2 || (!own && n_groups > 1))
+    if (!base || recs.n < 2 || (!own && n_groups > 1))
         return DLB_OK;
     FILE *f = dlb_plot_data_open(p, "speedup",
         "x, configuration, speedup, ci_lo, ci_hi (x), colour (0xRRGGBB), "
@@ -185,14 +170,14 @@ dlb_status dlb_plot_speedup(struct dlb_plotter *p, json_t *records,
         const char *wl = n_groups > 1 ? json_string_value(json_object_get(
                              json_array_get(groups, g), "workload")) : NULL;
         int heading = 0;
-        size_t i;
-        json_t *rec;
-        json_array_foreach(records, i, rec) {
+        for (size_t i = 0; i < recs.n; i++) {
+            const struct dlb_record *rec = recs.v[i];
             double s, lo, hi;
             int is_base = rec == base;
-            if (!dlb_rec_ok(rec) || (wl && group_of(per_config, rec) != (int)g) ||
-                !(own ? own_speedup_of(records, rec, &s, &lo, &hi, &is_base)
-                      : speedup_of(rec, base, per_config, &s, &lo, &hi)))
+            if (rec->status != DLB_REC_OK ||
+                (wl && group_of(selection, rec) != (int)g) ||
+                !(own ? own_speedup_of(recs, rec, &s, &lo, &hi, &is_base)
+                      : speedup_of(rec, base, selection, &s, &lo, &hi)))
                 continue;
             if (wl && !heading++) {
                 fprintf(f, "%d ", x++);
@@ -202,10 +187,8 @@ dlb_status dlb_plot_speedup(struct dlb_plotter *p, json_t *records,
                 fprintf(f, " 0 0 0 %ld 1\n", 0xffffffL);
             }
             char label[512];
-            const char *bid = json_string_value(json_object_get(
-                json_object_get(rec, "vs_baseline"), "baseline_id"));
-            bar_label(rec, own ? bid : dlb_rec_id(base), is_base, label,
-                      sizeof label);
+            bar_label(rec, own ? rec->vs_baseline.baseline_id : base->id,
+                      is_base, label, sizeof label);
             fprintf(f, "%d ", x++);
             dlb_plot_label(f, label);
             long colour = is_base ? 0x999999 : s >= 1 ? 0x31a354 : 0xde2d26;

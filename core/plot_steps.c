@@ -3,6 +3,7 @@
  * jittered dots, so both the shape and any drift or bimodality show. */
 #include "plot_impl.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include "stats.h"
 
@@ -57,7 +58,7 @@ static struct box box_of(double *s, size_t n)
 }
 
 /* The samples of `rec` in ms, malloc'ed; NULL when it has none. */
-static double *samples_ms(json_t *rec, size_t *n);
+static double *samples_ms(const struct dlb_record *rec, size_t *n);
 
 /* Percent above (or below) `median`: configurations a factor apart in step
  * time then share one readable axis. */
@@ -67,20 +68,18 @@ static void to_relative(double *s, size_t n, double median)
         s[i] = (s[i] / median - 1) * 100;
 }
 
-static double *samples_ms(json_t *rec, size_t *n)
+static double *samples_ms(const struct dlb_record *rec, size_t *n)
 {
-    json_t *a = json_object_get(rec, "samples");
-    *n = json_array_size(a);
-    if (!dlb_rec_ok(rec) || !*n)
+    *n = rec->n_samples;
+    if (rec->status != DLB_REC_OK || !*n)
         return NULL;
     double *s = malloc(*n * sizeof *s);
     if (!s)
         return NULL;
-    size_t k = 0, i;
-    json_t *v;
-    json_array_foreach(a, i, v)
-        if (json_is_number(v))
-            s[k++] = json_number_value(v) * 1e3;
+    size_t k = 0;
+    for (size_t i = 0; i < rec->n_samples; i++)
+        if (!isnan(rec->samples[i]))
+            s[k++] = rec->samples[i] * 1e3;
     *n = k;
     if (!k) {
         free(s);
@@ -102,19 +101,18 @@ static void write_dots(FILE *f, int x, const double *s, size_t n,
     }
 }
 
-dlb_status dlb_plot_steps(struct dlb_plotter *p, json_t *records,
+dlb_status dlb_plot_steps(struct dlb_plotter *p, struct dlb_plot_recs recs,
                           struct dlb_error *err)
 {
     FILE *f = NULL;
     size_t i, n;
-    json_t *rec;
     int x = 0;
     /* The axis spans every whisker, so a lone outlier cannot squash the
      * boxes; samples beyond it are drawn at its ends. */
     double lo = -1, hi = 1;
     /* Two passes: the boxes (index 0), then the dots (index 1). */
-    json_array_foreach(records, i, rec) {
-        double *s = samples_ms(rec, &n);
+    for (i = 0; i < recs.n; i++) {
+        double *s = samples_ms(recs.v[i], &n);
         if (!s)
             continue;
         if (!f && !(f = dlb_plot_data_open(p, "steps", "index 0: y, configuration "
@@ -126,7 +124,7 @@ dlb_status dlb_plot_steps(struct dlb_plotter *p, json_t *records,
         }
         struct box b = box_of(s, n);
         char label[1024];
-        snprintf(label, sizeof label, "%s (median %.4g ms)", dlb_rec_id(rec), b.med);
+        snprintf(label, sizeof label, "%s (median %.4g ms)", recs.v[i]->id, b.med);
         to_relative(s, n, b.med);
         b = box_of(s, n);
         lo = b.wlo < lo ? b.wlo : lo;
@@ -145,8 +143,8 @@ dlb_status dlb_plot_steps(struct dlb_plotter *p, json_t *records,
     fputs("\n\n", f);
     size_t most = dots_per_row(x);
     x = 0;
-    json_array_foreach(records, i, rec) {
-        double *s = samples_ms(rec, &n);
+    for (i = 0; i < recs.n; i++) {
+        double *s = samples_ms(recs.v[i], &n);
         if (!s)
             continue;
         struct dlb_stats st;

@@ -2,6 +2,7 @@
  * median as error bars; the winner and those tied with it stand out. */
 #include "plot_impl.h"
 
+#include <math.h>
 #include <string.h>
 
 static int in_list(json_t *list, const char *id)
@@ -42,7 +43,7 @@ static void write_body(char *b, size_t n, int rows, const int *have)
                  "5:1:(gprintf(' %%.1s %%c', $3)) with labels left font ',9' notitle\n");
 }
 
-dlb_status dlb_plot_throughput(struct dlb_plotter *p, json_t *records,
+dlb_status dlb_plot_throughput(struct dlb_plotter *p, struct dlb_plot_recs recs,
                                json_t *selection, struct dlb_error *err)
 {
     /* each workload's winner (select.h); a selection of an earlier
@@ -52,22 +53,19 @@ dlb_status dlb_plot_throughput(struct dlb_plotter *p, json_t *records,
     json_t *ties = json_object_get(selection, "ties");
     FILE *f = NULL;
     int x = 0, have[3] = {0, 0, 0};
-    size_t i;
-    json_t *rec;
-    json_array_foreach(records, i, rec) {
-        int h1, h2, h3;
-        double med = dlb_rec_num(rec, "throughput", "median", &h1);
-        double lo = dlb_rec_num(rec, "throughput", "ci_lo", &h2);
-        double hi = dlb_rec_num(rec, "throughput", "ci_hi", &h3);
-        if (!dlb_rec_ok(rec) || !h1)
+    for (size_t i = 0; i < recs.n; i++) {
+        const struct dlb_record *rec = recs.v[i];
+        double med = rec->throughput.median;
+        double lo = rec->throughput.ci_lo, hi = rec->throughput.ci_hi;
+        if (rec->status != DLB_REC_OK || isnan(med))
             continue;
-        if (!h2 || !h3)
+        if (isnan(lo) || isnan(hi))
             lo = hi = med;
         if (!f && !(f = dlb_plot_data_open(p, "throughput",
                 "x, configuration, median, ci_lo, ci_hi (samples/s), "
                 "mark (1 winner, 2 tied, 0 other)", err)))
             return DLB_ERR_IO;
-        const char *id = dlb_rec_id(rec);
+        const char *id = rec->id;
         int win = (winner && !strcmp(winner, id)) || in_list(winners, id);
         int mark = win ? 1 : in_list(ties, id) ? 2 : 0;
         fprintf(f, "%d ", x++);

@@ -2,62 +2,64 @@
  * one line per configuration id, the x axis the run's start time. */
 #include "plot_impl.h"
 
+#include <math.h>
 #include <string.h>
+#include "compare.h" /* dlb_context_get */
 
-static json_t *find_ok(json_t *doc, const char *id)
+static const struct dlb_record *find_ok(const struct dlb_results *run,
+                                        const char *id)
 {
-    size_t i;
-    json_t *rec;
-    json_array_foreach(json_object_get(doc, "records"), i, rec)
-        if (dlb_rec_ok(rec) && !strcmp(dlb_rec_id(rec), id))
-            return rec;
+    for (size_t i = 0; i < run->n; i++)
+        if (run->records[i].status == DLB_REC_OK && !strcmp(run->records[i].id, id))
+            return &run->records[i];
     return NULL;
 }
 
 /* Configuration ids in order of first appearance over the runs. */
-static json_t *all_ids(json_t *runs)
+static json_t *all_ids(const struct dlb_results *runs, size_t n_runs)
 {
     json_t *ids = json_array();
-    size_t r, i, j;
-    json_t *doc, *rec, *have;
-    json_array_foreach(runs, r, doc)
-        json_array_foreach(json_object_get(doc, "records"), i, rec) {
+    size_t j;
+    json_t *have;
+    for (size_t r = 0; r < n_runs; r++)
+        for (size_t i = 0; i < runs[r].n; i++) {
+            const struct dlb_record *rec = &runs[r].records[i];
             int dup = 0;
             json_array_foreach(ids, j, have)
-                dup |= !strcmp(json_string_value(have), dlb_rec_id(rec));
-            if (!dup && dlb_rec_ok(rec))
-                json_array_append_new(ids, json_string(dlb_rec_id(rec)));
+                dup |= !strcmp(json_string_value(have), rec->id);
+            if (!dup && rec->status == DLB_REC_OK)
+                json_array_append_new(ids, json_string(rec->id));
         }
     return ids;
 }
 
-static void write_block(FILE *f, json_t *runs, const char *id)
+static void write_block(FILE *f, const struct dlb_results *runs, size_t n_runs,
+                        const char *id)
 {
     dlb_plot_label(f, id);
     fputs(" \"throughput\" \"ci_lo\" \"ci_hi\"\n", f);
-    size_t r;
-    json_t *doc;
-    json_array_foreach(runs, r, doc) {
-        json_t *rec = find_ok(doc, id);
-        const char *t = json_string_value(json_object_get(
-            json_object_get(doc, "context"), "start_utc"));
-        int h1, h2, h3;
-        double y = dlb_rec_num(rec, "throughput", "median", &h1);
-        double lo = dlb_rec_num(rec, "throughput", "ci_lo", &h2);
-        double hi = dlb_rec_num(rec, "throughput", "ci_hi", &h3);
+    for (size_t r = 0; r < n_runs; r++) {
+        const struct dlb_record *rec = find_ok(&runs[r], id);
+        const char *t = json_string_value(dlb_context_get(runs[r].context,
+                                                          "start_utc"));
+        if (!rec)
+            continue;
+        double y = rec->throughput.median;
+        double lo = rec->throughput.ci_lo, hi = rec->throughput.ci_hi;
         /* Only a well-formed ISO time may reach the time column. */
-        if (!rec || !h1 || !t || strlen(t) != 20 || t[10] != 'T' || t[19] != 'Z' ||
+        if (isnan(y) || !t || strlen(t) != 20 || t[10] != 'T' || t[19] != 'Z' ||
             strspn(t, "0123456789-:TZ") != 20)
             continue;
-        fprintf(f, "%s %.9g %.9g %.9g\n", t, y, h2 ? lo : y, h3 ? hi : y);
+        fprintf(f, "%s %.9g %.9g %.9g\n", t, y, isnan(lo) ? y : lo,
+                isnan(hi) ? y : hi);
     }
     fputs("\n\n", f);
 }
 
-dlb_status dlb_plot_trend(struct dlb_plotter *p, json_t *runs,
-                          struct dlb_error *err)
+dlb_status dlb_plot_trend(struct dlb_plotter *p, const struct dlb_results *runs,
+                          size_t n_runs, struct dlb_error *err)
 {
-    json_t *ids = all_ids(runs);
+    json_t *ids = all_ids(runs, n_runs);
     if (!ids)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     size_t n = json_array_size(ids), i;
@@ -74,7 +76,7 @@ dlb_status dlb_plot_trend(struct dlb_plotter *p, json_t *runs,
         return DLB_ERR_IO;
     }
     json_array_foreach(ids, i, id)
-        write_block(f, runs, json_string_value(id));
+        write_block(f, runs, n_runs, json_string_value(id));
     json_decref(ids);
     dlb_status st = dlb_plot_data_close(f, "trend", err);
     if (st != DLB_OK)

@@ -1,10 +1,12 @@
 #include "progress.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "measure.h"
+#include "record.h"
 
 void dlb_progress_init(struct dlb_progress *p, size_t total)
 {
@@ -42,10 +44,14 @@ void dlb_progress_start(struct dlb_progress *p, size_t k, const char *id)
 void dlb_progress_done(struct dlb_progress *p, size_t k, const char *id, json_t *rec)
 {
     p->done++;
-    const char *status = json_string_value(json_object_get(rec, "status"));
-    double med = json_real_value(json_object_get(json_object_get(rec, "stats"), "median"));
-    double thr = json_real_value(json_object_get(json_object_get(rec, "throughput"), "median"));
-    double wall = json_real_value(json_object_get(rec, "wall_s"));
+    struct dlb_record r;
+    /* a record that is not one (it never is: results.h checks them)
+     * shows as "?" */
+    int typed = dlb_record_read(rec, NULL, &r, NULL) == DLB_OK;
+    const char *status = typed ? dlb_rec_status_name(r.status) : NULL;
+    double med = typed && !isnan(r.stats.median) ? r.stats.median : 0;
+    double thr = typed && !isnan(r.throughput.median) ? r.throughput.median : 0;
+    double wall = typed && !isnan(r.wall_s) ? r.wall_s : 0;
     if (p->tty)
         fprintf(stderr, "\r\033[K");
     if (status && !strcmp(status, "ok"))
@@ -53,5 +59,7 @@ void dlb_progress_done(struct dlb_progress *p, size_t k, const char *id, json_t 
                 p->total, id, med * 1e3, thr, wall);
     else
         fprintf(stderr, "[%zu/%zu] %s: %s: %s\n", k, p->total, id, status ? status : "?",
-                json_string_value(json_object_get(rec, "reason")));
+                typed && r.reason ? r.reason : "(null)");
+    if (typed)
+        dlb_record_free(&r);
 }

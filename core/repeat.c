@@ -43,37 +43,38 @@ int dlb_reps_stopped(json_t *records, size_t index, long long round)
     return 0;
 }
 
-static double num(json_t *obj, const char *key)
+/* The figures that follow from the median, over the pooled samples:
+ * `first` is the record `out` was copied from. */
+static void set_speed(json_t *out, const struct dlb_record *first,
+                      const struct dlb_stats *st)
 {
-    json_t *v = json_object_get(obj, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* The figures that follow from the median, over the pooled samples. */
-static void set_speed(json_t *out, const struct dlb_stats *st)
-{
-    json_t *meas = json_object_get(out, "measure");
-    double sps = num(meas, "samples_per_step"), flops = num(meas, "flops_per_step");
+    double sps = first->measure.samples_per_step;
+    double flops = first->measure.flops_per_step;
     json_object_set_new(out, "stats", dlb_stats_json(st));
     if (st->median > 0 && sps > 0)
         json_object_set_new(out, "throughput",
                             json_pack("{s:f,s:f,s:f}", "median", sps / st->median,
                                       "ci_lo", sps / st->ci_hi, "ci_hi",
                                       sps / st->ci_lo));
-    json_t *metrics = json_object_get(out, "metrics");
-    json_t *g = json_object_get(metrics, "gflops");
-    double was = num(g, "value");
-    if (g && flops > 0 && st->median > 0 && was > 0) {
-        double now = flops / st->median * 1e-9;
-        json_object_set_new(g, "value", json_real(now));
-        static const char *const shares[] = {"peak_fp32_share", "peak_share"};
-        for (size_t k = 0; k < 2; k++) {
-            json_t *share = json_object_get(metrics, shares[k]);
-            if (share)
-                json_object_set_new(share, "value",
-                                    json_real(num(share, "value") * now / was));
-        }
+    const struct dlb_rec_metric *g = dlb_record_metric(first, "gflops");
+    double was = g ? g->value : NAN;
+    if (!(g && flops > 0 && st->median > 0 && was > 0))
+        return;
+    /* the metrics that scale with the step time, set through the record */
+    struct dlb_record m;
+    if (dlb_record_read(out, NULL, &m, NULL) != DLB_OK)
+        return;
+    double now = flops / st->median * 1e-9;
+    dlb_record_set_metric(&m, "gflops", now, g->unit);
+    static const char *const shares[] = {"peak_fp32_share", "peak_share"};
+    for (size_t k = 0; k < 2; k++) {
+        const struct dlb_rec_metric *share = dlb_record_metric(first, shares[k]);
+        if (share)
+            dlb_record_set_metric(&m, shares[k], share->value * now / was,
+                                  share->unit);
     }
+    dlb_record_store(&m, out);
+    dlb_record_free(&m);
 }
 
 /* The center of the pooled statistics: each process one vote. The pooled
@@ -86,10 +87,11 @@ static void set_speed(json_t *out, const struct dlb_stats *st)
  * puts around it (an analysis of variance on their logarithms). The
  * pooled interval is stretched to hold it; the quantiles, spread and
  * extremes stay those of the pooled samples. */
-static void center_on_processes(struct dlb_stats *st, json_t *merged)
+static void center_on_processes(struct dlb_stats *st, const double *medians,
+                                size_t n)
 {
     double mean, ss;
-    if (!dlb_reps_log_medians(merged, 1.0, &mean, &ss))
+    if (!dlb_reps_log_medians_of(medians, n, 1.0, &mean, &ss))
         return;
     double c = exp(mean);
     st->median = c;
@@ -101,7 +103,7 @@ static void center_on_processes(struct dlb_stats *st, json_t *merged)
 /* The processes' "system" figures (sysmeter.h) as one: the mean of each
  * figure over the processes that have it, and doubtful when any process
  * was, since its median is one vote of the merged figure. */
-static json_t *merge_system(json_t **group, size_t n)
+static json_t *merge_system(const struct dlb_record *const *group, size_t n)
 {
     static const char *const keys[] = {
         "minor_faults", "major_faults", "voluntary_switches", "involuntary_switches",
@@ -113,9 +115,13 @@ static json_t *merge_system(json_t **group, size_t n)
         double sum = 0;
         size_t got = 0;
         for (size_t i = 0; i < n; i++) {
-            json_t *v = json_object_get(json_object_get(group[i], "system"), keys[k]);
-            if (json_is_number(v)) {
-                sum += json_number_value(v);
+            const struct dlb_rec_system *y = &group[i]->system;
+            const double v[] = {y->minor_faults, y->major_faults,
+                                y->voluntary_switches, y->involuntary_switches,
+                                y->involuntary_per_s, y->steal_share,
+                                y->cpu_per_wall, y->wall_s};
+            if (!isnan(v[k])) {
+                sum += v[k];
                 got++;
             }
         }
@@ -123,8 +129,7 @@ static json_t *merge_system(json_t **group, size_t n)
             json_object_set_new(out, keys[k], json_real(sum / (double)got));
     }
     for (size_t i = 0; i < n; i++) {
-        const char *w = json_string_value(
-            json_object_get(json_object_get(group[i], "system"), "doubtful"));
+        const char *w = group[i]->system.doubtful;
         if (w && !n_doubt++)
             why = w;
     }
@@ -137,98 +142,115 @@ static json_t *merge_system(json_t **group, size_t n)
     return out;
 }
 
-/* The merged record of `group` (n >= 1 ok records, by rep). */
-static json_t *merge(json_t **group, size_t n)
+static json_t *optional_count(long long v)
 {
-    json_t *out = json_deep_copy(group[0]), *samples = json_array(), *reps = json_array();
-    double wall = 0;
+    return v >= 0 ? json_integer((json_int_t)v) : NULL;
+}
+
+/* The merged record of `group` (n >= 1 ok records, by rep). */
+static json_t *merge(const struct dlb_record *const *group, size_t n)
+{
+    json_t *out = json_deep_copy(group[0]->json), *samples = json_array();
+    json_t *reps = json_array();
+    double wall = 0, *medians = malloc(n * sizeof *medians);
     int converged = 1;
+    size_t m = 0;
     for (size_t k = 0; k < n; k++) {
-        json_t *s = json_object_get(group[k], "samples"), *v;
-        size_t i;
-        json_array_foreach(s, i, v)
-            json_array_append(samples, v);
-        json_t *st = json_object_get(group[k], "stats");
+        const struct dlb_record *g = group[k];
+        for (size_t i = 0; i < g->n_samples; i++)
+            json_array_append_new(samples, isnan(g->samples[i]) ? json_null()
+                                                               : json_real(g->samples[i]));
+        m += g->n_samples;
         json_array_append_new(reps, json_pack(
-            "{s:f,s:f,s:I,s:f,s:O*,s:O*}", "median", num(st, "median"),
-            "throughput", num(json_object_get(group[k], "throughput"), "median"),
-            "n", (json_int_t)json_array_size(s),
-            "wall_s", num(group[k], "wall_s"),
-            "pass_position", json_object_get(group[k], "pass_position"),
-            "system", json_object_get(group[k], "system")));
-        wall += num(group[k], "wall_s");
-        converged &= !json_is_false(json_object_get(json_object_get(group[k], "measure"),
-                                                    "converged"));
+            "{s:f,s:f,s:I,s:f,s:o*,s:O*}", "median", g->stats.median,
+            "throughput", g->throughput.median, "n", (json_int_t)g->n_samples,
+            "wall_s", g->wall_s, "pass_position", optional_count(g->pass_position),
+            "system", g->system_json));
+        if (medians)
+            medians[k] = g->stats.median;
+        wall += g->wall_s;
+        converged &= g->measure.converged != 0;
     }
     json_object_set_new(out, "repetitions", reps);
-    if (json_object_get(group[0], "system"))
+    if (group[0]->has_system)
         json_object_set_new(out, "system", merge_system(group, n));
     json_object_del(out, "pass_position");
-    size_t m = json_array_size(samples);
     double *v = malloc((m ? m : 1) * sizeof *v);
     struct dlb_stats st;
-    if (v) {
-        for (size_t i = 0; i < m; i++)
-            v[i] = json_number_value(json_array_get(samples, i));
+    if (v && medians) {
+        size_t j = 0;
+        for (size_t k = 0; k < n; k++)
+            for (size_t i = 0; i < group[k]->n_samples; i++)
+                v[j++] = isnan(group[k]->samples[i]) ? 0 : group[k]->samples[i];
         if (m && dlb_stats_compute(v, m, &st) == DLB_OK) {
-            center_on_processes(&st, out);
-            set_speed(out, &st);
+            center_on_processes(&st, medians, n);
+            set_speed(out, group[0], &st);
         }
-        free(v);
     }
+    free(v);
+    free(medians);
     json_object_set_new(out, "samples", samples);
     json_object_set_new(out, "wall_s", json_real(wall));
-    json_object_set_new(json_object_get(out, "measure"), "converged",
-                        json_boolean(converged));
+    /* converged goes into the measure the processes had (never one made
+     * up for a record without) */
+    struct dlb_record done;
+    if (group[0]->has_measure && dlb_record_read(out, NULL, &done, NULL) == DLB_OK) {
+        done.measure.converged = converged;
+        dlb_record_store(&done, out);
+        dlb_record_free(&done);
+    }
     json_object_del(out, "rep");
     return out;
 }
 
 json_t *dlb_reps_merge(json_t *records, int reps)
 {
-    size_t n = json_array_size(records), i;
-    json_t *out = json_array(), *v;
-    json_t **group = calloc((size_t)(reps > 0 ? reps : 1), sizeof *group);
+    struct dlb_record *recs;
+    size_t n, i;
+    if (dlb_records_read(records, NULL, &recs, &n, NULL) != DLB_OK)
+        return NULL; /* never: the journal's records are checked */
+    json_t *out = json_array();
+    const struct dlb_record **group = calloc((size_t)(reps > 0 ? reps : 1), sizeof *group);
     if (!out || !group) {
         free(group);
         json_decref(out);
+        dlb_records_free(recs, n);
         return NULL;
     }
-    json_array_foreach(records, i, v) {
-        int rep = dlb_rep_of(v);
-        if (rep < 0) {
-            json_array_append(out, v);
+    for (i = 0; i < n; i++) {
+        const struct dlb_record *v = &recs[i];
+        if (v->rep < 0) {
+            json_array_append(out, v->json);
             continue;
         }
         /* Each group once: at its first record. */
         int first = 1;
         for (size_t j = 0; j < i && first; j++) {
-            json_t *w = json_array_get(records, j);
-            first = !(dlb_rep_of(w) >= 0 && index_of(w) == index_of(v) &&
-                      round_of(w) == round_of(v));
+            const struct dlb_record *w = &recs[j];
+            first = !(w->rep >= 0 && w->index == v->index && w->round == v->round);
         }
         if (!first)
             continue;
         size_t got = 0;
-        json_t *bad = NULL; /* a record that is not ok stands for the group */
+        const struct dlb_record *bad = NULL; /* one not ok stands for the group */
         memset(group, 0, (size_t)reps * sizeof *group);
         for (size_t j = i; j < n; j++) {
-            json_t *w = json_array_get(records, j);
-            int r = dlb_rep_of(w);
-            if (r >= 0 && r < reps && index_of(w) == index_of(v) &&
-                round_of(w) == round_of(v) && !group[r]) {
-                group[r] = w;
+            const struct dlb_record *w = &recs[j];
+            if (w->rep >= 0 && w->rep < reps && w->index == v->index &&
+                w->round == v->round && !group[w->rep]) {
+                group[w->rep] = w;
                 got++;
-                if (!ok(w) && !bad)
+                if (w->status != DLB_REC_OK && !bad)
                     bad = w;
             }
         }
         if (bad)
-            json_array_append(out, bad);
+            json_array_append(out, bad->json);
         else if (got == (size_t)reps)
             json_array_append_new(out, merge(group, got));
     }
     free(group);
+    dlb_records_free(recs, n);
     dlb_reps_widen_ci(out);
     return out;
 }

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
+#include "record.h"
 
 /* A record's "rep", or -1 when it has none (repetitions = 1). */
 int dlb_rep_of(json_t *rec);
@@ -54,7 +55,11 @@ void dlb_reps_widen_ci(json_t *merged);
  * "repetitions"): *mean gets their mean and *ss the sum of their squared
  * deviations from it. Returns how many processes (2 or more), or 0 when
  * it has fewer than two or one without a positive median. */
-size_t dlb_reps_log_medians(json_t *rec, double scale, double *mean, double *ss);
+size_t dlb_reps_log_medians(const struct dlb_record *rec, double scale,
+                            double *mean, double *ss);
+/* The same over n process medians. */
+size_t dlb_reps_log_medians_of(const double *medians, size_t n, double scale,
+                               double *mean, double *ss);
 
 /* The order in which pass `rep` of search round `round` visits its `n`
  * configurations: order[k] is the position (0..n-1) of the k-th to run.

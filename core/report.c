@@ -39,11 +39,18 @@ dlb_status dlb_report_write(const char *dir, json_t *context, json_t *records,
                             struct dlb_error *err)
 {
     struct dlb_rep r;
-    if (dlb_rep_build(&r, context, records, selection) != 0) {
+    struct dlb_record *recs;
+    size_t n;
+    dlb_status st = dlb_records_read(records, "report", &recs, &n, err);
+    if (st != DLB_OK)
+        return st;
+    int bad = dlb_rep_build(&r, context, recs, n, selection);
+    dlb_records_free(recs, n);
+    if (bad) {
         dlb_rep_free(&r);
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory writing the report");
     }
-    dlb_status st = write_one(dir, "report.md", &r, plots, err);
+    st = write_one(dir, "report.md", &r, plots, err);
     if (st == DLB_OK)
         st = write_one(dir, "report.html", &r, plots, err);
     dlb_rep_free(&r);

@@ -17,6 +17,11 @@ void dlb_rep_num(char *buf, size_t len, double v)
     snprintf(buf, len, fabs(v) >= 1e3 ? "%.0f" : "%.4g", v);
 }
 
+double dlb_rep_or0(double v)
+{
+    return isnan(v) ? 0 : v;
+}
+
 void dlb_rep_bytes(char *buf, size_t len, double v)
 {
     snprintf(buf, len, "%.1f MiB", v / 1048576.0);
@@ -110,16 +115,13 @@ static void winner(char *out, size_t len, json_t *sel, json_t *group, int many)
         snprintf(out, len, "No winner: %s.", why);
         return;
     }
-    json_t *pc = json_object_get(json_object_get(sel, "per_config"),
-                                 json_string_value(w));
-    json_t *ci = json_object_get(pc, "speedup_ci");
+    struct dlb_rec_selection pc;
+    dlb_record_selection(sel, json_string_value(w), &pc);
     char sp[200] = "";
-    if (json_is_number(json_object_get(pc, "speedup")))
+    if (!isnan(pc.speedup))
         snprintf(sp, sizeof sp, " It runs at %.3gx the baseline (%s), 95%% CI "
-                 "[%.3g, %.3g].",
-                 json_number_value(json_object_get(pc, "speedup")),
-                 str(group, "baseline"), json_number_value(json_array_get(ci, 0)),
-                 json_number_value(json_array_get(ci, 1)));
+                 "[%.3g, %.3g].", pc.speedup, str(group, "baseline"),
+                 dlb_rep_or0(pc.speedup_ci_lo), dlb_rep_or0(pc.speedup_ci_hi));
     snprintf(out, len, "Winner: %s (objective: %s). Why: %s.%s",
              json_string_value(w), str(sel, "objective"), why, sp);
 }
@@ -164,30 +166,30 @@ static int verdicts(struct dlb_rep *r, json_t *sel)
     return 0;
 }
 
-static void figures(char *buf, size_t len, json_t *rec)
+static void figures(char *buf, size_t len, const struct dlb_record *rec)
 {
-    const char *name;
-    json_t *v;
     size_t used = 0;
     buf[0] = '\0';
-    json_object_foreach(json_object_get(rec, "metrics"), name, v) {
-        if (!strchr(name, '.') || used + 2 >= len)
+    for (size_t i = 0; i < rec->n_metrics; i++) {
+        const struct dlb_rec_metric *m = &rec->metrics[i];
+        if (!strchr(m->name, '.') || used + 2 >= len)
             continue;
         char n[64];
-        dlb_rep_num(n, sizeof n, json_number_value(json_object_get(v, "value")));
+        dlb_rep_num(n, sizeof n, dlb_rep_or0(m->value));
         int k = snprintf(buf + used, len - used, "%s%s=%s%s", used ? ", " : "",
-                         name, n, str(v, "unit")[0] == '%' ? "%" : "");
+                         m->name, n, m->unit && m->unit[0] == '%' ? "%" : "");
         used = k > 0 && used + (size_t)k < len ? used + (size_t)k : len - 1;
     }
 }
 
-static void row(struct dlb_rep_row *row, json_t *rec, json_t *sel)
+static void row(struct dlb_rep_row *row, const struct dlb_record *rec, json_t *sel)
 {
-    const char *id = str(rec, "id");
-    json_t *pc = json_object_get(json_object_get(sel, "per_config"), id);
-    json_t *tp = json_object_get(rec, "throughput");
+    const char *id = rec->id;
+    struct dlb_rec_selection pc;
+    dlb_record_selection(sel, id, &pc);
+    const struct dlb_rec_throughput *tp = &rec->throughput;
     char (*c)[256] = row->cell;
-    snprintf(c[0], 256, "%lld", (long long)json_integer_value(json_object_get(rec, "index")));
+    snprintf(c[0], 256, "%lld", rec->index);
     snprintf(c[1], 256, "%s", id);
     row->winner = in_list(json_object_get(sel, "winners"), id);
     row->tied = in_list(json_object_get(sel, "ties"), id);
@@ -196,63 +198,56 @@ static void row(struct dlb_rep_row *row, json_t *rec, json_t *sel)
     size_t i;
     json_array_foreach(json_object_get(sel, "violations"), i, v)
         row->violates |= !strcmp(str(v, "id"), id);
-    const char *status = str(rec, "status");
-    json_t *elim = json_object_get(pc, "eliminated_in_round");
-    if (strcmp(status, "ok"))
-        snprintf(c[2], 256, "%s: %s", status, str(rec, "reason"));
-    else if (json_is_integer(elim))
-        snprintf(c[2], 256, "eliminated in round %lld", (long long)json_integer_value(elim));
+    const char *status = dlb_rec_status_name(rec->status);
+    if (rec->status != DLB_REC_OK)
+        snprintf(c[2], 256, "%s: %s", status, rec->reason ? rec->reason : "unknown");
+    else if (pc.eliminated_in_round >= 0)
+        snprintf(c[2], 256, "eliminated in round %lld", pc.eliminated_in_round);
     else
         snprintf(c[2], 256, "%s%s%s%s", row->winner ? "winner" : "ok",
                  row->tied ? ", tied" : "", row->violates ? ", breaks a constraint" : "",
                  row->pareto ? ", Pareto" : "");
-    if (json_is_number(json_object_get(tp, "median"))) {
+    if (!isnan(tp->median)) {
         char m[64], lo[64], hi[64];
-        dlb_rep_num(m, sizeof m, json_number_value(json_object_get(tp, "median")));
-        dlb_rep_num(lo, sizeof lo, json_number_value(json_object_get(tp, "ci_lo")));
-        dlb_rep_num(hi, sizeof hi, json_number_value(json_object_get(tp, "ci_hi")));
+        dlb_rep_num(m, sizeof m, tp->median);
+        dlb_rep_num(lo, sizeof lo, dlb_rep_or0(tp->ci_lo));
+        dlb_rep_num(hi, sizeof hi, dlb_rep_or0(tp->ci_hi));
         snprintf(c[3], 256, "%s [%s, %s]", m, lo, hi);
     }
-    json_t *ci = json_object_get(pc, "speedup_ci");
-    if (json_is_number(json_object_get(pc, "speedup")))
-        snprintf(c[4], 256, "%.3g [%.3g, %.3g]",
-                 json_number_value(json_object_get(pc, "speedup")),
-                 json_number_value(json_array_get(ci, 0)),
-                 json_number_value(json_array_get(ci, 1)));
-    json_t *acc = json_object_get(json_object_get(json_object_get(rec, "metrics"),
-                                                  "accuracy"), "value");
-    if (json_is_number(acc))
-        snprintf(c[5], 256, "%.2f", json_number_value(acc));
-    if (json_is_number(json_object_get(pc, "accuracy_drop")))
-        snprintf(c[6], 256, "%.2f", json_number_value(json_object_get(pc, "accuracy_drop")));
-    if (json_is_number(json_object_get(pc, "peak_memory")))
-        dlb_rep_bytes(c[7], 256, json_number_value(json_object_get(pc, "peak_memory")));
+    if (!isnan(pc.speedup))
+        snprintf(c[4], 256, "%.3g [%.3g, %.3g]", pc.speedup,
+                 dlb_rep_or0(pc.speedup_ci_lo), dlb_rep_or0(pc.speedup_ci_hi));
+    double acc;
+    if (dlb_record_metric_value(rec, "accuracy", &acc))
+        snprintf(c[5], 256, "%.2f", acc);
+    if (!isnan(pc.accuracy_drop))
+        snprintf(c[6], 256, "%.2f", pc.accuracy_drop);
+    if (!isnan(pc.peak_memory))
+        dlb_rep_bytes(c[7], 256, pc.peak_memory);
     figures(c[8], 256, rec);
 }
 
 /* A configuration whose measurement the machine disturbed (sysmeter.h). */
-static void doubtful(struct dlb_rep *r, json_t *records)
+static void doubtful(struct dlb_rep *r, const struct dlb_record *recs, size_t n)
 {
-    size_t i;
-    json_t *rec;
-    json_array_foreach(records, i, rec) {
-        json_t *sys = json_object_get(rec, "system");
-        const char *why = json_string_value(json_object_get(sys, "doubtful"));
-        if (why)
+    for (size_t i = 0; i < n; i++) {
+        const struct dlb_rec_system *sys = &recs[i].system;
+        if (sys->doubtful)
             snprintf(r->notes[r->n_notes++], 400, "doubtful: %s: %s during its "
                      "measurement (%.2g involuntary context switches and %.3g page "
-                     "faults a step); measure it again on a quiet machine", str(rec, "id"),
-                     why, json_number_value(json_object_get(sys, "involuntary_switches")),
-                     json_number_value(json_object_get(sys, "minor_faults")));
+                     "faults a step); measure it again on a quiet machine", recs[i].id,
+                     sys->doubtful, dlb_rep_or0(sys->involuntary_switches),
+                     dlb_rep_or0(sys->minor_faults));
     }
 }
 
-static void notes(struct dlb_rep *r, json_t *sel, json_t *records)
+static void notes(struct dlb_rep *r, json_t *sel,
+                  const struct dlb_record *records, size_t n_records)
 {
     json_t *viol = json_object_get(sel, "violations"), *attr = json_object_get(sel, "attribution");
     json_t *ties = json_object_get(sel, "ties");
     r->notes = calloc(json_array_size(viol) + json_array_size(attr) +
-                      json_array_size(records) + 2, sizeof *r->notes);
+                      n_records + 2, sizeof *r->notes);
     if (!r->notes)
         return;
     if (json_array_size(ties)) {
@@ -302,17 +297,18 @@ static void notes(struct dlb_rep *r, json_t *sel, json_t *records)
                  wl && wl[0] ? wl : "", str(v, "plugin"), alone, win,
                  json_is_true(json_object_get(v, "in_winner")) ? "with it" : "without it");
     }
-    doubtful(r, records);
+    doubtful(r, records, n_records);
 }
 
-int dlb_rep_build(struct dlb_rep *r, json_t *context, json_t *records,
+int dlb_rep_build(struct dlb_rep *r, json_t *context,
+                  const struct dlb_record *records, size_t n_records,
                   json_t *selection)
 {
     memset(r, 0, sizeof *r);
     environment(r, context);
     if (winners(r, selection) || verdicts(r, selection))
         return -1;
-    r->rows = calloc(json_array_size(records) + 1, sizeof *r->rows);
+    r->rows = calloc(n_records + 1, sizeof *r->rows);
     json_t *pareto = json_object_get(selection, "pareto");
     json_t *groups = json_object_get(selection, "groups"), *g;
     r->pareto = calloc(json_array_size(pareto) + 1, sizeof *r->pareto);
@@ -320,8 +316,8 @@ int dlb_rep_build(struct dlb_rep *r, json_t *context, json_t *records,
         return -1;
     size_t i;
     json_t *v;
-    json_array_foreach(records, i, v)
-        row(&r->rows[r->n_rows++], v, selection);
+    for (i = 0; i < n_records; i++)
+        row(&r->rows[r->n_rows++], &records[i], selection);
     /* per workload: a front is among one workload's configurations */
     json_array_foreach(groups, i, g) {
         size_t j;
@@ -333,7 +329,7 @@ int dlb_rep_build(struct dlb_rep *r, json_t *context, json_t *records,
                          json_array_size(groups) > 1 ? ": " : "",
                          json_string_value(v));
     }
-    notes(r, selection, records);
+    notes(r, selection, records, n_records);
     return r->notes ? 0 : -1;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "error.h"
+#include "record.h"
 
 #define DLB_REP_COLS 9
 
@@ -38,12 +39,15 @@ struct dlb_rep {
 extern const char *const dlb_rep_heads[DLB_REP_COLS];
 
 /* Build the content from the run's documents; 0 on success. */
-int dlb_rep_build(struct dlb_rep *r, json_t *context, json_t *records,
+int dlb_rep_build(struct dlb_rep *r, json_t *context,
+                  const struct dlb_record *records, size_t n_records,
                   json_t *selection);
 void dlb_rep_free(struct dlb_rep *r);
 
 /* "12.3 MiB", "1.52" ...: figures as the report shows them. */
 void dlb_rep_num(char *buf, size_t len, double v);
+/* A figure as the report prints it: 0 when absent (NAN). */
+double dlb_rep_or0(double v);
 void dlb_rep_bytes(char *buf, size_t len, double v);
 
 /* A verdict's row ("model=lenet batch=64: 0.71x (0.58-0.83), accuracy

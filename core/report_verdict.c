@@ -65,23 +65,20 @@ void dlb_rep_group_winner(char *buf, size_t len, json_t *sel, json_t *group)
         snprintf(buf, len, "%sno winner: %s", head, s_of(group, "why"));
         return;
     }
-    json_t *pc = json_object_get(json_object_get(sel, "per_config"), w);
-    json_t *sp = json_object_get(pc, "speedup"), *ci = json_object_get(pc, "speedup_ci");
-    json_t *drop = json_object_get(pc, "accuracy_drop");
+    struct dlb_rec_selection pc;
+    dlb_record_selection(sel, w, &pc);
     char fig[400] = "";
     if (json_array_size(json_object_get(group, "configs")) == 1)
         snprintf(fig, sizeof fig, " (its only configuration: nothing to tune)");
     else if (!strcmp(w, s_of(group, "baseline")))
         snprintf(fig, sizeof fig, " (the baseline: no setting beats it)");
-    else if (json_is_number(sp)) {
+    else if (!isnan(pc.speedup)) {
         int used = snprintf(fig, sizeof fig, ", %.2fx (%.2f-%.2f) over %s",
-                            json_number_value(sp),
-                            json_number_value(json_array_get(ci, 0)),
-                            json_number_value(json_array_get(ci, 1)),
-                            s_of(group, "baseline"));
-        if (json_is_number(drop) && used > 0 && (size_t)used < sizeof fig)
+                            pc.speedup, dlb_rep_or0(pc.speedup_ci_lo),
+                            dlb_rep_or0(pc.speedup_ci_hi), s_of(group, "baseline"));
+        if (!isnan(pc.accuracy_drop) && used > 0 && (size_t)used < sizeof fig)
             snprintf(fig + used, sizeof fig - (size_t)used, ", accuracy drop "
-                     "%.2f points", json_number_value(drop));
+                     "%.2f points", pc.accuracy_drop);
     }
     snprintf(buf, len, "%s%s%s", head, w, fig);
 }

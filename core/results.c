@@ -9,39 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCHEMA_NAME "dlbench-results"
-
-static const char *const statuses[] = {
-    "ok", "skipped", "failed", "crashed", "timeout", "oom",
-};
-
-dlb_status dlb_record_check(const json_t *rec, const char *where,
-                            struct dlb_error *err)
-{
-    if (!json_is_object(rec))
-        return dlb_errorf(err, DLB_ERR_INPUT, "%s: a record must be a JSON "
-                          "object", where);
-    if (!json_is_integer(json_object_get(rec, "index")))
-        return dlb_errorf(err, DLB_ERR_INPUT, "%s: record has no integer "
-                          "\"index\"", where);
-    if (json_integer_value(json_object_get(rec, "index")) < 0)
-        return dlb_errorf(err, DLB_ERR_INPUT, "%s: record \"index\" is %"
-                          JSON_INTEGER_FORMAT "; a configuration's index is 0 "
-                          "or more", where,
-                          json_integer_value(json_object_get(rec, "index")));
-    if (!json_is_string(json_object_get(rec, "id")))
-        return dlb_errorf(err, DLB_ERR_INPUT, "%s: record has no string "
-                          "\"id\"", where);
-    const char *st = json_string_value(json_object_get(rec, "status"));
-    if (!st)
-        return dlb_errorf(err, DLB_ERR_INPUT, "%s: record has no string "
-                          "\"status\"", where);
-    for (size_t i = 0; i < sizeof statuses / sizeof *statuses; i++)
-        if (strcmp(st, statuses[i]) == 0)
-            return DLB_OK;
-    return dlb_errorf(err, DLB_ERR_INPUT, "%s: unknown status \"%s\" (expected "
-                      "ok, skipped, failed, crashed, timeout or oom)", where, st);
-}
+#define SCHEMA_NAME DLB_RESULTS_SCHEMA_NAME
 
 json_t *dlb_results_document(json_t *context, json_t *records)
 {
@@ -134,7 +102,7 @@ dlb_status dlb_results_write_extra(const char *dir, json_t *context,
     json_array_foreach(records, i, rec) {
         char where[512];
         snprintf(where, sizeof where, "results for %s: records[%zu]", dir, i);
-        if (dlb_record_check(rec, where, err) != DLB_OK)
+        if (dlb_record_validate(rec, where, err) != DLB_OK)
             return DLB_ERR_INTERNAL;
     }
     json_t *doc = dlb_results_document(context, records);
@@ -159,7 +127,7 @@ static dlb_status check_document(const char *path, json_t *root,
     const char *schema = json_string_value(json_object_get(root, "schema"));
     if (!schema || strcmp(schema, SCHEMA_NAME) != 0)
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: not a dlbench results file "
-                          "(\"schema\" is not \"" SCHEMA_NAME "\")", path);
+                          "(\"schema\" is not \"%s\")", path, SCHEMA_NAME);
     json_t *v = json_object_get(root, "schema_version");
     if (!json_is_integer(v) || json_integer_value(v) < 1)
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: \"schema_version\" must be "
@@ -181,7 +149,9 @@ static dlb_status check_document(const char *path, json_t *root,
     json_array_foreach(recs, i, rec) {
         char where[512];
         snprintf(where, sizeof where, "%s: records[%zu]", path, i);
-        dlb_status s = dlb_record_check(rec, where, err);
+        /* the typed reader: a member of the wrong type is refused here,
+         * naming it, rather than read as 0 by a later stage */
+        dlb_status s = dlb_record_validate(rec, where, err);
         if (s != DLB_OK)
             return s;
     }

@@ -2,7 +2,7 @@
  * finished configuration, fsync'ed at once), results.json (versioned, see
  * doc/results-schema.md), results.csv and the console table.
  *
- * A record is a JSON object:
+ * A record is a JSON object (core/record.h reads and writes it typed):
  *   { "index": 3, "id": "batch=64 amp.precision=bf16",
  *     "config": { "batch": 64, "amp.precision": "bf16", ... },
  *     "status": "ok" | "skipped" | "failed" | "crashed" | "timeout" | "oom",
@@ -21,8 +21,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "error.h"
-
-#define DLB_RESULTS_SCHEMA_VERSION 1
+#include "record.h" /* the schema's name and version; the typed record */
 
 /* Create `dir` (and missing parents). It is an error if `dir` exists and is
  * not empty, so that no earlier result is ever overwritten. */
@@ -88,13 +87,6 @@ dlb_status dlb_results_write_extra(const char *dir, json_t *context,
 
 /* Read and check a results.json (schema version, required members). */
 dlb_status dlb_results_read(const char *path, json_t **root,
-                            struct dlb_error *err);
-
-/* Check that `rec` is a record: an object with an integer "index", a string
- * "id" and a "status" named above. `where` ("FILE:LINE", "FILE: records[3]")
- * starts the message. Also for records a child hands back, before they
- * reach the journal. */
-dlb_status dlb_record_check(const json_t *rec, const char *where,
                             struct dlb_error *err);
 
 /* The results.json document for `context` (NULL: empty) and `records`: a

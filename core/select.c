@@ -34,7 +34,7 @@ static int better(const struct dlb_sel_item *a, const struct dlb_sel_item *b)
 
 static const char *id_of(const struct dlb_sel_item *it)
 {
-    return json_string_value(json_object_get(it->rec, "id"));
+    return it->r.id;
 }
 
 static struct dlb_sel_item *base_of(const struct sel *s, size_t k)

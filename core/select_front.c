@@ -42,8 +42,7 @@ void dlb_sel_add_pareto(json_t *sel, struct dlb_sel_item *items, size_t n)
             dominated = j != k && items[j].ok && items[j].round == final &&
                         dominates(&items[j], &items[k]);
         if (!dominated)
-            json_array_append_new(front, json_string(json_string_value(
-                json_object_get(items[k].rec, "id"))));
+            json_array_append_new(front, json_string(items[k].r.id));
     }
     json_object_set_new(sel, "pareto", front);
 }

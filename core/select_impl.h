@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "plan.h"
+#include "record.h"
 #include "select.h"
 
 #define DLB_SEL_MAX_VIOLATIONS 3
@@ -16,7 +17,8 @@ struct dlb_sel_violation {
 };
 
 struct dlb_sel_item {
-    json_t *rec;
+    json_t *rec;                  /* the record's JSON, as given */
+    struct dlb_record r;          /* the same, typed: what the selection reads */
     const struct dlb_config *cfg; /* NULL when the index is not in the plan */
     size_t pos;                   /* in plan->configs */
     int ok;                       /* status ok, with samples and figures */

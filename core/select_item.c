@@ -16,31 +16,25 @@ const char *dlb_objective_name(enum dlb_objective o)
     return names[o];
 }
 
-static double num(json_t *obj, const char *key)
+static double metric(const struct dlb_record *r, const char *name)
 {
-    json_t *v = json_object_get(obj, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static double metric(json_t *rec, const char *name)
-{
-    return num(json_object_get(json_object_get(rec, "metrics"), name), "value");
+    const struct dlb_rec_metric *m = dlb_record_metric(r, name);
+    return m ? m->value : NAN;
 }
 
 /* Peak memory: the process's peak RSS, or a pool's reserved peak or the
  * device memory a GPU backend held when larger (device memory is not in
  * the RSS). */
-static double peak_memory(json_t *rec)
+static double peak_memory(const struct dlb_record *r)
 {
-    double m = metric(rec, "peak_rss");
-    double dev = metric(rec, "device_mem_held_peak");
-    const char *name;
+    double m = metric(r, "peak_rss");
+    double dev = metric(r, "device_mem_held_peak");
     if (!isnan(dev) && (isnan(m) || dev > m))
         m = dev;
-    json_t *v;
-    json_object_foreach(json_object_get(rec, "metrics"), name, v) {
+    for (size_t i = 0; i < r->n_metrics; i++) {
+        const char *name = r->metrics[i].name;
         size_t n = strlen(name);
-        double x = num(v, "value");
+        double x = r->metrics[i].value;
         if (n > 14 && !strcmp(name + n - 14, ".reserved_peak") &&
             (isnan(m) || x > m))
             m = x;
@@ -64,11 +58,10 @@ static int objective_samples(const struct dlb_plan *plan,
                              const struct dlb_select_settings *set,
                              struct dlb_sel_item *it)
 {
-    json_t *st = json_object_get(it->rec, "stats");
-    json_t *arr = json_object_get(it->rec, "samples");
-    double sps = num(json_object_get(it->rec, "measure"), "samples_per_step");
-    double med = num(st, "median"), lo = num(st, "ci_lo"), hi = num(st, "ci_hi");
-    size_t n = json_array_size(arr);
+    const struct dlb_record *r = &it->r;
+    double sps = r->measure.samples_per_step;
+    double med = r->stats.median, lo = r->stats.ci_lo, hi = r->stats.ci_hi;
+    size_t n = r->n_samples;
     if (!n || !(med > 0) || !(lo > 0) || !(hi > 0))
         return 0;
     if (!(sps > 0))
@@ -79,7 +72,7 @@ static int objective_samples(const struct dlb_plan *plan,
     if (!it->samples)
         return 0;
     for (size_t k = 0; k < n; k++) {
-        double t = json_number_value(json_array_get(arr, k));
+        double t = r->samples[k];
         if (!(t > 0)) {
             free(it->samples);
             it->samples = NULL;
@@ -116,24 +109,23 @@ void dlb_sel_item_init(const struct dlb_plan *plan,
     it->rec = rec;
     it->round = -1;
     it->accuracy = it->memory = NAN;
-    if (!rec)
+    dlb_record_init(&it->r);
+    /* records reach the selection checked (results.h), so a failure here
+     * leaves an item that did not run */
+    if (!rec || dlb_record_read(rec, NULL, &it->r, NULL) != DLB_OK)
         return;
-    json_t *r = json_object_get(rec, "round");
-    if (json_is_integer(r))
-        it->round = (int)json_integer_value(r);
-    json_t *b = json_object_get(rec, "budget");
-    it->full = !json_is_number(b) || json_number_value(b) >= 1.0;
-    it->cfg = config_of(plan, (size_t)json_integer_value(json_object_get(rec,
-                                                                 "index")),
-                        &it->pos);
+    const struct dlb_record *r = &it->r;
+    if (r->round >= 0)
+        it->round = (int)r->round;
+    it->full = isnan(r->budget) || r->budget >= 1.0;
+    it->cfg = config_of(plan, (size_t)r->index, &it->pos);
     if (it->cfg) {
         it->trained = dlb_plan_trained_images(plan, it->cfg);
         it->batch = (double)dlb_config_core(plan, it->cfg, "batch")->i;
     }
-    it->accuracy = metric(rec, "accuracy");
-    it->memory = peak_memory(rec);
-    const char *status = json_string_value(json_object_get(rec, "status"));
-    it->ok = status && !strcmp(status, "ok") && objective_samples(plan, set, it);
+    it->accuracy = metric(r, "accuracy");
+    it->memory = peak_memory(r);
+    it->ok = r->status == DLB_REC_OK && objective_samples(plan, set, it);
 }
 
 static void violate(struct dlb_sel_item *it, const char *what, double value,
@@ -168,6 +160,7 @@ void dlb_sel_item_free(struct dlb_sel_item *it)
 {
     free(it->samples);
     it->samples = NULL;
+    dlb_record_free(&it->r);
 }
 
 int dlb_sel_same_training(const struct dlb_sel_item *a,

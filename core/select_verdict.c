@@ -70,11 +70,10 @@ static void setting_of(const struct dlb_plan *p,
     }
 }
 
-static double metric(json_t *rec, const char *name)
+static double metric(const struct dlb_record *r, const char *name)
 {
-    json_t *v = json_object_get(json_object_get(json_object_get(rec, "metrics"),
-                                                name), "value");
-    return json_is_number(v) ? json_number_value(v) : NAN;
+    double v;
+    return dlb_record_metric_value(r, name, &v) ? v : NAN;
 }
 
 /* 95% half-width of a difference of two accuracies, each a proportion of
@@ -82,7 +81,7 @@ static double metric(json_t *rec, const char *name)
  * scored on the same images), so a change inside it is surely noise. */
 static double accuracy_ci(const struct dlb_sel_item *a, const struct dlb_sel_item *b)
 {
-    double na = metric(a->rec, "test_images"), nb = metric(b->rec, "test_images");
+    double na = metric(&a->r, "test_images"), nb = metric(&b->r, "test_images");
     if (!(na > 0) || !(nb > 0))
         return NAN;
     double pa = a->accuracy / 100, pb = b->accuracy / 100;
@@ -91,7 +90,7 @@ static double accuracy_ci(const struct dlb_sel_item *a, const struct dlb_sel_ite
 
 static const char *id_of(const struct dlb_sel_item *it)
 {
-    return json_string_value(json_object_get(it->rec, "id"));
+    return it->r.id;
 }
 
 static json_t *judge(const struct dlb_select_settings *set,
@@ -104,8 +103,8 @@ static json_t *judge(const struct dlb_select_settings *set,
     if (base)
         json_object_set_new(o, "baseline", json_string(id_of(base)));
     if (!it->ok || !it->full) {
-        const char *st = json_string_value(json_object_get(it->rec, "status"));
-        const char *reason = json_string_value(json_object_get(it->rec, "reason"));
+        const char *st = it->r.json ? dlb_rec_status_name(it->r.status) : NULL;
+        const char *reason = it->r.reason;
         snprintf(why, sizeof why, "%s%s%s", st ? st : "no record",
                  reason ? ": " : "", reason ? reason : "");
         verdict = "not measured";

@@ -4,6 +4,7 @@
 
 #include "results.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,34 +64,32 @@ static void fmt_num(char *b, double x)
     snprintf(b, CELL, "%.*f", prec, x);
 }
 
-static void fmt_member(char *b, json_t *obj, const char *key, double scale,
-                       int fixed2)
+/* "-" for an absent figure (NAN), else x * scale. */
+static void fmt_figure(char *b, double x, double scale, int fixed2)
 {
-    json_t *v = json_object_get(obj, key);
-    if (!json_is_number(v)) {
+    if (isnan(x)) {
         strcpy(b, "-");
         return;
     }
-    double x = json_number_value(v) * scale;
+    x *= scale;
     if (fixed2)
         snprintf(b, CELL, "%.2f", x);
     else
         fmt_num(b, x);
 }
 
-static const char *metric_unit(json_t *records, const char *name)
+static const char *metric_unit(const struct dlb_record *recs, size_t n,
+                               const char *name)
 {
-    size_t i;
-    json_t *rec;
-    json_array_foreach(records, i, rec) {
-        json_t *m = json_object_get(json_object_get(rec, "metrics"), name);
+    for (size_t i = 0; i < n; i++) {
+        const struct dlb_rec_metric *m = dlb_record_metric(&recs[i], name);
         if (m)
-            return json_string_value(json_object_get(m, "unit"));
+            return m->unit;
     }
     return NULL;
 }
 
-static void table_init(struct table *t, json_t *records)
+static void table_init(struct table *t, const struct dlb_record *recs, size_t n)
 {
     static const struct column base[] = {
         {"#", "", 0},       {"config", "", 1},    {"status", "", 1},
@@ -100,14 +99,11 @@ static void table_init(struct table *t, json_t *records)
     t->ncols = (int)(sizeof base / sizeof *base);
     memcpy(t->cols, base, sizeof base);
     for (size_t f = 0; f < N_FEATURED; f++) {
-        size_t i;
-        json_t *rec;
         t->shown[f] = 0;
-        json_array_foreach(records, i, rec)
-            t->shown[f] |= json_object_get(json_object_get(rec, "metrics"),
-                                           featured[f].metric) != NULL;
+        for (size_t i = 0; i < n; i++)
+            t->shown[f] |= dlb_record_metric(&recs[i], featured[f].metric) != NULL;
         if (t->shown[f]) {
-            const char *u = metric_unit(records, featured[f].metric);
+            const char *u = metric_unit(recs, n, featured[f].metric);
             t->cols[t->ncols++] = (struct column){featured[f].head,
                                                   u && *u ? u : featured[f].unit, 0};
         }
@@ -117,27 +113,25 @@ static void table_init(struct table *t, json_t *records)
 /* Fill the cells of one record. Returns the number of cells to align: all
  * of them for an ok record; for others the first three, since the reason
  * runs on from the status column. */
-static int record_cells(const struct table *t, json_t *rec,
+static int record_cells(const struct table *t, const struct dlb_record *rec,
                         char cells[MAX_COLS][CELL])
 {
-    json_t *idx = json_object_get(rec, "index");
-    snprintf(cells[0], CELL, "%" JSON_INTEGER_FORMAT, json_integer_value(idx));
+    snprintf(cells[0], CELL, "%lld", rec->index);
     snprintf(cells[1], CELL, "%s", "");   /* id: printed in full, not here */
-    const char *status = json_string_value(json_object_get(rec, "status"));
-    snprintf(cells[2], CELL, "%s", status ? status : "?");
-    if (strcmp(cells[2], "ok") != 0)
+    snprintf(cells[2], CELL, "%s", dlb_rec_status_name(rec->status));
+    if (rec->status != DLB_REC_OK)
         return 3;
-    json_t *st = json_object_get(rec, "stats");
-    fmt_member(cells[3], st, "median", 1e3, 0);
-    fmt_member(cells[4], st, "ci_rel_halfwidth", 1e2, 1);
-    fmt_member(cells[5], st, "p95", 1e3, 0);
-    fmt_member(cells[6], st, "cv", 1e2, 1);
-    fmt_member(cells[7], json_object_get(rec, "throughput"), "median", 1, 0);
+    fmt_figure(cells[3], rec->stats.median, 1e3, 0);
+    fmt_figure(cells[4], rec->stats.ci_rel_halfwidth, 1e2, 1);
+    fmt_figure(cells[5], rec->stats.p95, 1e3, 0);
+    fmt_figure(cells[6], rec->stats.cv, 1e2, 1);
+    fmt_figure(cells[7], rec->throughput.median, 1, 0);
     int c = 8;
-    json_t *m = json_object_get(rec, "metrics");
     for (size_t f = 0; f < N_FEATURED; f++)
-        if (t->shown[f])
-            fmt_member(cells[c++], json_object_get(m, featured[f].metric), "value", 1, 0);
+        if (t->shown[f]) {
+            const struct dlb_rec_metric *m = dlb_record_metric(rec, featured[f].metric);
+            fmt_figure(cells[c++], m ? m->value : NAN, 1, 0);
+        }
     return c;
 }
 
@@ -156,22 +150,19 @@ static void print_row(FILE *f, const struct table *t, const size_t *w,
     }
 }
 
-static void print_table(FILE *f, json_t *records)
+static void print_table(FILE *f, const struct dlb_record *recs, size_t n_recs)
 {
     struct table t;
-    table_init(&t, records);
+    table_init(&t, recs, n_recs);
     size_t w[MAX_COLS];
     for (int c = 0; c < t.ncols; c++)
         w[c] = width(t.cols[c].head) > width(t.cols[c].unit)
                    ? width(t.cols[c].head) : width(t.cols[c].unit);
 
     char cells[MAX_COLS][CELL];
-    size_t i;
-    json_t *rec;
-    json_array_foreach(records, i, rec) {
-        int n = record_cells(&t, rec, cells);
-        const char *id = json_string_value(json_object_get(rec, "id"));
-        size_t idw = width(id ? id : "");
+    for (size_t i = 0; i < n_recs; i++) {
+        int n = record_cells(&t, &recs[i], cells);
+        size_t idw = width(recs[i].id);
         if (idw > w[1])
             w[1] = idw;
         for (int c = 0; c < n; c++)
@@ -189,19 +180,17 @@ static void print_table(FILE *f, json_t *records)
     print_row(f, &t, w, unit, t.ncols);
     fputc('\n', f);
 
-    json_array_foreach(records, i, rec) {
+    for (size_t i = 0; i < n_recs; i++) {
+        const struct dlb_record *rec = &recs[i];
         int n = record_cells(&t, rec, cells);
-        const char *id = json_string_value(json_object_get(rec, "id"));
         const char *row[MAX_COLS];
         for (int c = 0; c < n; c++)
-            row[c] = c == 1 ? (id ? id : "") : cells[c];
+            row[c] = c == 1 ? rec->id : cells[c];
         print_row(f, &t, w, row, n);
         if (n < t.ncols) {
             /* Not measured: say why in the space the figures would take. */
             pad(f, w[2] - width(cells[2]) + 2);
-            const char *reason =
-                json_string_value(json_object_get(rec, "reason"));
-            put_clean(f, reason ? reason : "(no reason given)");
+            put_clean(f, rec->reason ? rec->reason : "(no reason given)");
         }
         fputc('\n', f);
     }
@@ -211,9 +200,18 @@ void dlb_results_print(FILE *f, enum dlb_format fmt, json_t *context,
                        json_t *records)
 {
     switch (fmt) {
-    case DLB_FORMAT_TABLE:
-        print_table(f, records);
+    case DLB_FORMAT_TABLE: {
+        struct dlb_record *recs;
+        size_t n;
+        struct dlb_error err;
+        if (dlb_records_read(records, NULL, &recs, &n, &err) != DLB_OK) {
+            fprintf(f, "%s\n", err.msg); /* never written by dlbench */
+            break;
+        }
+        print_table(f, recs, n);
+        dlb_records_free(recs, n);
         break;
+    }
     case DLB_FORMAT_JSON: {
         json_t *doc = dlb_results_document(context, records);
         if (doc) {

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "plan.h"
+#include "record.h"
 
 /* Add to every record of plan `p` that has a baseline (other than itself)
  * in `records`: "vs_baseline": {"baseline_id", "speedup" (throughput
@@ -26,6 +27,7 @@ void dlb_vs_baseline_print(FILE *f, json_t *records);
  * throughput / (workers / baseline workers x baseline throughput). This
  * prints them as a short table, ids in a column `id_width` wide; nothing
  * when no record has one (vs_scaling.c). */
-void dlb_vs_scaling_print(FILE *f, json_t *records, size_t id_width);
+void dlb_vs_scaling_print(FILE *f, const struct dlb_record *recs, size_t n,
+                          size_t id_width);
 
 #endif

@@ -2,16 +2,16 @@
  * throughput a data-parallel configuration reached. */
 #include "vs_baseline.h"
 
+#include <math.h>
 #include <string.h>
 
-void dlb_vs_scaling_print(FILE *f, json_t *records, size_t w)
+void dlb_vs_scaling_print(FILE *f, const struct dlb_record *recs, size_t n,
+                          size_t w)
 {
     size_t i;
-    json_t *rec;
     int any = 0;
-    json_array_foreach(records, i, rec)
-        any |= json_object_get(json_object_get(rec, "vs_baseline"),
-                               "scaling_efficiency") != NULL;
+    for (i = 0; i < n; i++)
+        any |= !isnan(recs[i].vs_baseline.scaling_efficiency);
     if (!any)
         return;
     fprintf(f, "\nscaling (throughput / (workers x the baseline's throughput "
@@ -19,25 +19,22 @@ void dlb_vs_scaling_print(FILE *f, json_t *records, size_t w)
     fprintf(f, "%-*s  %7s  %10s  %9s\n", (int)w, "config", "workers", "efficiency",
             "hidden");
     fprintf(f, "%-*s  %7s  %10s  %9s\n", (int)w, "", "", "%", "%");
-    json_array_foreach(records, i, rec) {
-        json_t *o = json_object_get(rec, "vs_baseline");
-        json_t *e = json_object_get(o, "scaling_efficiency");
-        if (!json_is_number(e))
+    for (i = 0; i < n; i++) {
+        const struct dlb_rec_vs_baseline *o = &recs[i].vs_baseline;
+        if (isnan(o->scaling_efficiency))
             continue;
         /* The share of the all-reduce hidden behind backward, where a
          * plugin measured it. */
         char hidden[32] = "-";
-        const char *k;
-        json_t *m;
-        json_object_foreach(json_object_get(rec, "metrics"), k, m) {
-            size_t n = strlen(k);
-            if (n >= 13 && !strcmp(k + n - 13, ".hidden_share"))
+        for (size_t k = 0; k < recs[i].n_metrics; k++) {
+            const struct dlb_rec_metric *m = &recs[i].metrics[k];
+            size_t len = strlen(m->name);
+            if (len >= 13 && !strcmp(m->name + len - 13, ".hidden_share"))
                 snprintf(hidden, sizeof hidden, "%.0f",
-                         json_number_value(json_object_get(m, "value")));
+                         isnan(m->value) ? 0 : m->value);
         }
-        fprintf(f, "%-*s  %7.0f  %10.1f  %9s\n", (int)w,
-                json_string_value(json_object_get(rec, "id")),
-                json_number_value(json_object_get(o, "workers")),
-                100.0 * json_number_value(e), hidden);
+        fprintf(f, "%-*s  %7.0f  %10.1f  %9s\n", (int)w, recs[i].id,
+                isnan(o->workers) ? 0 : o->workers, 100.0 * o->scaling_efficiency,
+                hidden);
     }
 }

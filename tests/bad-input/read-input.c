@@ -6,7 +6,11 @@
  * For the bad-input catalogue's kinds that no command reads directly:
  * safetensors checkpoints only reach dlbench as its reference-weights
  * cache, where a refused file is trained again with a warning. KIND is
- * safetensors, idx-images, idx-labels, model, journal or results. */
+ * safetensors, idx-images, idx-labels, model, journal or results.
+ *
+ * KIND round-trip reads the records of a journal (FILE ends in .jsonl) or
+ * of a results.json through the typed reader, writes each again and
+ * fails (status 3) unless every one comes back the same (record.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +20,28 @@
 #include "model/model_file.h"
 #include "model/safetensors.h"
 #include "results.h"
+
+/* Each record of `records` read and written again must be json_equal to
+ * itself. */
+static dlb_status round_trip(const char *path, json_t *records,
+                             struct dlb_error *err)
+{
+    struct dlb_record *recs;
+    size_t n;
+    dlb_status st = dlb_records_read(records, path, &recs, &n, err);
+    if (st != DLB_OK)
+        return st;
+    for (size_t i = 0; st == DLB_OK && i < n; i++) {
+        json_t *back = dlb_record_write(&recs[i]);
+        if (!json_equal(back, recs[i].json))
+            st = dlb_errorf(err, DLB_ERR_INTERNAL, "%s: records[%zu] (%s) is not "
+                            "the same after reading and writing it", path, i,
+                            recs[i].id);
+        json_decref(back);
+    }
+    dlb_records_free(recs, n);
+    return st;
+}
 
 static dlb_status read_one(const char *kind, const char *path,
                            struct dlb_error *err)
@@ -45,6 +71,17 @@ static dlb_status read_one(const char *kind, const char *path,
             json_decref(doc);
             free(file);
         }
+    } else if (!strcmp(kind, "round-trip")) {
+        json_t *doc = NULL;
+        int torn = 0;
+        size_t len = strlen(path);
+        int journal = len > 6 && !strcmp(path + len - 6, ".jsonl");
+        st = journal ? dlb_journal_read(path, &doc, &torn, err)
+                     : dlb_results_read(path, &doc, err);
+        if (st == DLB_OK)
+            st = round_trip(path, journal ? doc : json_object_get(doc, "records"),
+                            err);
+        json_decref(doc);
     } else {
         return dlb_errorf(err, DLB_ERR_INTERNAL, "unknown kind '%s'", kind);
     }
@@ -55,7 +92,7 @@ int main(int argc, char **argv)
 {
     if (argc != 3) {
         fprintf(stderr, "usage: read-input safetensors|idx-images|idx-labels|"
-                        "model|journal|results FILE\n");
+                        "model|journal|results|round-trip FILE\n");
         return 2;
     }
     struct dlb_error err = {""};

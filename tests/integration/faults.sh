@@ -59,4 +59,5 @@ else
     done
     ok "leak reason says how much leaked" grep -q "malloc failed after leaking" $M
 fi
+ok "run: records read and written again are the same" round_trips run
 finish

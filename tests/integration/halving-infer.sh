@@ -66,4 +66,7 @@ sys.exit(0 if rs and set(n.values()) == {2} and
          all(on(r, 'measure_only') for r in rs if r['rep'] == 1) else 1)"
 ok "with repetitions the winner's weights are trained" \
     [ "$(json hr/results.json "d['selection']['winner'].split()[-1]")" = train_steps=60 ]
+for d in h hr; do
+    ok "$d: records read and written again are the same" round_trips $d
+done
 finish

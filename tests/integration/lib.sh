@@ -15,6 +15,15 @@ fails=0
 checks=0
 
 # ok DESCRIPTION COMMAND...: run the command, count a failure if it fails.
+# The typed record reader and writer (core/record.h): every record of a
+# run directory's journal and results.json, read and written again, is the
+# same document.
+READ_INPUT="$top_builddir/tests/bad-input/read-input"
+round_trips() {
+    "$READ_INPUT" round-trip "$1/journal.jsonl" &&
+        "$READ_INPUT" round-trip "$1/results.json"
+}
+
 ok() {
     desc=$1
     shift

@@ -115,4 +115,7 @@ assert c['resolution']['max'] >= c['resolution']['median'] >= c['threshold']"
 "$DLBENCH" compare reps reps >cmp.txt 2>&1
 ok "compare's table says what 'same' could not see" grep -q "same (blind below" cmp.txt
 ok "compare's summary states the resolution" grep -q "^resolution: these runs could detect a change of" cmp.txt
+for d in steady fresh fit flagged reps; do
+    ok "$d: records read and written again are the same" round_trips $d
+done
 finish

@@ -78,4 +78,7 @@ printf '[suite]\nworkload = testload\n[sweep]\nrepetitions = 1, 2\n' >swept.ini
 "$DLBENCH" run ./swept.ini --out s >/dev/null 2>s.err
 ok "repetitions cannot be swept: exit 2" [ $? -eq 2 ]
 ok "says so ($(cat s.err))" grep -q "swept.ini:4" s.err
+for d in r r2 t h; do
+    ok "$d: records read and written again are the same" round_trips $d
+done
 finish

@@ -64,4 +64,7 @@ import json,sys
 k=[(json.loads(l)['index'],json.loads(l)['round']) for l in open('hr/journal.jsonl')]
 sys.exit(0 if len(k)==len(set(k))==31 else 1)"
 ok "resumed halving finds the winner" [ "$(sel hr "['winner']")" = "$(sel g "['winner']")" ]
+for d in r nofit h g hr; do
+    ok "$d: records read and written again are the same" round_trips $d
+done
 finish

@@ -192,23 +192,27 @@ static void test_many_rows(void)
     snprintf(id, sizeof id, "batch=%zu", n - 1);
     json_t *sel = json_pack("{s:s, s:s, s:[]}", "baseline", "batch=98",
                             "winner", id, "ties");
-    json_t *rows = dlb_plot_rows(recs, sel, DLB_PLOT_MAX_ROWS, note, sizeof note);
-    CHECK(json_array_size(rows) == DLB_PLOT_MAX_ROWS);
+    struct dlb_record *typed = NULL;
+    size_t n_typed = 0;
+    struct dlb_error rerr = {""};
+    CHECK(dlb_records_read(recs, "many", &typed, &n_typed, &rerr) == DLB_OK);
+    struct dlb_plot_recs all = dlb_plot_recs_all(typed, n_typed);
+    struct dlb_plot_recs rows = dlb_plot_rows(all, sel, DLB_PLOT_MAX_ROWS, note,
+                                              sizeof note);
+    CHECK(rows.n == DLB_PLOT_MAX_ROWS);
     CHECK(strstr(note, "60 fastest of 100") != NULL);
-    size_t last = json_array_size(rows) - 1;
-    CHECK(!strcmp(dlb_rec_id(json_array_get(rows, 0)), "batch=0"));
-    CHECK(!strcmp(dlb_rec_id(json_array_get(rows, last - 1)), "batch=98"));
-    CHECK(!strcmp(dlb_rec_id(json_array_get(rows, last)), id));
-    CHECK(!strcmp(dlb_rec_id(json_array_get(rows, last - 2)), "batch=57"));
-    json_decref(rows);
+    size_t last = rows.n - 1;
+    CHECK(!strcmp(rows.v[0]->id, "batch=0"));
+    CHECK(!strcmp(rows.v[last - 1]->id, "batch=98"));
+    CHECK(!strcmp(rows.v[last]->id, id));
+    CHECK(!strcmp(rows.v[last - 2]->id, "batch=57"));
+    free(rows.v);
     /* Up to the limit: all, no note. */
-    json_t *few = json_array();
-    for (size_t i = 0; i < 5; i++)
-        json_array_append(few, json_array_get(recs, i));
+    struct dlb_plot_recs few = {all.v, 5};
     rows = dlb_plot_rows(few, sel, DLB_PLOT_MAX_ROWS, note, sizeof note);
-    CHECK(rows == few && note[0] == '\0');
-    json_decref(rows);
-    json_decref(few);
+    CHECK(rows.v == few.v && rows.n == 5 && note[0] == '\0');
+    free(all.v);
+    dlb_records_free(typed, n_typed);
 
     char dir[512], pdir[600], path[700], line[512];
     snprintf(dir, sizeof dir, "%s/many", tmpdir);
@@ -272,11 +276,17 @@ static void test_trend(void)
     struct dlb_error err = {""};
     CHECK(dlb_plotter_init(&p, dir, "", &err) == DLB_OK);
     p.suite = hostile;
-    CHECK(dlb_plot_trend(&p, runs, &err) == DLB_OK);
+    struct dlb_results typed[3];
+    for (size_t i = 0; i < 3; i++)
+        CHECK(dlb_results_parse(json_array_get(runs, i), "trend", &typed[i], &err)
+              == DLB_OK);
+    CHECK(dlb_plot_trend(&p, typed, 3, &err) == DLB_OK);
     CHECK(p.drawn == 1);
     CHECK(is_png(dir, "trend.png") && is_svg(dir, "trend.svg"));
     CHECK(no_marker("sys") && no_marker("bq") && no_marker("bang"));
     dlb_plotter_free(&p);
+    for (size_t i = 0; i < 3; i++)
+        dlb_results_free(&typed[i]);
     json_decref(runs);
 }
 
