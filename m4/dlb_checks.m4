@@ -202,7 +202,7 @@ $4
     [AC_DEFINE([$1], [1], [the compiler builds target("$2") kernels])])
 ])
 
-dnl The roofline probe's optional kernels (core/peak_kernels.c, core/peak_amx.c).
+dnl The roofline probe's optional kernels (core/peak/peak_kernels.c, core/peak/peak_amx.c).
 AC_DEFUN([DLB_CHECK_PEAK_KERNELS], [
   DLB_CHECK_TARGET([DLB_HAVE_AVX512BF16], [avx512f,avx512bf16],
     [#include <immintrin.h>], [

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "data/dataset.h"
-#include "rng.h"
+#include "util/rng.h"
 
 /* Padding of the random crop, in pixels on each side. */
 #define DLB_AUGMENT_PAD 2

@@ -8,7 +8,7 @@
 
 #include <dlbench/plugin.h>
 
-#include "error.h"
+#include "util/error.h"
 
 /* Where Debian's dataset-fashion-mnist package installs the files. */
 #define DLB_DATASET_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rng.h"
+#include "util/rng.h"
 
 #define SYN_SIDE 28
 #define SYN_PIXELS (SYN_SIDE * SYN_SIDE)

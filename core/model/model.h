@@ -22,7 +22,7 @@
 #include <dlbench/plugin.h>
 
 #include "data/dataset.h"
-#include "error.h"
+#include "util/error.h"
 #include "model/model_file.h"
 
 /* One named tensor of the model as checkpoints see it ("conv1.weight"). */

@@ -3,7 +3,7 @@
  * pass over the sections that types the keys, infers shapes and counts
  * FLOPs. */
 #define _POSIX_C_SOURCE 200809L
-#include "model_file.h"
+#include "model/model_file.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ini_lines.h"
-#include "param.h" /* dlb_suggest */
+#include "util/ini_lines.h"
+#include "suite/param.h" /* dlb_suggest */
 
 #define MF_MAX_LINE 1024
 

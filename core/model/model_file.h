@@ -29,7 +29,7 @@
 #include <dlbench/backend.h>
 #include <dlbench/plugin.h>
 
-#include "error.h"
+#include "util/error.h"
 
 enum dlb_loss_kind { DLB_LOSS_NLL };
 

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "error.h"
+#include "util/error.h"
 
 /* `model` is a path when it contains '/' or ends in ".ini"; otherwise the
  * name NAME is looked up as models/NAME.ini beside each of the suite files

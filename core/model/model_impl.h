@@ -3,7 +3,7 @@
 #define DLB_CORE_MODEL_IMPL_H
 
 #include "model/model.h"
-#include "rng.h"
+#include "util/rng.h"
 
 /* Stream ids of the model's seeded draws, apart from the data module's. */
 #define DLB_MODEL_INIT_STREAM 0x494e4954000000ull  /* + layer index */

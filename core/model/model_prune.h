@@ -1,7 +1,7 @@
 /* Pruning inside the model (model_prune*.c): unstructured masks kept
  * through training, physical removal of conv filters and linear units,
  * linear layers run as sparse (CSR) products, and fine-tuning. The public
- * side is <dlbench/prune_ops.h> (core/host_prune.c). */
+ * side is <dlbench/prune_ops.h> (core/child/host_prune.c). */
 #ifndef DLB_CORE_MODEL_PRUNE_H
 #define DLB_CORE_MODEL_PRUNE_H
 
@@ -11,7 +11,7 @@
 #include <dlbench/prune_ops.h>
 
 #include "data/dataset.h"
-#include "error.h"
+#include "util/error.h"
 #include "model/model.h"
 
 /* What a sparse-capable layer ran as, one entry per batch size seen (a

@@ -2,7 +2,7 @@
  * layers on the backend's int8 kernels, batch normalisation folded into
  * them, ReLU fused, and int8 data handed from one int8 layer to the next
  * through max pooling. The public side is <dlbench/quant_ops.h>
- * (core/host_quant.c), whose comment states what the quantised model
+ * (core/child/host_quant.c), whose comment states what the quantised model
  * computes. */
 #ifndef DLB_CORE_MODEL_QUANT_H
 #define DLB_CORE_MODEL_QUANT_H
@@ -13,7 +13,7 @@
 #include <dlbench/backend.h>
 #include <dlbench/quant_ops.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "model/model.h"
 
 /* What a layer does in the int8 forward pass (ml->q). */

@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compare.h"
+#include "compare/compare.h"
 #include "data/idx.h"
 #include "model/model_file.h"
-#include "model/safetensors.h"
-#include "results.h"
+#include "ckpt/safetensors.h"
+#include "results/results.h"
 
 /* Each record of `records` read and written again must be json_equal to
  * itself. */

@@ -32,7 +32,7 @@ import time
 import traceback
 
 # ---------------------------------------------------------------------------
-# The model file, read as dlbench reads it (core/ini_lines.c pins inih to:
+# The model file, read as dlbench reads it (core/util/ini_lines.c pins inih to:
 # ';' and '#' start a comment at the beginning of a line or, after
 # whitespace, inside one; KEY = VALUE or KEY : VALUE; no multi-line values).
 
@@ -348,7 +348,7 @@ def synthetic_train_set(spec, seed, n=60000):
 
 
 def train_step_fn(model, spec, args):
-    """One training step as dlbench's (core/model/trainer.c): the next
+    """One training step as dlbench's (core/train/trainer.c): the next
     batch of a shuffled epoch, gathered from the bytes and normalised (the
     work of dlbench's baseline loader, which is inside its step too), then
     forward, NLL loss, backward and SGD with momentum. bf16: autocast, as

@@ -1,16 +1,16 @@
 /* libFuzzer harness: the files `dlbench compare` and `--resume` read.
- * The input is read as a journal (core/journal.c) and as a results.json
- * (core/results.c); what is accepted is used as the commands use it: the
+ * The input is read as a journal (core/run/journal.c) and as a results.json
+ * (core/results/results.c); what is accepted is used as the commands use it: the
  * journal's records rendered as CSV and a table, the results compared
- * (core/compare.c) with themselves and with a good run both ways, and
+ * (core/compare/compare.c) with themselves and with a good run both ways, and
  * printed in every format. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "compare.h"
+#include "compare/compare.h"
 #include "fuzz_file.h"
-#include "results.h"
+#include "results/results.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

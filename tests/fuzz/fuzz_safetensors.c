@@ -1,11 +1,11 @@
-/* libFuzzer harness: safetensors checkpoints (core/model/safetensors_read.c).
+/* libFuzzer harness: safetensors checkpoints (core/ckpt/safetensors_read.c).
  * A file the reader accepts is walked as a model load would: every tensor's
  * bytes read, every name and metadata value looked up. */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "model/safetensors.h"
+#include "ckpt/safetensors.h"
 #include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

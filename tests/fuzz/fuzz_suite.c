@@ -1,5 +1,5 @@
 /* libFuzzer harness: suite files (core/suite*.c, core/param*.c,
- * core/ini_lines.c) and the plan built from them (core/plan.c), plain and
+ * core/util/ini_lines.c) and the plan built from them (core/plan/plan.c), plain and
  * under --quick. Plugins are two static descriptors whose parameters cover
  * every parameter type; nothing is dlopen'ed. */
 #include <stddef.h>
@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "fuzz_file.h"
-#include "param.h"
-#include "plan.h"
-#include "suite.h"
+#include "suite/param.h"
+#include "plan/plan.h"
+#include "suite/suite.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -184,7 +184,7 @@ if [ $mode = plain ]; then
             -lstdc++ -ldl || exit 1
         gcc -std=c11 -O2 -D_GNU_SOURCE -DDLB_PKGLIBDIR='"/nonexistent"' \
             -I"$SRC/include" -I"$SRC/core" -I"$SRC/tests/unit" \
-            "$SRC"/core/backend/*.c "$SRC"/core/backend/ref/*.c "$SRC/core/rng.c" \
+            "$SRC"/core/backend/*.c "$SRC"/core/backend/ref/*.c "$SRC/core/util/rng.c" \
             "$SRC/tests/gpu/test_cuda_ops.c" -o "$P/test_cuda_ops" -ldl -lm || exit 1
     ) >"$OUT/plain-build.log" 2>&1
     if [ $? -ne 0 ]; then

@@ -14,8 +14,8 @@
 #include "backend/backend.h"
 #include "data/dataset.h"
 #include "gpu_open.h"
-#include "model/model_graph.h"
-#include "model/trainer.h"
+#include "train/model_graph.h"
+#include "train/trainer.h"
 
 #define STEPS 30
 

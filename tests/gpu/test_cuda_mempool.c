@@ -27,7 +27,7 @@
 #include "backend/backend.h"
 #include "data/dataset.h"
 #include "gpu_open.h"
-#include "model/train_run.h"
+#include "train/train_run.h"
 #include "pool.h"
 #include "trace_file.h"
 

@@ -38,7 +38,7 @@
 #include "backend_pair_lenet.h"
 #include "backend_pair_ops.h"
 #include "gpu_open.h"
-#include "rng.h"
+#include "util/rng.h"
 
 #define TOL_F32 1e-5
 #define TOL_F32_DNN 1e-4

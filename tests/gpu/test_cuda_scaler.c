@@ -30,9 +30,9 @@
 #include "backend/backend.h"
 #include "data/dataset.h"
 #include "gpu_open.h"
-#include "model/model_scaler.h"
-#include "model/train_run.h"
-#include "rng.h"
+#include "train/model_scaler.h"
+#include "train/train_run.h"
+#include "util/rng.h"
 
 #define N 100003
 #define STEPS 30

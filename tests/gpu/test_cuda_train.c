@@ -17,7 +17,7 @@
 #include "backend/backend.h"
 #include "data/dataset.h"
 #include "gpu_open.h"
-#include "model/train_run.h"
+#include "train/train_run.h"
 
 struct result {
     double loss, acc, secs;

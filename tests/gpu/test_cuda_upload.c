@@ -19,10 +19,10 @@
 #include "backend/backend.h"
 #include "data/dataset.h"
 #include "gpu_open.h"
-#include "host.h"
-#include "model/batch_prefetch.h"
-#include "model/model_graph.h"
-#include "model/trainer.h"
+#include "child/host.h"
+#include "data/batch_prefetch.h"
+#include "train/model_graph.h"
+#include "train/trainer.h"
 
 #define BATCH 256u
 #define STEPS 30

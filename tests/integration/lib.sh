@@ -15,7 +15,7 @@ fails=0
 checks=0
 
 # ok DESCRIPTION COMMAND...: run the command, count a failure if it fails.
-# The typed record reader and writer (core/record.h): every record of a
+# The typed record reader and writer (core/results/record.h): every record of a
 # run directory's journal and results.json, read and written again, is the
 # same document.
 READ_INPUT="$top_builddir/tests/bad-input/read-input"

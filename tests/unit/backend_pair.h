@@ -18,7 +18,7 @@
 
 #include "backend/backend.h"
 #include "backend/dtype.h"
-#include "rng.h"
+#include "util/rng.h"
 
 static struct dlb_backend *dev, *ref;
 static struct dlb_rng rng;

@@ -27,7 +27,7 @@
 
 #include "backend/backend.h"
 #include "backend/dtype.h"
-#include "rng.h"
+#include "util/rng.h"
 
 #define MAX_OPS 96
 #define MAX_STEPS 200

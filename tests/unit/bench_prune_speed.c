@@ -17,7 +17,7 @@
 #include "backend/backend.h"
 #include "model/model.h"
 #include "model/model_prune.h"
-#include "rng.h"
+#include "util/rng.h"
 
 static double now_s(void)
 {

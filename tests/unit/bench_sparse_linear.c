@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
-#include "rng.h"
+#include "util/rng.h"
 
 #define RUNS 11
 

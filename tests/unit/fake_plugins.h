@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include <dlbench/plugin.h>
-#include "error.h"
-#include "param.h"
+#include "util/error.h"
+#include "suite/param.h"
 
 static const char *const fake_precisions[] = {"fp32", "bf16", "fp16", NULL};
 

@@ -10,10 +10,10 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "host.h"
+#include "child/host.h"
 #include "model/model.h"
 #include "model/model_file.h"
-#include "rng.h"
+#include "util/rng.h"
 
 #define SEED 42
 

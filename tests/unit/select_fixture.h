@@ -10,9 +10,9 @@
 #include <jansson.h>
 
 #include "fake_plugins.h"
-#include "plan.h"
-#include "stats.h"
-#include "suite.h"
+#include "plan/plan.h"
+#include "stats/stats.h"
+#include "suite/suite.h"
 
 struct fixture {
     char path[64];

@@ -37,7 +37,7 @@
 #include "backend/backend.h"
 #include "backend/dtype.h"
 #include "model/model.h"
-#include "rng.h"
+#include "util/rng.h"
 
 #define N 6
 #define TOL_BF16 5e-2

@@ -9,7 +9,7 @@
 #include "check.h"
 #include "data/augment.h"
 #include "data/dataset.h"
-#include "rng.h"
+#include "util/rng.h"
 
 #define W 5
 #define H 4

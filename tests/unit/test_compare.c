@@ -3,7 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
-#include "compare.h"
+#include "compare/compare.h"
 
 #include <stdlib.h>
 #include <string.h>

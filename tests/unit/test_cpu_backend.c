@@ -26,7 +26,7 @@
 #include "backend_pair.h" /* dev: the cpu backend */
 #include "backend_pair_lenet.h"
 #include "backend_pair_ops.h"
-#include "rng.h"
+#include "util/rng.h"
 
 #define TOL_F32 1e-5
 #define TOL_BF16 1e-2

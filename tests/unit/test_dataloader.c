@@ -24,8 +24,8 @@
 
 #include "data/augment.h"
 #include "dl_queue.h"
-#include "host.h"
-#include "model/batches.h"
+#include "child/host.h"
+#include "data/batches.h"
 
 #define T_BATCH 64u
 #define T_STEPS 40u /* over two epochs of T_N / T_BATCH batches */

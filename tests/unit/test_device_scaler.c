@@ -25,8 +25,8 @@
 #include "backend/backend.h"
 #include "backend/backend_impl.h"
 #include "data/dataset.h"
-#include "model/model_scaler.h"
-#include "model/train_run.h"
+#include "train/model_scaler.h"
+#include "train/train_run.h"
 
 #define BATCH 8
 #define STEPS 14

@@ -22,11 +22,11 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "host.h"
-#include "model/batches.h"
-#include "model/distill_loss.h"
-#include "model/model_distill.h"
-#include "rng.h"
+#include "child/host.h"
+#include "data/batches.h"
+#include "train/distill_loss.h"
+#include "services/model_distill.h"
+#include "util/rng.h"
 
 const struct dlb_plugin *dlb_plugin_entry(void);
 

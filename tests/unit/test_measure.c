@@ -1,9 +1,9 @@
-/* Unit tests of core/measure.c on a simulated clock: every time the loop
+/* Unit tests of core/stats/measure.c on a simulated clock: every time the loop
  * reads comes from the test, so each of its decisions (when the warm-up
  * ends, how many steps make a sample, when sampling stops) has one right
  * answer, worked out beside it, on any machine and under any load. Step
  * times are multiples of 2^-10 s where a sum must be exact. */
-#include "measure.h"
+#include "stats/measure.h"
 
 #include "check.h"
 

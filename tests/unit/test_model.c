@@ -17,9 +17,9 @@
 
 #include "backend/backend.h"
 #include "model/model.h"
-#include "model/model_ckpt.h"
-#include "model/weights_cache.h"
-#include "rng.h"
+#include "ckpt/model_ckpt.h"
+#include "ckpt/weights_cache.h"
+#include "util/rng.h"
 
 static struct dlb_backend *be;
 static char tmpdir[] = "/tmp/dlb_test_model.XXXXXX";

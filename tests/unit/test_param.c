@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "param.h"
+#include "suite/param.h"
 
 static const char *const precisions[] = {"fp32", "bf16", "fp16", NULL};
 

@@ -8,7 +8,7 @@
  * the figures on a quiet one. */
 #include "config.h"
 
-#include "peak_impl.h"
+#include "peak/peak_impl.h"
 
 #include "check.h"
 

@@ -8,11 +8,11 @@
 
 #include "check.h"
 #include "fake_plugins.h"
-#include "param.h"
-#include "plan.h"
-#include "plan_workloads.h"
-#include "workloads.h"
-#include "suite.h"
+#include "suite/param.h"
+#include "plan/plan.h"
+#include "plan/plan_workloads.h"
+#include "child/workloads.h"
+#include "suite/suite.h"
 
 static const char *suite_path(const char *name)
 {

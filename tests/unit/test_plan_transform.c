@@ -1,4 +1,4 @@
-/* dlb_plan_check_transforms (core/plan_transform.c), through the plan
+/* dlb_plan_check_transforms (core/plan/plan_transform.c), through the plan
  * builder with a fake transform plugin: a configuration with a transform
  * on, mode = train and train_steps = 0 (no trained weights, training
  * disabled) fails when the plan is built, naming the suite line that set
@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include <dlbench/plugin.h>
-#include "plan.h"
-#include "suite.h"
+#include "plan/plan.h"
+#include "suite/suite.h"
 
 static dlb_status fake_apply(void *state, const struct dlb_host *h,
                              struct dlb_model *m)

@@ -4,8 +4,8 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
-#include "plot.h"
-#include "plot_impl.h"
+#include "plot/plot.h"
+#include "plot/plot_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -32,7 +32,7 @@
 #include "data/dataset.h"
 #include "model/model.h"
 #include "model/model_prune.h"
-#include "rng.h"
+#include "util/rng.h"
 
 #define N 4
 

@@ -29,7 +29,7 @@
 #include "backend/backend.h"
 #include "model/model.h"
 #include "model/model_quant.h"
-#include "rng.h"
+#include "util/rng.h"
 
 #define N 8
 

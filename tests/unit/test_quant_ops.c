@@ -38,7 +38,7 @@
 #include "backend/backend.h"
 #include "backend/dtype.h"
 #include "backend/int8.h"
-#include "rng.h"
+#include "util/rng.h"
 
 static struct dlb_backend *cpu, *ref;
 static struct dlb_rng rng;

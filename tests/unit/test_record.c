@@ -3,8 +3,8 @@
  * metric or setting is told apart from 0. */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
-#include "record.h"
-#include "results.h"
+#include "results/record.h"
+#include "results/results.h"
 
 #include <math.h>
 #include <stdlib.h>

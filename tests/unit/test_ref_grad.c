@@ -10,7 +10,7 @@
 
 #include "backend/backend.h"
 #include "backend/dtype.h"
-#include "rng.h"
+#include "util/rng.h"
 
 /* The mask of dlb_dropout_keep(12345, i, threshold(0.5)) for i = 0..15. */
 #define DROPOUT_BITS_12345 0x7210u

@@ -11,7 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "check.h"
-#include "registry.h"
+#include "suite/registry.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Merging a configuration's repetitions (core/repeat.c) on crafted
+/* Merging a configuration's repetitions (core/results/repeat.c) on crafted
  * journal records: the pooled samples in the order taken, the median
  * from each process's, the other statistics over the pooled samples,
  * throughput and GFLOP/s from the median, the first repetition's quality
@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "check.h"
-#include "repeat.h"
-#include "stats.h"
+#include "results/repeat.h"
+#include "stats/stats.h"
 
 /* A record of configuration `index`, repetition `rep` (-1: none), with n
  * step times (samples_per_step 2, 1e6 FLOP a step), an accuracy when

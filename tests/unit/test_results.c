@@ -6,7 +6,7 @@
 #include "config.h" /* DLB_ONEDNN_BUILD */
 #endif
 #include "check.h"
-#include "results.h"
+#include "results/results.h"
 
 #include <dirent.h>
 #include <signal.h>

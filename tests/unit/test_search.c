@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "search.h"
+#include "search/search.h"
 #include "select_fixture.h"
 
 static const char suite[] =

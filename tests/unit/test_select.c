@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "select.h"
+#include "select/select.h"
 #include "select_fixture.h"
-#include "select_impl.h"
+#include "select/select_impl.h"
 
 static json_t *run_select(const struct fixture *f, json_t *recs)
 {

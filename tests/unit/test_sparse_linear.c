@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "rng.h"
+#include "util/rng.h"
 
 struct csr_host {
     int32_t *rows, *cols;

@@ -1,8 +1,8 @@
-/* Unit tests of core/stats.c. Every expected value is worked out by hand in
+/* Unit tests of core/stats/stats.c. Every expected value is worked out by hand in
  * the comment beside it, or (the large Mann-Whitney cases and the n=100000
  * interval) computed independently with exact integer arithmetic and
  * scipy.stats, as noted. */
-#include "stats.h"
+#include "stats/stats.h"
 
 #include "check.h"
 

@@ -10,8 +10,8 @@
 
 #include "check.h"
 #include "fake_plugins.h"
-#include "param.h"
-#include "suite.h"
+#include "suite/param.h"
+#include "suite/suite.h"
 
 /* "$srcdir/tests/unit/suites/NAME": automake runs tests with srcdir set. */
 static const char *suite_path(const char *name)

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "suite.h"
+#include "suite/suite.h"
 
 static dlb_status no_plugins(void *ctx, const char *name,
                              const struct dlb_plugin **out,

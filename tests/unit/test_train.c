@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
-#include "model/train_run.h"
+#include "train/train_run.h"
 
 static int installed(void)
 {

@@ -1,0 +1,535 @@
+#include "child/child.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "child/child_controls.h"
+#include "plan/config_json.h"
+#include "child/host.h"
+#include "proc/launcher.h"
+#include "stats/measure.h"
+#include "peak/peak.h"
+#include "plan/session.h"
+#include "stats/stats_json.h"
+#include "child/sysmeter.h"
+#include "child/workloads.h"
+
+/* Everything one configuration holds while it runs. */
+struct child_run {
+    struct dlb_session ses;
+    const struct dlb_config *cfg;
+    struct dlb_host_shared shared;
+    struct dlb_host_priv *hosts;   /* per namespace; [0] is the core's */
+    void **states;                 /* plugin states from init */
+    unsigned n_inited;             /* namespaces 1..n_inited-1 were tried */
+    const struct dlb_workload_hooks *wl_hooks;
+    unsigned wl_abi_minor;         /* its plugin's: which hooks exist */
+    void *wl_state, *wl;
+    const struct dlb_host *wl_host;
+    int wl_clock;                  /* measured on the workload's own clock */
+    double wl_clock_last;          /* its reading after the last step */
+    struct dlb_workload_ctx wl_ctx;
+    json_t *rec;
+    struct dlb_peak peak;          /* this machine's roofline, when cached */
+    int have_peak;
+    const char *origin;
+    int quick;
+    struct dlb_sysmeter sys[2];    /* at the start and the end of sampling */
+    int sys_read;                  /* how many of them were taken */
+    char reason[512];
+};
+
+static const char *status_for(dlb_status st)
+{
+    switch (st) {
+    case DLB_OK: return "ok";
+    case DLB_ERR_NOMEM: return "oom";
+    case DLB_ERR_UNSUPPORTED: return "skipped";
+    default: return "failed";
+    }
+}
+
+static const struct dlb_value *core_val(struct child_run *r, const char *key)
+{
+    return dlb_config_core(&r->ses.plan, r->cfg, key);
+}
+
+static struct dlb_params params_of(struct child_run *r, unsigned ns)
+{
+    const struct dlb_ns *n = &r->ses.suite.ns[ns];
+    return (struct dlb_params){n->defs, r->cfg->values[ns], n->n};
+}
+
+static int plugin_on(struct child_run *r, unsigned ns)
+{
+    return dlb_config_plugin_enabled(&r->ses.plan, r->cfg, ns);
+}
+
+static dlb_status apply_memory_limit(struct child_run *r)
+{
+    int64_t limit = core_val(r, "memory_limit")->i;
+    if (limit <= 0)
+        return DLB_OK;
+    struct rlimit rl = {(rlim_t)limit, (rlim_t)limit};
+    if (setrlimit(RLIMIT_AS, &rl) != 0) {
+        snprintf(r->reason, sizeof r->reason, "memory_limit %lld: setrlimit: %s",
+                 (long long)limit, strerror(errno));
+        return DLB_ERR_RUNTIME;
+    }
+    return DLB_OK;
+}
+
+static dlb_status start_plugins(struct child_run *r)
+{
+    const struct dlb_suite *s = &r->ses.suite;
+    uint64_t seed = (uint64_t)core_val(r, "seed")->i;
+    int quick = r->quick;
+    /* Where train_ops looks for model files: as the workload does. */
+    r->shared.suite_paths[0] = r->origin;
+    r->shared.suite_paths[1] = r->ses.suite.path;
+    int measure_only = core_val(r, "measure_only")->i != 0;
+    dlb_host_setup(&r->hosts[0], &r->shared, "core", seed, quick);
+    r->hosts[0].pub.backend_name = core_val(r, "backend")->s;
+    r->hosts[0].pub.measure_only = measure_only;
+    for (unsigned k = 1; k < s->n_ns; k++) {
+        dlb_host_setup(&r->hosts[k], &r->shared, s->ns[k].name, seed, quick);
+        r->hosts[k].pub.backend_name = core_val(r, "backend")->s;
+        r->hosts[k].pub.measure_only = measure_only;
+    }
+    /* Probe all before initialising any, so a skipped configuration does
+     * no work. */
+    for (unsigned k = 1; k < s->n_ns; k++) {
+        const struct dlb_plugin *p = s->ns[k].plugin;
+        if (!plugin_on(r, k) || !p->probe)
+            continue;
+        struct dlb_params prm = params_of(r, k);
+        char why[400] = "";
+        dlb_status st = p->probe(&r->hosts[k].pub, &prm, why, sizeof why);
+        if (st != DLB_OK) {
+            /* Name the plugin unless its reason already does. */
+            size_t nl = strlen(p->name);
+            int named = !strncmp(why, p->name, nl) && why[nl] == ':';
+            snprintf(r->reason, sizeof r->reason, "%s%s%s", named ? "" : p->name,
+                     named ? "" : ": ", why[0] ? why : dlb_status_name(st));
+            return st;
+        }
+    }
+    for (unsigned k = 1; k < s->n_ns; k++, r->n_inited = k) {
+        const struct dlb_plugin *p = s->ns[k].plugin;
+        if (!plugin_on(r, k) || !p->init)
+            continue;
+        struct dlb_params prm = params_of(r, k);
+        dlb_status st = p->init(&r->hosts[k].pub, &prm, &r->states[k]);
+        if (st != DLB_OK && r->shared.device_why[0]) {
+            /* A pool that found no GPU for its arena: skipped, as the
+             * backend itself would be. */
+            r->n_inited = k;
+            snprintf(r->reason, sizeof r->reason, "plugin %s: %s", p->name,
+                     r->shared.device_why);
+            return DLB_ERR_UNSUPPORTED;
+        }
+        if (st != DLB_OK) {
+            r->n_inited = k;
+            snprintf(r->reason, sizeof r->reason, "plugin %s: init failed (%s)",
+                     p->name, dlb_status_name(st));
+            return st;
+        }
+        if (p->allocator && !r->shared.pool) {
+            r->shared.pool = p->allocator;
+            r->shared.pool_state = r->states[k];
+            r->shared.pool_host = &r->hosts[k].pub;
+        }
+    }
+    r->n_inited = s->n_ns;
+    return DLB_OK;
+}
+
+/* The first enabled plugin that provides a hook point owns it. */
+static void wire_hook_points(struct child_run *r)
+{
+    struct dlb_workload_ctx *w = &r->wl_ctx;
+    const struct dlb_suite *s = &r->ses.suite;
+    for (unsigned k = 1; k < s->n_ns; k++) {
+        const struct dlb_plugin *p = s->ns[k].plugin;
+        if (!plugin_on(r, k))
+            continue;
+        if (p->batch_source && !w->batch_source) {
+            w->batch_source = p->batch_source;
+            w->batch_source_state = r->states[k];
+            w->batch_source_host = &r->hosts[k].pub;
+        }
+        if (p->precision && !w->precision) {
+            w->precision = p->precision;
+            w->precision_state = r->states[k];
+            w->precision_abi_minor = p->abi_minor;
+        }
+        if (p->transform && !w->transform) {
+            w->transform = p->transform;
+            w->transform_state = r->states[k];
+            w->transform_host = &r->hosts[k].pub;
+        }
+        if (p->executor && !w->executor) {
+            w->executor = p->executor;
+            w->executor_state = r->states[k];
+            w->executor_host = &r->hosts[k].pub;
+        }
+    }
+}
+
+static dlb_status find_workload(struct child_run *r)
+{
+    const char *name = core_val(r, "workload")->s;
+    r->wl_hooks = dlb_builtin_workload(name);
+    if (r->wl_hooks) {
+        r->wl_ctx.plan = &r->ses.plan;
+        r->wl_ctx.config = r->cfg;
+        r->wl_ctx.host = &r->hosts[0].pub;
+        r->wl_ctx.suite_origin = r->origin;
+        r->wl_ctx.reason = r->reason;
+        r->wl_ctx.reason_len = sizeof r->reason;
+        wire_hook_points(r);
+        r->wl_abi_minor = DLB_PLUGIN_ABI_MINOR;
+        r->wl_state = &r->wl_ctx;
+        r->wl_host = &r->hosts[0].pub;
+        return DLB_OK;
+    }
+    unsigned ns = dlb_session_plugin_ns(&r->ses, name);
+    if (!ns || !r->ses.suite.ns[ns].plugin->workload) {
+        snprintf(r->reason, sizeof r->reason,
+                 "workload '%s' is neither built in nor provided by a plugin "
+                 "active in the suite (add a [%s] section)", name, name);
+        return DLB_ERR_INPUT;
+    }
+    if (!plugin_on(r, ns)) {
+        snprintf(r->reason, sizeof r->reason, "workload plugin %s is disabled", name);
+        return DLB_ERR_INPUT;
+    }
+    r->wl_hooks = r->ses.suite.ns[ns].plugin->workload;
+    r->wl_abi_minor = r->ses.suite.ns[ns].plugin->abi_minor;
+    r->wl_state = r->states[ns];
+    r->wl_host = &r->hosts[ns].pub;
+    return DLB_OK;
+}
+
+/* The allocator's step_end runs inside the timed step: what a pool does
+ * between steps (releasing memory, say) is part of what it costs. */
+static dlb_status step_fn(void *ctx)
+{
+    struct child_run *r = ctx;
+    dlb_status st = r->wl_hooks->step(r->wl);
+    const struct dlb_host_shared *sh = &r->shared;
+    if (st == DLB_OK && sh->pool && sh->pool->step_end)
+        sh->pool->step_end(sh->pool_state, sh->pool_host);
+    if (st == DLB_OK && r->wl_clock) {
+        /* A clock that stands still would keep the warm-up waiting for
+         * time to pass until the configuration's timeout. */
+        double t = r->wl_hooks->now(r->wl);
+        if (!(t > r->wl_clock_last) || !isfinite(t)) {
+            snprintf(r->reason, sizeof r->reason, "workload %s: its clock "
+                     "read %g s after a step, %g s before it: a workload "
+                     "that keeps its own clock (hook now) must advance it "
+                     "by each step's simulated duration",
+                     core_val(r, "workload")->s, t, r->wl_clock_last);
+            return DLB_ERR_INTERNAL;
+        }
+        r->wl_clock_last = t;
+    }
+    return st;
+}
+
+/* The precision the convolutions compute in, from the precision policy
+ * (amp); fp32 without one. */
+static const char *compute_precision(const struct child_run *r)
+{
+    const struct dlb_precision_hooks *p = r->wl_ctx.precision;
+    if (!p || !p->compute_type)
+        return "fp32";
+    switch (p->compute_type(r->wl_ctx.precision_state, DLB_LAYER_CONV)) {
+    case DLB_BF16: return "bf16";
+    case DLB_F16: return "fp16";
+    default: return "fp32";
+    }
+}
+
+static double workload_now(void *ctx)
+{
+    struct child_run *r = ctx;
+    return r->wl_hooks->now(r->wl);
+}
+
+/* Whether the workload keeps its own clock for this run (ABI 1.7 hook
+ * now, >= 0 after setup): then the measurement reads that one. */
+static void choose_clock(struct child_run *r, struct dlb_measure_spec *spec)
+{
+    if (r->wl_abi_minor < 7 || !r->wl_hooks->now)
+        return;
+    double t = r->wl_hooks->now(r->wl);
+    if (!(t >= 0) || !isfinite(t))
+        return;
+    r->wl_clock = 1;
+    r->wl_clock_last = t;
+    spec->now = workload_now;
+    spec->now_ctx = r;
+}
+
+static void record_measurement(struct child_run *r, const struct dlb_measure_result *m,
+                               const struct dlb_workload_info *info)
+{
+    json_t *samples = json_array();
+    for (size_t i = 0; i < m->n; i++)
+        json_array_append_new(samples, json_real(m->samples[i]));
+    json_object_set_new(r->rec, "samples", samples);
+    json_object_set_new(r->rec, "stats", dlb_stats_json(&m->stats));
+    double sps = info->samples_per_step;
+    /* Throughput is samples per second of step time: its interval is the
+     * step time's interval inverted. */
+    if (m->stats.median > 0)
+        json_object_set_new(r->rec, "throughput",
+                            json_pack("{s:f,s:f,s:f}", "median", sps / m->stats.median,
+                                      "ci_lo", sps / m->stats.ci_hi,
+                                      "ci_hi", sps / m->stats.ci_lo));
+    json_object_set_new(r->rec, "measure",
+        json_pack("{s:s,s:b,s:b,s:I,s:f,s:f,s:I,s:f,s:f,s:f}",
+                  "clock", r->wl_clock ? "workload" : "monotonic",
+                  "converged", m->converged, "settled", m->settled,
+                  "warmup_steps", (json_int_t)m->warmup_steps, "warmup_s", m->warmup_s,
+                  "measure_s", m->measure_s, "steps_per_sample",
+                  (json_int_t)m->steps_per_sample, "samples_per_step", sps,
+                  "flops_per_step", info->flops_per_step,
+                  "timer_overhead_s", m->timer_overhead_s));
+    if (info->flops_per_step > 0 && m->stats.median > 0) {
+        double gflops = info->flops_per_step / m->stats.median * 1e-9;
+        r->hosts[0].pub.metric(&r->hosts[0].pub, "gflops", "GFLOP/s", gflops);
+        if (r->have_peak && r->peak.fp32_gflops > 0)
+            r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_fp32_share", "%",
+                                   100.0 * gflops / r->peak.fp32_gflops);
+        /* The share of the unit the convolutions ran on: bf16 on a CPU
+         * with AMX is measured against AMX's peak, not the FMA units'. */
+        const char *unit = "none";
+        double pk = r->have_peak ? dlb_peak_unit_gflops(&r->peak, compute_precision(r),
+                                                         &unit) : 0;
+        if (pk > 0) {
+            r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_share", "%",
+                                   100.0 * gflops / pk);
+            json_object_set_new(json_object_get(r->rec, "measure"), "peak_unit",
+                                json_string(unit));
+        }
+    }
+}
+
+/* Counters around the sampling phase alone: the warm-up's first-touch
+ * page faults and the evaluation after it are not the step's. */
+static void on_sampling(void *ctx, int end)
+{
+    struct child_run *r = ctx;
+    dlb_sysmeter_read(&r->sys[end ? 1 : 0]);
+    r->sys_read = end ? 2 : 1;
+}
+
+static dlb_status measure(struct child_run *r)
+{
+    struct dlb_workload_info info = {1.0, 0.0};
+    /* The roofline, from the probe the parent cached (`dlbench info
+     * --peak`); looked up before the workload starts, since a backend may
+     * pin this thread and change how many cores it sees. */
+    struct dlb_error warn, perr;
+    r->have_peak = dlb_peak_get((int)core_val(r, "threads")->i, 0, &r->peak, &warn,
+                                &perr) == DLB_OK;
+    dlb_status st = r->wl_hooks->setup(r->wl_state, r->wl_host, &info, &r->wl);
+    if (st != DLB_OK) {
+        if (!r->reason[0])
+            snprintf(r->reason, sizeof r->reason, "workload setup: %s", dlb_status_name(st));
+        return st;
+    }
+    struct dlb_measure_spec spec = {
+        .warmup_min_s = core_val(r, "warmup")->f,
+        .warmup_max_s = core_val(r, "warmup_max")->f,
+        .min_samples = (size_t)core_val(r, "min_samples")->i,
+        .max_samples = (size_t)core_val(r, "max_samples")->i,
+        .ci_target = core_val(r, "ci_target")->f,
+        .time_cap_s = core_val(r, "time_cap")->f,
+        .steps_per_sample = (unsigned)core_val(r, "steps_per_sample")->i,
+        /* Ranks of one configuration take the same steps (join_world). */
+        .agree = r->shared.agree,
+        .agree_ctx = r->shared.agree_ctx,
+        .sampling = on_sampling,
+    };
+    choose_clock(r, &spec);
+    struct dlb_measure_result m;
+    st = dlb_measure_run(&spec, step_fn, r, &m);
+    if (m.n > 0)
+        record_measurement(r, &m, &info);
+    if (m.n > 0 && r->sys_read == 2)
+        json_object_set_new(r->rec, "system",
+                            dlb_sysmeter_json(&r->sys[0], &r->sys[1],
+                                              (double)m.n * m.steps_per_sample));
+    dlb_measure_result_free(&m);
+    if (st != DLB_OK) {
+        if (!r->reason[0])
+            snprintf(r->reason, sizeof r->reason, "workload step: %s", dlb_status_name(st));
+        return st;
+    }
+    if (r->wl_hooks->evaluate && (st = r->wl_hooks->evaluate(r->wl)) != DLB_OK) {
+        if (!r->reason[0])
+            snprintf(r->reason, sizeof r->reason, "workload evaluate: %s", dlb_status_name(st));
+        return st;
+    }
+    return DLB_OK;
+}
+
+/* The peak before the plugins' figures: a plugin may measure something
+ * of its own there, after the measurement (the data loader alone), and
+ * that is no part of the configuration's footprint. */
+static void collect_figures(struct child_run *r)
+{
+    const struct dlb_suite *s = &r->ses.suite;
+    struct rusage ru;
+    if (!r->hosts[0].pub.metric)
+        return; /* stopped before the hosts were set up: nothing ran */
+    if (getrusage(RUSAGE_SELF, &ru) == 0)
+        r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_rss", "bytes",
+                               (double)ru.ru_maxrss * 1024.0);
+    for (unsigned k = 1; k < r->n_inited && k < s->n_ns; k++) {
+        const struct dlb_plugin *p = s->ns[k].plugin;
+        if (plugin_on(r, k) && p->metrics)
+            p->metrics(r->states[k], &r->hosts[k].pub);
+    }
+}
+
+static void stop_all(struct child_run *r)
+{
+    if (r->wl_hooks && r->wl)
+        r->wl_hooks->teardown(r->wl);
+    const struct dlb_suite *s = &r->ses.suite;
+    for (unsigned k = r->n_inited; k-- > 1;) {
+        const struct dlb_plugin *p = k < s->n_ns ? s->ns[k].plugin : NULL;
+        if (p && plugin_on(r, k) && p->fini && r->states[k])
+            p->fini(r->states[k]);
+    }
+}
+
+/* Before anything that allocates for the measurement: the allocator's
+ * policy must hold from the first block the workload takes. */
+static dlb_status apply_controls(struct child_run *r)
+{
+    struct dlb_error err = {""};
+    dlb_status st;
+    json_t *c = dlb_child_controls_apply(core_val(r, "malloc")->s,
+                                         (long)core_val(r, "threads")->i, &st, &err);
+    if (!c) {
+        snprintf(r->reason, sizeof r->reason, "%s",
+                 st != DLB_OK ? err.msg : "out of memory");
+        return st != DLB_OK ? st : DLB_ERR_NOMEM;
+    }
+    json_t *mal = json_object_get(c, "malloc");
+    if (json_is_false(json_object_get(mal, "applied")))
+        fprintf(stderr, "dlbench: warning: malloc = %s not in force: %s\n",
+                json_string_value(json_object_get(mal, "policy")),
+                json_string_value(json_object_get(mal, "why")));
+    json_object_set_new(r->rec, "controls", c);
+    return DLB_OK;
+}
+
+static dlb_status run_config(struct child_run *r)
+{
+    dlb_status st = apply_controls(r);
+    if (st == DLB_OK)
+        st = apply_memory_limit(r);
+    if (st == DLB_OK)
+        st = start_plugins(r);
+    if (st == DLB_OK)
+        st = find_workload(r);
+    if (st == DLB_OK)
+        st = measure(r);
+    collect_figures(r);
+    stop_all(r);
+    return st;
+}
+
+static int write_record(int fd, json_t *rec)
+{
+    char *text = json_dumps(rec, JSON_COMPACT);
+    if (!text)
+        return -1;
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            free(text);
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    free(text);
+    return 0;
+}
+
+int dlb_child_main(const struct dlb_options *o)
+{
+    struct child_run r;
+    struct dlb_error err = {""};
+    memset(&r, 0, sizeof r);
+    if ((o->record_fd < 0 && !o->record_file) || o->config_index < 0 || !o->suite) {
+        fprintf(stderr, "dlbench: __child is internal to dlbench\n");
+        return 2;
+    }
+    dlb_status st = dlb_session_open(&r.ses, o, o->suite, &err);
+    if (st != DLB_OK) {
+        fprintf(stderr, "dlbench: %s\n", err.msg);
+        dlb_session_close(&r.ses);
+        return 2;
+    }
+    for (size_t i = 0; i < r.ses.plan.n; i++)
+        if (r.ses.plan.configs[i].index == (size_t)o->config_index)
+            r.cfg = &r.ses.plan.configs[i];
+    if (!r.cfg) {
+        fprintf(stderr, "dlbench: no configuration %ld in the plan\n", o->config_index);
+        dlb_session_close(&r.ses);
+        return 2;
+    }
+    r.shared.metrics = json_object();
+    r.shared.verbose = o->verbose;
+    r.hosts = calloc(r.ses.suite.n_ns, sizeof *r.hosts);
+    r.states = calloc(r.ses.suite.n_ns, sizeof *r.states);
+    r.rec = json_object();
+    if (!r.hosts || !r.states || !r.rec || !r.shared.metrics) {
+        fprintf(stderr, "dlbench: out of memory\n");
+        return 3;
+    }
+    r.quick = o->quick;
+    r.origin = o->origin;
+    json_object_set_new(r.rec, "index", json_integer((json_int_t)r.cfg->index));
+    json_object_set_new(r.rec, "id", json_string(r.cfg->id));
+    json_object_set_new(r.rec, "config", dlb_config_to_json(&r.ses.plan, r.cfg));
+
+    st = run_config(&r);
+    json_object_set_new(r.rec, "status", json_string(status_for(st)));
+    if (st != DLB_OK)
+        json_object_set_new(r.rec, "reason", json_string(r.reason[0] ? r.reason
+                                                                   : dlb_status_name(st)));
+    json_object_set(r.rec, "metrics", r.shared.metrics);
+    if (r.shared.world)
+        json_object_set(r.rec, "world", r.shared.world);
+    if (r.shared.device)
+        json_object_set(r.rec, "device", r.shared.device);
+    /* Under a launcher only rank 0 reports, into the record file. */
+    int rank = r.shared.world ? r.shared.rank : dlb_launch_env_rank();
+    int rc = (o->record_file ? dlb_record_file_write(o->record_file, rank, r.rec)
+                             : write_record(o->record_fd, r.rec)) == 0 ? 0 : 1;
+    json_decref(r.shared.world);
+    json_decref(r.shared.device);
+
+    json_decref(r.rec);
+    json_decref(r.shared.metrics);
+    free(r.hosts);
+    free(r.states);
+    dlb_session_close(&r.ses);
+    return rc;
+}

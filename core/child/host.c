@@ -1,0 +1,312 @@
+#include "child/host.h"
+
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "backend/dtype.h"
+#include "data/augment.h"
+#include "stats/measure.h"
+#include "data/batches.h"
+
+static const struct dlb_host_priv *priv(const struct dlb_host *h)
+{
+    return (const struct dlb_host_priv *)h;
+}
+
+static void host_log(const struct dlb_host *h, enum dlb_log_level lvl,
+                     const char *fmt, ...)
+{
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    const struct dlb_host_priv *p = priv(h);
+    if (lvl == DLB_LOG_DEBUG && !p->shared->verbose)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: %s: ", p->who, names[lvl]);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static dlb_status host_metric(const struct dlb_host *h, const char *name,
+                              const char *unit, double value)
+{
+    const struct dlb_host_priv *p = priv(h);
+    char key[256];
+    if (!name || !*name)
+        return DLB_ERR_INPUT;
+    snprintf(key, sizeof key, "%s%s", p->metric_prefix, name);
+    json_t *m = json_pack("{s:f,s:s}", "value", value, "unit", unit ? unit : "");
+    if (!m || json_object_set_new(p->shared->metrics, key, m) != 0)
+        return DLB_ERR_NOMEM;
+    return DLB_OK;
+}
+
+static void host_quality_work_skipped(const struct dlb_host *h)
+{
+    priv(h)->shared->quality_work_skipped = 1;
+}
+
+/* Host memory, counted. */
+static void *host_sys_alloc(const struct dlb_host *h, size_t bytes)
+{
+    struct dlb_host_shared *s = priv(h)->shared;
+    void *p = malloc(bytes ? bytes : 1);
+    if (p) {
+        s->sys_bytes += bytes;
+        if (s->sys_bytes > s->sys_peak)
+            s->sys_peak = s->sys_bytes;
+    }
+    return p;
+}
+
+static void host_sys_free(const struct dlb_host *h, void *p, size_t bytes)
+{
+    struct dlb_host_shared *s = priv(h)->shared;
+    if (!p)
+        return;
+    s->sys_bytes -= bytes;
+    free(p);
+}
+
+/* "The device allocator under any pool": the GPU's on a GPU
+ * configuration (host_device.c), else malloc. */
+static void *host_raw_alloc(const struct dlb_host *h, size_t bytes)
+{
+    if (dlb_host_device_memory(h))
+        return dlb_host_device_raw_alloc(h, bytes);
+    return host_sys_alloc(h, bytes);
+}
+
+static void host_raw_free(const struct dlb_host *h, void *p, size_t bytes)
+{
+    if (dlb_host_device_memory(h))
+        dlb_host_device_raw_free(h, p, bytes);
+    else
+        host_sys_free(h, p, bytes);
+}
+
+/* Workload memory goes through the pool when a plugin provides one: the
+ * pool's calls use the pool plugin's own host, so its raw_alloc figures are
+ * attributed to it. A pool over device memory serves only the backend's
+ * buffers: host memory bypasses it. */
+static void *host_alloc(const struct dlb_host *h, size_t bytes)
+{
+    struct dlb_host_shared *s = priv(h)->shared;
+    if (s->pool && !dlb_host_device_memory(h))
+        return s->pool->alloc(s->pool_state, s->pool_host, bytes);
+    return host_sys_alloc(h, bytes);
+}
+
+static void host_free(const struct dlb_host *h, void *p, size_t bytes)
+{
+    struct dlb_host_shared *s = priv(h)->shared;
+    if (s->pool && !dlb_host_device_memory(h))
+        s->pool->free(s->pool_state, s->pool_host, p, bytes);
+    else
+        host_sys_free(h, p, bytes);
+}
+
+static double host_now(const struct dlb_host *h)
+{
+    (void)h;
+    return dlb_now();
+}
+
+/* ---- data services (ABI 1.1): thin, so that a plugin's batches come from
+ * the very code the baseline loader runs. */
+
+static void host_dataset_shape(const struct dlb_host *h,
+                               const struct dlb_dataset *ds, uint32_t *n,
+                               uint32_t *c, uint32_t *hh, uint32_t *w,
+                               uint32_t *classes)
+{
+    (void)h;
+    *n = ds->n;
+    *c = ds->c;
+    *hh = ds->h;
+    *w = ds->w;
+    *classes = ds->classes;
+}
+
+static void host_dataset_bytes(const struct dlb_host *h,
+                               const struct dlb_dataset *ds,
+                               const uint8_t **images, const uint8_t **labels)
+{
+    (void)h;
+    *images = ds->images;
+    *labels = ds->labels;
+}
+
+/* A view borrows everything (bytes, source name): freeing it frees only
+ * the struct. */
+static dlb_status host_dataset_view(const struct dlb_host *h,
+                                    const struct dlb_dataset *ds,
+                                    const uint8_t *images,
+                                    const uint8_t *labels,
+                                    struct dlb_dataset **view)
+{
+    (void)h;
+    *view = NULL;
+    if (!images || !labels)
+        return DLB_ERR_INPUT;
+    struct dlb_dataset *v = malloc(sizeof *v);
+    if (!v)
+        return DLB_ERR_NOMEM;
+    *v = *ds;
+    v->images = (uint8_t *)(uintptr_t)images;
+    v->labels = (uint8_t *)(uintptr_t)labels;
+    *view = v;
+    return DLB_OK;
+}
+
+static void host_dataset_view_free(const struct dlb_host *h,
+                                   struct dlb_dataset *view)
+{
+    (void)h;
+    free(view);
+}
+
+static void host_epoch_order(const struct dlb_host *h,
+                             const struct dlb_dataset *ds, uint64_t seed,
+                             uint64_t epoch, int shuffle, uint32_t *idx)
+{
+    (void)h;
+    dlb_epoch_order(idx, ds->n, seed, epoch, shuffle);
+}
+
+static dlb_status host_batch_fill(const struct dlb_host *h,
+                                  const struct dlb_dataset *ds,
+                                  const uint32_t *indices, uint32_t n,
+                                  int augment, uint64_t seed, uint64_t epoch,
+                                  uint64_t batch_no, float *images,
+                                  int32_t *labels)
+{
+    (void)h;
+    return dlb_batches_fill(ds, indices, n, augment, seed, epoch, batch_no,
+                            images, labels);
+}
+
+static dlb_status host_cache_dir(const struct dlb_host *h, char *buf,
+                                 size_t len)
+{
+    const char *d = getenv("DLBENCH_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    (void)h;
+    /* empty variables count as unset, as the XDG spec says */
+    if (d && *d)
+        n = snprintf(buf, len, "%s", d);
+    else if (x && *x)
+        n = snprintf(buf, len, "%s/dlbench", x);
+    else if (home && *home)
+        n = snprintf(buf, len, "%s/.cache/dlbench", home);
+    else
+        return DLB_ERR_INPUT;
+    return n < 0 || (size_t)n >= len ? DLB_ERR_INPUT : DLB_OK;
+}
+
+/* ---- backend capabilities (ABI 1.1) ----------------------------------
+ * probe runs in the configuration's process before the workload opens its
+ * backend, so the answer comes from a short-lived handle of the same
+ * backend: asking the device itself is the only way to get its reason
+ * right, and the parent never gets here (it initialises no oneDNN). A
+ * backend may pin the calling thread when it opens (the cpu backend does);
+ * the thread's CPU mask is restored, so that what runs before the
+ * workload (the roofline lookup) still sees every allowed CPU. */
+static dlb_status host_backend_supports(const struct dlb_host *h,
+                                        enum dlb_dtype dtype, char *reason,
+                                        size_t len)
+{
+    enum dlb_backend_cap cap;
+    struct dlb_backend *be = NULL;
+    char why[512] = "";
+    cpu_set_t mask;
+    int have_mask;
+    dlb_status s;
+    if (reason && len)
+        reason[0] = '\0';
+    switch (dtype) {
+    case DLB_F32: return DLB_OK;
+    case DLB_F16: cap = DLB_CAP_F16; break;
+    case DLB_BF16: cap = DLB_CAP_BF16; break;
+    case DLB_S8: case DLB_U8: cap = DLB_CAP_INT8; break;
+    default:
+        snprintf(reason, len, "no capability query for %s",
+                 dlb_dtype_name(dtype));
+        return DLB_ERR_UNSUPPORTED;
+    }
+    if (!h->backend_name) {
+        snprintf(reason, len, "no backend named for this configuration");
+        return DLB_ERR_INTERNAL;
+    }
+    have_mask = sched_getaffinity(0, sizeof mask, &mask) == 0;
+    s = dlb_backend_open(h->backend_name, NULL, &be, why, sizeof why);
+    if (s == DLB_OK)
+        s = DLB_BE_CALL(be, supports, cap, why, sizeof why);
+    dlb_backend_close(be);
+    if (have_mask)
+        sched_setaffinity(0, sizeof mask, &mask);
+    if (s != DLB_OK)
+        snprintf(reason, len, "%s", why[0] ? why : dlb_status_name(s));
+    return s;
+}
+
+void dlb_host_setup(struct dlb_host_priv *h, struct dlb_host_shared *shared,
+                    const char *who, uint64_t seed, int quick)
+{
+    memset(h, 0, sizeof *h);
+    h->shared = shared;
+    if (!shared->have_cpus)
+        shared->have_cpus =
+            sched_getaffinity(0, sizeof shared->cpus, &shared->cpus) == 0;
+    snprintf(h->who, sizeof h->who, "%s", who);
+    if (strcmp(who, "core") != 0)
+        snprintf(h->metric_prefix, sizeof h->metric_prefix, "%s.", who);
+    h->pub.struct_size = sizeof h->pub;
+    h->pub.abi_minor = DLB_PLUGIN_ABI_MINOR;
+    h->pub.log = host_log;
+    h->pub.metric = host_metric;
+    h->pub.alloc = host_alloc;
+    h->pub.free = host_free;
+    h->pub.raw_alloc = host_raw_alloc;
+    h->pub.raw_free = host_raw_free;
+    h->pub.now = host_now;
+    h->pub.seed = seed;
+    h->pub.quick = quick;
+    h->pub.core = h;
+    h->pub.dataset_shape = host_dataset_shape;
+    h->pub.dataset_bytes = host_dataset_bytes;
+    h->pub.dataset_view = host_dataset_view;
+    h->pub.dataset_view_free = host_dataset_view_free;
+    h->pub.epoch_order = host_epoch_order;
+    h->pub.batch_fill = host_batch_fill;
+    h->pub.cache_dir = host_cache_dir;
+    h->pub.backend_supports = host_backend_supports;
+    h->pub.model_ops = &dlb_host_model_ops;
+    h->pub.quant_ops = &dlb_host_quant_ops;
+    h->pub.prune_ops = &dlb_host_prune_ops;
+    h->pub.replica_ops = &dlb_host_replica_ops;
+    h->pub.train_ops = &dlb_host_train_ops;
+    h->pub.stage_ops = &dlb_host_stage_ops;
+    h->pub.pinned_supported = dlb_host_pinned_supported;
+    h->pub.pinned_alloc = dlb_host_pinned_alloc;
+    h->pub.pinned_free = dlb_host_pinned_free;
+    h->pub.quality_work_skipped = host_quality_work_skipped;
+}
+
+int dlb_host_quality_work_skipped(const struct dlb_host *h)
+{
+    return priv(h)->shared->quality_work_skipped;
+}
+
+void dlb_host_set_data(const struct dlb_host *h, const struct dlb_host_data *data)
+{
+    if (data != priv(h)->shared->data)
+        dlb_host_close_models(priv(h)->shared);
+    priv(h)->shared->data = data;
+}

@@ -1,0 +1,51 @@
+/* dlbench: which deep-learning optimizations pay off on this machine. */
+#include "config.h"
+
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "child/child.h"
+#include "options/options.h"
+#include "cli/cmd_compare.h"
+#include "cli/cmd_list.h"
+#include "cli/cmd_merge.h"
+#include "cli/cmd_run.h"
+
+int main(int argc, char **argv)
+{
+    struct dlb_options opts;
+    struct dlb_error err = {""};
+    /* Whatever the umask, nothing dlbench writes (run directories,
+     * journals, reports, caches) is writable by other users: they could
+     * alter measurements or plant files in a run. */
+    umask(umask(0) | S_IWOTH);
+    if (dlb_cli_parse(argc, argv, &opts, &err) != DLB_OK) {
+        fprintf(stderr, "dlbench: %s\n", err.msg);
+        dlb_cli_free(&opts);
+        return 2;
+    }
+    int rc = 0;
+    switch (opts.cmd) {
+    case DLB_CMD_RUN: rc = dlb_cmd_run(&opts); break;
+    case DLB_CMD_LIST: rc = dlb_cmd_list(&opts); break;
+    case DLB_CMD_PLUGIN_HELP: rc = dlb_cmd_plugin_help(&opts); break;
+    case DLB_CMD_INFO: rc = dlb_cmd_info(&opts); break;
+    case DLB_CMD_CHILD: rc = dlb_child_main(&opts); break;
+    case DLB_CMD_COMPARE: rc = dlb_cmd_compare(&opts); break;
+    case DLB_CMD_HISTORY: rc = dlb_cmd_history(&opts); break;
+    case DLB_CMD_BASELINE: rc = dlb_cmd_baseline(&opts); break;
+    case DLB_CMD_MERGE: rc = dlb_cmd_merge(&opts); break;
+    case DLB_CMD_VERSION:
+        printf("dlbench %s (commit %s)\n", PACKAGE_VERSION, DLB_GIT_COMMIT);
+        break;
+    case DLB_CMD_HELP:
+        dlb_cli_usage(stdout);
+        break;
+    case DLB_CMD_NONE:
+        dlb_cli_usage(stderr);
+        rc = 2;
+        break;
+    }
+    dlb_cli_free(&opts);
+    return rc;
+}

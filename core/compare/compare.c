@@ -1,0 +1,401 @@
+/* dlb_compare: match the configurations of two runs by id and judge each. */
+#include "compare/compare.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "results/results.h"
+#include "stats/stats.h"
+
+dlb_status dlb_compare_load(const char *path, json_t **doc, char **file,
+                            struct dlb_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: %s (give a run directory or "
+                          "its results.json)", path, strerror(errno));
+    size_t n = strlen(path) + sizeof "/results.json";
+    char *f = malloc(n);
+    if (!f)
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    if (S_ISDIR(st.st_mode))
+        snprintf(f, n, "%s/results.json", path);
+    else
+        snprintf(f, n, "%s", path);
+    if (S_ISDIR(st.st_mode) && stat(f, &st) != 0) {
+        dlb_status s = dlb_errorf(err, DLB_ERR_INPUT, "%s has no results.json; if "
+                                  "the run was interrupted, finish it with "
+                                  "dlbench --resume %s", path, path);
+        free(f);
+        return s;
+    }
+    dlb_status s = dlb_results_read(f, doc, err);
+    if (s != DLB_OK) {
+        free(f);
+        /* A file that cannot be opened is bad input to compare, too. */
+        return s == DLB_ERR_IO ? DLB_ERR_INPUT : s;
+    }
+    *file = f;
+    return DLB_OK;
+}
+
+static const struct dlb_record *find_rec(const struct dlb_results *doc,
+                                         const char *id)
+{
+    for (size_t i = 0; i < doc->n; i++)
+        if (!strcmp(doc->records[i].id, id))
+            return &doc->records[i];
+    return NULL;
+}
+
+static int rec_ok(const struct dlb_record *rec)
+{
+    return rec && rec->status == DLB_REC_OK;
+}
+
+/* The record's samples divided by `scale`, malloc'ed; the median alone
+ * when it has no samples. NULL when it has neither. */
+static double *samples_of(const struct dlb_record *rec, double scale, size_t *n)
+{
+    size_t k = 0;
+    double *s = malloc((rec->n_samples + 1) * sizeof *s);
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < rec->n_samples; i++)
+        if (rec->samples[i] > 0) /* false for an absent one (NAN) */
+            s[k++] = rec->samples[i] / scale;
+    if (!k && rec->stats.median > 0)
+        s[k++] = rec->stats.median / scale;
+    *n = k;
+    if (!k) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* The median a run reports: with repetitions, from the processes' own
+ * (see repeat.h), which the pooled samples' would not give. */
+static double median_of(const struct dlb_record *rec)
+{
+    struct dlb_log_spread ps;
+    if (dlb_compare_processes_of(rec, 1.0, &ps))
+        return exp(ps.mean);
+    size_t n;
+    double *s = samples_of(rec, 1.0, &n);
+    struct dlb_stats st;
+    double m = s && dlb_stats_compute(s, n, &st) == DLB_OK ? st.median : NAN;
+    free(s);
+    return m;
+}
+
+json_t *dlb_context_get(json_t *context, const char *name)
+{
+    json_t *v = json_object_get(context, name);
+    if (v)
+        return v;
+    char key[256];
+    const char *dot = strchr(name, '.');
+    if (!dot || (size_t)(dot - name) >= sizeof key)
+        return NULL;
+    memcpy(key, name, (size_t)(dot - name));
+    key[dot - name] = '\0';
+    json_t *inner = json_object_get(context, key);
+    return json_is_object(inner) ? dlb_context_get(inner, dot + 1) : NULL;
+}
+
+static const char *ctx_str(const struct dlb_results *doc, const char *key)
+{
+    const char *s = json_string_value(dlb_context_get(doc->context, key));
+    return s ? s : "unknown";
+}
+
+static void warn(json_t *cmp, const char *fmt, const char *a, const char *b)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, fmt, a, b);
+    json_array_append_new(json_object_get(cmp, "warnings"), json_string(buf));
+}
+
+static void context_warnings(json_t *cmp, const struct dlb_results *base,
+                             const struct dlb_results *nw, int normalize)
+{
+    const char *bh = ctx_str(base, "host"), *nh = ctx_str(nw, "host");
+    const char *bc = ctx_str(base, "cpu.model"), *nc = ctx_str(nw, "cpu.model");
+    if ((strcmp(bh, nh) || strcmp(bc, nc)) && !normalize) {
+        warn(cmp, "the runs come from different machines (%s, %s): absolute step "
+             "times are not comparable; --normalize compares each configuration "
+             "relative to its own run's baseline configuration", bh, nh);
+        if (strcmp(bc, nc))
+            warn(cmp, "CPU models differ: %s, %s", bc, nc);
+    }
+    const char *bs = ctx_str(base, "suite.crc32"), *ns = ctx_str(nw, "suite.crc32");
+    if (strcmp(bs, ns))
+        warn(cmp, "the suite files differ (CRC-32 %s, %s): the configurations "
+             "may not measure the same thing", bs, ns);
+    json_t *bq = dlb_context_get(base->context, "quick");
+    json_t *nq = dlb_context_get(nw->context, "quick");
+    if (json_is_boolean(bq) && json_is_boolean(nq) && json_is_true(bq) != json_is_true(nq))
+        warn(cmp, "one run used --quick and the other did not%s%s", "", "");
+}
+
+/* The configuration both runs are divided by: the selection's baseline
+ * when it ran in both, else the first configuration that ran in both. */
+static const char *reference_id(const struct dlb_results *base,
+                                const struct dlb_results *nw)
+{
+    const char *ids[2] = {
+        json_string_value(dlb_context_get(nw->selection, "baseline")),
+        json_string_value(dlb_context_get(base->selection, "baseline")),
+    };
+    for (int i = 0; i < 2; i++)
+        if (ids[i] && rec_ok(find_rec(base, ids[i])) && rec_ok(find_rec(nw, ids[i])))
+            return ids[i];
+    for (size_t i = 0; i < base->n; i++) {
+        const char *id = base->records[i].id;
+        if (rec_ok(&base->records[i]) && rec_ok(find_rec(nw, id)))
+            return id;
+    }
+    return NULL;
+}
+
+struct judge {
+    const struct dlb_compare_opts *o;
+    double bscale, nscale;  /* each run's reference median, or 1 */
+    const char *ref;
+    double log_sum;
+    size_t compared;
+    const char *base_file, *new_file; /* for messages */
+    double *resolution;     /* each judged row's, for the summary */
+    size_t n_res;
+    size_t by_samples;      /* rows judged on one process's samples */
+};
+
+/* The comparison's resolution: the median and the largest of its rows'
+ * (see judge_pair), so that "same" is read with what it could not see. */
+static void set_resolution(json_t *cmp, struct judge *J)
+{
+    if (!J->n_res) {
+        json_object_set_new(cmp, "resolution", json_null());
+        return;
+    }
+    dlb_sort_doubles(J->resolution, J->n_res);
+    size_t n = J->n_res;
+    double med = n % 2 ? J->resolution[n / 2]
+                       : 0.5 * (J->resolution[n / 2 - 1] + J->resolution[n / 2]);
+    json_object_set_new(cmp, "resolution",
+                        json_pack("{s:f,s:f}", "median", med, "max", J->resolution[n - 1]));
+}
+
+static dlb_status judge_pair(struct judge *J, const char *id,
+                             const struct dlb_record *b, const struct dlb_record *n,
+                             json_t *row, struct dlb_error *err)
+{
+    size_t nb, nn;
+    double *sb = samples_of(b, J->bscale, &nb), *sn = samples_of(n, J->nscale, &nn);
+    struct dlb_ratio r;
+    struct dlb_log_spread pb, pn;
+    int by_process = dlb_compare_processes_of(b, J->bscale, &pb) &&
+                     dlb_compare_processes_of(n, J->nscale, &pn);
+    dlb_status s = !sb || !sn ? DLB_ERR_INPUT
+                   : by_process ? dlb_ratio_from_processes(&pb, &pn, &r)
+                   : dlb_ratio_estimate(sb, nb, sn, nn, &r);
+    int have_b = sb != NULL, have_n = sn != NULL;
+    free(sb);
+    free(sn);
+    if (by_process) {
+        nb = (size_t)pb.count;
+        nn = (size_t)pn.count;
+    }
+    /* Name the file at fault: status ok without a positive step time is
+     * a damaged or hand-edited record. */
+    if (!have_b || !have_n)
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: configuration %s has status ok "
+                          "but no usable step times (no positive \"samples\" or "
+                          "\"stats.median\")", !have_b ? J->base_file : J->new_file, id);
+    if (s != DLB_OK)
+        return dlb_errorf(err, s == DLB_ERR_NOMEM ? s : DLB_ERR_INPUT,
+                          "configuration %s: no usable step times in both runs", id);
+    int is_ref = J->ref && !strcmp(J->ref, id);
+    /* Too few samples for a test: never significant. */
+    double p = (nb < 2 || nn < 2 || !isfinite(r.p)) ? 1.0 : r.p;
+    const char *verdict = "same";
+    if (!is_ref && p < J->o->alpha && r.ratio > 1 + J->o->threshold)
+        verdict = "slower";
+    else if (!is_ref && p < J->o->alpha && r.ratio < 1 - J->o->threshold)
+        verdict = "faster";
+    json_object_set_new(row, "verdict", json_string(verdict));
+    json_object_set_new(row, "ratio", json_real(r.ratio));
+    json_object_set_new(row, "ratio_ci", json_pack("[f, f]", r.lo, r.hi));
+    json_object_set_new(row, "p", (nb < 2 || nn < 2 || !isfinite(r.p))
+                                  ? json_null() : json_real(r.p));
+    json_object_set_new(row, "base_n", json_integer((json_int_t)nb));
+    json_object_set_new(row, "new_n", json_integer((json_int_t)nn));
+    json_object_set_new(row, "test", json_string(by_process ? "welch" : "mann-whitney"));
+    /* How small a change this row could have seen: a true ratio further
+     * from 1 than the interval's half-width (on the log scale) would
+     * have put 1 outside it, and a change must pass the threshold too. */
+    double half = fmax(log(r.hi / r.ratio), log(r.ratio / r.lo));
+    J->by_samples += !is_ref && !by_process;
+    if (!is_ref && isfinite(half) && nb >= 2 && nn >= 2) {
+        double res = fmax(expm1(half), J->o->threshold);
+        json_object_set_new(row, "resolution", json_real(res));
+        J->resolution[J->n_res++] = res;
+    }
+    if (is_ref) {
+        json_object_set_new(row, "reference", json_true());
+    } else {
+        J->log_sum += log(r.ratio);
+        J->compared++;
+    }
+    return DLB_OK;
+}
+
+static void count(json_t *cmp, const char *verdict)
+{
+    json_t *counts = json_object_get(cmp, "counts");
+    json_t *c = json_object_get(counts, verdict);
+    json_object_set_new(counts, verdict, json_integer(json_integer_value(c) + 1));
+}
+
+static void note_status(json_t *row, const char *which,
+                        const struct dlb_record *rec)
+{
+    char buf[600];
+    if (!rec)
+        snprintf(buf, sizeof buf, "not in %s", which);
+    else
+        snprintf(buf, sizeof buf, "%s: %s%s%s", which,
+                 dlb_rec_status_name(rec->status), rec->reason ? ": " : "",
+                 rec->reason ? rec->reason : "");
+    json_object_set_new(row, "note", json_string(buf));
+}
+
+static dlb_status one_config(struct judge *J, json_t *cmp, const char *id,
+                             const struct dlb_record *b,
+                             const struct dlb_record *n, struct dlb_error *err)
+{
+    if (!rec_ok(b) && !rec_ok(n))
+        return DLB_OK; /* ran in neither: nothing to say */
+    json_t *row = json_pack("{s:s}", "id", id);
+    if (!row)
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    if (rec_ok(b))
+        json_object_set_new(row, "base_median_s", json_real(median_of(b)));
+    if (rec_ok(n))
+        json_object_set_new(row, "new_median_s", json_real(median_of(n)));
+    dlb_status s = DLB_OK;
+    if (rec_ok(b) && rec_ok(n)) {
+        s = judge_pair(J, id, b, n, row, err);
+    } else if (rec_ok(b)) {
+        json_object_set_new(row, "verdict", json_string("missing"));
+        note_status(row, "new", n);
+    } else {
+        json_object_set_new(row, "verdict", json_string("new"));
+        if (b)
+            note_status(row, "base", b);
+    }
+    if (s == DLB_OK)
+        count(cmp, json_string_value(json_object_get(row, "verdict")));
+    json_array_append_new(json_object_get(cmp, "configs"), row);
+    return s;
+}
+
+static dlb_status set_reference(struct judge *J, json_t *cmp,
+                                const struct dlb_results *base,
+                                const struct dlb_results *nw, const char *base_file,
+                                const char *new_file, struct dlb_error *err)
+{
+    J->bscale = J->nscale = 1.0;
+    if (!J->o->normalize) {
+        json_object_set_new(cmp, "normalized_by", json_null());
+        return DLB_OK;
+    }
+    J->ref = reference_id(base, nw);
+    if (!J->ref)
+        return dlb_errorf(err, DLB_ERR_INPUT, "--normalize: no configuration ran "
+                          "in both %s and %s to normalize by", base_file, new_file);
+    J->bscale = median_of(find_rec(base, J->ref));
+    J->nscale = median_of(find_rec(nw, J->ref));
+    if (!(J->bscale > 0) || !(J->nscale > 0))
+        return dlb_errorf(err, DLB_ERR_INPUT, "--normalize: configuration %s has "
+                          "no step times", J->ref);
+    json_object_set_new(cmp, "normalized_by", json_string(J->ref));
+    return DLB_OK;
+}
+
+static dlb_status compare(const struct dlb_results *base, const char *base_file,
+                          const struct dlb_results *nw, const char *new_file,
+                          const struct dlb_compare_opts *o, json_t **out,
+                          struct dlb_error *err)
+{
+    json_t *cmp = json_pack("{s:s, s:i, s:s, s:s, s:f, s:f, s:[], s:[], "
+                            "s:{s:i, s:i, s:i, s:i, s:i}}",
+                            "schema", "dlbench-compare", "schema_version", 1,
+                            "base", base_file, "new", new_file,
+                            "threshold", o->threshold, "alpha", o->alpha,
+                            "warnings", "configs", "counts", "faster", 0,
+                            "slower", 0, "same", 0, "new", 0, "missing", 0);
+    if (!cmp)
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    struct judge J = {.o = o, .base_file = base_file, .new_file = new_file};
+    J.resolution = malloc((base->n + 1) * sizeof *J.resolution);
+    if (!J.resolution) {
+        json_decref(cmp);
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    }
+    dlb_status s = set_reference(&J, cmp, base, nw, base_file, new_file, err);
+    context_warnings(cmp, base, nw, o->normalize);
+    for (size_t i = 0; i < base->n && s == DLB_OK; i++) {
+        const char *id = base->records[i].id;
+        s = one_config(&J, cmp, id, &base->records[i], find_rec(nw, id), err);
+    }
+    for (size_t i = 0; i < nw->n && s == DLB_OK; i++) {
+        const char *id = nw->records[i].id;
+        if (!find_rec(base, id))
+            s = one_config(&J, cmp, id, NULL, &nw->records[i], err);
+    }
+    if (s != DLB_OK) {
+        free(J.resolution);
+        json_decref(cmp);
+        return s;
+    }
+    set_resolution(cmp, &J);
+    free(J.resolution);
+    /* Samples of one process vary less than processes do: two back-to-back
+     * single-process runs of one build here differed by 8% at p = 4e-6. */
+    if (J.by_samples)
+        warn(cmp, "%s configuration(s) were measured in one process on a side and "
+             "are compared on their samples: the interval does not cover the spread "
+             "between processes (2-8%% on a quiet 2-core VM), so a verdict may be a "
+             "difference between two processes; run both with repetitions = 3 or "
+             "more, or both builds together (%s)",
+             J.by_samples == J.compared ? "all" : "some", "ci/perf-check --against");
+    if (o->normalize && !J.compared)
+        warn(cmp, "only the reference configuration (%s) ran in both runs: "
+             "relative to it, nothing is left to compare%s", J.ref, "");
+    json_object_set_new(cmp, "compared", json_integer((json_int_t)J.compared));
+    json_object_set_new(cmp, "geomean_ratio", J.compared
+                        ? json_real(exp(J.log_sum / (double)J.compared)) : json_null());
+    *out = cmp;
+    return DLB_OK;
+}
+
+dlb_status dlb_compare(json_t *base, const char *base_file, json_t *nw,
+                       const char *new_file, const struct dlb_compare_opts *o,
+                       json_t **out, struct dlb_error *err)
+{
+    struct dlb_results b, n;
+    dlb_status s = dlb_results_parse(base, base_file, &b, err);
+    if (s != DLB_OK)
+        return s;
+    s = dlb_results_parse(nw, new_file, &n, err);
+    if (s == DLB_OK) {
+        s = compare(&b, base_file, &n, new_file, o, out, err);
+        dlb_results_free(&n);
+    }
+    dlb_results_free(&b);
+    return s;
+}

@@ -1,0 +1,26 @@
+/* Plots with gnuplot: for each plot a data file, a script and the PNG and
+ * SVG it draws, in DIR/plots/. Strings from suites are escaped before they
+ * reach a script. Without gnuplot the data and scripts are still written
+ * and the caller is told how to install it. */
+#ifndef DLB_CORE_PLOT_H
+#define DLB_CORE_PLOT_H
+
+#include <jansson.h>
+#include "util/error.h"
+
+/* Write every plot that the records support. *plots is a new JSON array of
+ * {"name", "title", "png", "svg", "data", "script"} (paths relative to
+ * DIR), in the order a report shows them. *drawn is 0 when gnuplot was
+ * missing or failed (the files other than PNG/SVG still exist); the
+ * status is then still DLB_OK and err->msg says why and, when gnuplot is
+ * missing, how to install it: the caller prints it as a warning. */
+dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
+                           json_t *selection, json_t **plots, int *drawn,
+                           struct dlb_error *err);
+
+/* The limit on one gnuplot process: $DLBENCH_GNUPLOT_TIMEOUT seconds
+ * (fractions allowed), or 60 when unset. An unusable value is
+ * DLB_ERR_INPUT naming the variable: a run checks it before it measures. */
+dlb_status dlb_gnuplot_timeout(double *seconds, struct dlb_error *err);
+
+#endif

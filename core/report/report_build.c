@@ -1,0 +1,343 @@
+/* The report's content, once, for both the Markdown and the HTML form:
+ * environment, winner and why, one row per configuration, notes. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report_impl.h"
+
+const char *const dlb_rep_heads[DLB_REP_COLS] = {
+    "#", "configuration", "status", "throughput (samples/s) [95% CI]",
+    "speedup [CI]", "accuracy (%)", "accuracy drop (points)", "peak memory",
+    "plugin figures"};
+
+void dlb_rep_num(char *buf, size_t len, double v)
+{
+    snprintf(buf, len, fabs(v) >= 1e3 ? "%.0f" : "%.4g", v);
+}
+
+double dlb_rep_or0(double v)
+{
+    return isnan(v) ? 0 : v;
+}
+
+void dlb_rep_bytes(char *buf, size_t len, double v)
+{
+    snprintf(buf, len, "%.1f MiB", v / 1048576.0);
+}
+
+static const char *str(json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "unknown";
+}
+
+static int in_list(json_t *list, const char *id)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(list, i, v)
+        if (json_is_string(v) && !strcmp(json_string_value(v), id))
+            return 1;
+    return 0;
+}
+
+static void environment(struct dlb_rep *r, json_t *ctx)
+{
+    json_t *cpu = json_object_get(ctx, "cpu"), *suite = json_object_get(ctx, "suite");
+    json_t *cores = json_object_get(cpu, "physical_cores");
+    double mem = json_number_value(json_object_get(ctx, "memory_total_bytes"));
+    char m[64];
+    dlb_rep_bytes(m, sizeof m, mem);
+    snprintf(r->title, sizeof r->title, "dlbench report: %s", str(suite, "name"));
+    snprintf(r->env[r->n_env++], 300, "host: %s, %s", str(ctx, "host"),
+             str(json_object_get(ctx, "os"), "pretty_name"));
+    snprintf(r->env[r->n_env++], 300, "CPU: %s, %lld physical cores, %lld "
+             "logical CPUs allowed, %s memory", str(cpu, "model"),
+             json_is_integer(cores) ? (long long)json_integer_value(cores) : -1LL,
+             (long long)json_integer_value(json_object_get(cpu, "logical_cpus_allowed")),
+             m);
+    json_t *cc = json_object_get(ctx, "compiler"), *d = json_object_get(ctx, "dlbench");
+    snprintf(r->env[r->n_env++], 300, "dlbench %s (%s), %s %s", str(d, "version"),
+             str(d, "git_commit"), str(cc, "name"), str(cc, "version"));
+    /* The devices the configurations ran on, as their records say. */
+    json_t *devs = json_object_get(ctx, "devices"), *dev;
+    size_t i;
+    json_array_foreach(devs, i, dev) {
+        char dm[64] = "";
+        json_t *tot = json_object_get(dev, "memory_total_bytes");
+        long long units = (long long)json_integer_value(
+            json_object_get(dev, "compute_units"));
+        if (r->n_env >= 7) /* the run line comes last */
+            break;
+        if (json_is_number(tot))
+            dlb_rep_bytes(dm, sizeof dm, json_number_value(tot));
+        snprintf(r->env[r->n_env++], 300, "device (%s): %s%s%s, %lld compute "
+                 "unit%s%s%s%s%s", str(dev, "backend"), str(dev, "name"),
+                 *str(dev, "arch") ? ", arch " : "", str(dev, "arch"), units,
+                 units == 1 ? "" : "s", dm[0] ? ", " : "", dm,
+                 *str(dev, "driver") ? "; " : "", str(dev, "driver"));
+    }
+    json_t *ms = json_object_get(ctx, "measurement");
+    json_t *il = json_object_get(ms, "interleave");
+    if (json_is_object(ms) && r->n_env < 6) {
+        char order[120] = "each configuration once, in plan order";
+        if (json_is_object(il))
+            snprintf(order, sizeof order, "%lld passes, each in its own random "
+                     "order (seed %lld)",
+                     (long long)json_integer_value(json_object_get(il, "passes")),
+                     (long long)json_integer_value(json_object_get(il, "seed")));
+        snprintf(r->env[r->n_env++], 300, "measurement: malloc %s; %s (each "
+                 "configuration's controls and system figures are in results.json)",
+                 str(ms, "malloc"), order);
+    }
+    snprintf(r->env[r->n_env++], 300, "run: %s to %s, %.1f s%s%s",
+             str(ctx, "start_utc"), str(ctx, "end_utc"),
+             json_number_value(json_object_get(ctx, "run_s")),
+             json_is_true(json_object_get(ctx, "quick")) ? ", --quick" : "",
+             json_is_true(json_object_get(ctx, "resumed")) ? ", resumed" : "");
+}
+
+/* One workload's winner and why: the single-workload form keeps the
+ * sentence earlier reports had. */
+static void winner(char *out, size_t len, json_t *sel, json_t *group, int many)
+{
+    json_t *w = json_object_get(group, "winner");
+    const char *why = str(group, "why");
+    if (many) {
+        char line[1400];
+        dlb_rep_group_winner(line, sizeof line, sel, group);
+        snprintf(out, len, "Winner for %s. Why: %s.", line, why);
+        return;
+    }
+    if (!json_is_string(w)) {
+        snprintf(out, len, "No winner: %s.", why);
+        return;
+    }
+    struct dlb_rec_selection pc;
+    dlb_record_selection(sel, json_string_value(w), &pc);
+    char sp[200] = "";
+    if (!isnan(pc.speedup))
+        snprintf(sp, sizeof sp, " It runs at %.3gx the baseline (%s), 95%% CI "
+                 "[%.3g, %.3g].", pc.speedup, str(group, "baseline"),
+                 dlb_rep_or0(pc.speedup_ci_lo), dlb_rep_or0(pc.speedup_ci_hi));
+    snprintf(out, len, "Winner: %s (objective: %s). Why: %s.%s",
+             json_string_value(w), str(sel, "objective"), why, sp);
+}
+
+static int winners(struct dlb_rep *r, json_t *sel)
+{
+    json_t *groups = json_object_get(sel, "groups"), *g;
+    size_t i, n = json_array_size(groups);
+    r->winner = calloc(n + 1, sizeof *r->winner);
+    if (!r->winner)
+        return -1;
+    if (!n) { /* a selection without groups: none could be made */
+        snprintf(r->winner[r->n_winner++], 1600, "No winner: %s.", str(sel, "why"));
+        return 0;
+    }
+    json_array_foreach(groups, i, g)
+        winner(r->winner[r->n_winner++], 1600, sel, g, n > 1);
+    return 0;
+}
+
+static int verdicts(struct dlb_rep *r, json_t *sel)
+{
+    json_t *vs = json_object_get(sel, "verdicts"), *v, *row;
+    size_t i, j, n = 0;
+    json_array_foreach(vs, i, v)
+        n += 1 + json_array_size(json_object_get(v, "workloads"));
+    r->verdicts = calloc(n + 1, sizeof *r->verdicts);
+    if (!r->verdicts)
+        return -1;
+    json_array_foreach(vs, i, v) {
+        struct dlb_rep_line *l = &r->verdicts[r->n_verdicts++];
+        snprintf(l->text, sizeof l->text, "%s: %s", str(v, "setting"),
+                 str(v, "summary"));
+        if (!strcmp(str(v, "verdict"), "not measured"))
+            continue;
+        json_array_foreach(json_object_get(v, "workloads"), j, row) {
+            l = &r->verdicts[r->n_verdicts++];
+            l->level = 1;
+            dlb_rep_verdict_row(l->text, sizeof l->text, row);
+        }
+    }
+    return 0;
+}
+
+static void figures(char *buf, size_t len, const struct dlb_record *rec)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < rec->n_metrics; i++) {
+        const struct dlb_rec_metric *m = &rec->metrics[i];
+        if (!strchr(m->name, '.') || used + 2 >= len)
+            continue;
+        char n[64];
+        dlb_rep_num(n, sizeof n, dlb_rep_or0(m->value));
+        int k = snprintf(buf + used, len - used, "%s%s=%s%s", used ? ", " : "",
+                         m->name, n, m->unit && m->unit[0] == '%' ? "%" : "");
+        used = k > 0 && used + (size_t)k < len ? used + (size_t)k : len - 1;
+    }
+}
+
+static void row(struct dlb_rep_row *row, const struct dlb_record *rec, json_t *sel)
+{
+    const char *id = rec->id;
+    struct dlb_rec_selection pc;
+    dlb_record_selection(sel, id, &pc);
+    const struct dlb_rec_throughput *tp = &rec->throughput;
+    char (*c)[256] = row->cell;
+    snprintf(c[0], 256, "%lld", rec->index);
+    snprintf(c[1], 256, "%s", id);
+    row->winner = in_list(json_object_get(sel, "winners"), id);
+    row->tied = in_list(json_object_get(sel, "ties"), id);
+    row->pareto = in_list(json_object_get(sel, "pareto"), id);
+    json_t *v;
+    size_t i;
+    json_array_foreach(json_object_get(sel, "violations"), i, v)
+        row->violates |= !strcmp(str(v, "id"), id);
+    const char *status = dlb_rec_status_name(rec->status);
+    if (rec->status != DLB_REC_OK)
+        snprintf(c[2], 256, "%s: %s", status, rec->reason ? rec->reason : "unknown");
+    else if (pc.eliminated_in_round >= 0)
+        snprintf(c[2], 256, "eliminated in round %lld", pc.eliminated_in_round);
+    else
+        snprintf(c[2], 256, "%s%s%s%s", row->winner ? "winner" : "ok",
+                 row->tied ? ", tied" : "", row->violates ? ", breaks a constraint" : "",
+                 row->pareto ? ", Pareto" : "");
+    if (!isnan(tp->median)) {
+        char m[64], lo[64], hi[64];
+        dlb_rep_num(m, sizeof m, tp->median);
+        dlb_rep_num(lo, sizeof lo, dlb_rep_or0(tp->ci_lo));
+        dlb_rep_num(hi, sizeof hi, dlb_rep_or0(tp->ci_hi));
+        snprintf(c[3], 256, "%s [%s, %s]", m, lo, hi);
+    }
+    if (!isnan(pc.speedup))
+        snprintf(c[4], 256, "%.3g [%.3g, %.3g]", pc.speedup,
+                 dlb_rep_or0(pc.speedup_ci_lo), dlb_rep_or0(pc.speedup_ci_hi));
+    double acc;
+    if (dlb_record_metric_value(rec, "accuracy", &acc))
+        snprintf(c[5], 256, "%.2f", acc);
+    if (!isnan(pc.accuracy_drop))
+        snprintf(c[6], 256, "%.2f", pc.accuracy_drop);
+    if (!isnan(pc.peak_memory))
+        dlb_rep_bytes(c[7], 256, pc.peak_memory);
+    figures(c[8], 256, rec);
+}
+
+/* A configuration whose measurement the machine disturbed (sysmeter.h). */
+static void doubtful(struct dlb_rep *r, const struct dlb_record *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct dlb_rec_system *sys = &recs[i].system;
+        if (sys->doubtful)
+            snprintf(r->notes[r->n_notes++], 400, "doubtful: %s: %s during its "
+                     "measurement (%.2g involuntary context switches and %.3g page "
+                     "faults a step); measure it again on a quiet machine", recs[i].id,
+                     sys->doubtful, dlb_rep_or0(sys->involuntary_switches),
+                     dlb_rep_or0(sys->minor_faults));
+    }
+}
+
+static void notes(struct dlb_rep *r, json_t *sel,
+                  const struct dlb_record *records, size_t n_records)
+{
+    json_t *viol = json_object_get(sel, "violations"), *attr = json_object_get(sel, "attribution");
+    json_t *ties = json_object_get(sel, "ties");
+    r->notes = calloc(json_array_size(viol) + json_array_size(attr) +
+                      n_records + 2, sizeof *r->notes);
+    if (!r->notes)
+        return;
+    if (json_array_size(ties)) {
+        char *note = r->notes[r->n_notes];
+        size_t used = (size_t)snprintf(note, 400, "tied with the best "
+                                       "(not significantly different):");
+        size_t i;
+        json_t *v;
+        json_array_foreach(ties, i, v)
+            if (used < 390)
+                used += (size_t)snprintf(note + used, 400 - used, " %s%s",
+                                         json_string_value(v),
+                                         i + 1 < json_array_size(ties) ? ";" : "");
+        r->n_notes++;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(viol, i, v) {
+        const char *what = str(v, "constraint");
+        double val = json_number_value(json_object_get(v, "value"));
+        double lim = json_number_value(json_object_get(v, "limit"));
+        char a[64], b[64];
+        if (!strcmp(what, "memory_budget")) {
+            dlb_rep_bytes(a, sizeof a, val);
+            dlb_rep_bytes(b, sizeof b, lim);
+        } else {
+            snprintf(a, sizeof a, "%.2f", val);
+            snprintf(b, sizeof b, "%.2f", lim);
+        }
+        if (!strcmp(what, "target_accuracy"))
+            snprintf(r->notes[r->n_notes++], 400, "violation: %s: accuracy "
+                     "%s%% below target_accuracy %s%%", str(v, "id"), a, b);
+        else
+            snprintf(r->notes[r->n_notes++], 400, "violation: %s: %s %s > %s",
+                     str(v, "id"), what, a, b);
+    }
+    json_array_foreach(attr, i, v) {
+        json_t *sa = json_object_get(v, "speedup_alone"), *sw = json_object_get(v, "speedup_winner");
+        char alone[64] = "not measured", win[64] = "no winner";
+        if (json_is_number(sa))
+            snprintf(alone, sizeof alone, "%.3gx (%s)", json_number_value(sa), str(v, "alone"));
+        if (json_is_number(sw))
+            snprintf(win, sizeof win, "%.3gx", json_number_value(sw));
+        const char *wl = json_string_value(json_object_get(v, "workload"));
+        snprintf(r->notes[r->n_notes++], 400, "attribution%s%s: %s alone %s; the "
+                 "winning combination %s, %s", wl && wl[0] ? " on " : "",
+                 wl && wl[0] ? wl : "", str(v, "plugin"), alone, win,
+                 json_is_true(json_object_get(v, "in_winner")) ? "with it" : "without it");
+    }
+    doubtful(r, records, n_records);
+}
+
+int dlb_rep_build(struct dlb_rep *r, json_t *context,
+                  const struct dlb_record *records, size_t n_records,
+                  json_t *selection)
+{
+    memset(r, 0, sizeof *r);
+    environment(r, context);
+    if (winners(r, selection) || verdicts(r, selection))
+        return -1;
+    r->rows = calloc(n_records + 1, sizeof *r->rows);
+    json_t *pareto = json_object_get(selection, "pareto");
+    json_t *groups = json_object_get(selection, "groups"), *g;
+    r->pareto = calloc(json_array_size(pareto) + 1, sizeof *r->pareto);
+    if (!r->rows || !r->pareto)
+        return -1;
+    size_t i;
+    json_t *v;
+    for (i = 0; i < n_records; i++)
+        row(&r->rows[r->n_rows++], &records[i], selection);
+    /* per workload: a front is among one workload's configurations */
+    json_array_foreach(groups, i, g) {
+        size_t j;
+        const char *wl = str(g, "workload");
+        json_array_foreach(json_object_get(g, "pareto"), j, v)
+            if (r->n_pareto < json_array_size(pareto))
+                snprintf(r->pareto[r->n_pareto++], 256, "%s%s%s",
+                         json_array_size(groups) > 1 ? wl : "",
+                         json_array_size(groups) > 1 ? ": " : "",
+                         json_string_value(v));
+    }
+    notes(r, selection, records, n_records);
+    return r->notes ? 0 : -1;
+}
+
+void dlb_rep_free(struct dlb_rep *r)
+{
+    free(r->rows);
+    free(r->winner);
+    free(r->verdicts);
+    free(r->notes);
+    free(r->pareto);
+}

@@ -1,0 +1,148 @@
+/* report.html: the same content as report.md in one self-contained file:
+ * basic CSS, the plots' SVG inlined. Every string from a suite or a record
+ * is escaped. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report_impl.h"
+
+static const char css[] =
+    "body{font-family:sans-serif;max-width:80em;margin:1em auto;padding:0 1em}"
+    "table{border-collapse:collapse;font-size:90%}"
+    "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+    "td:nth-child(2),td:nth-child(3),td:nth-child(9){text-align:left}"
+    "tr.winner{background:#dfd;font-weight:bold}tr.tied{background:#eef}"
+    "tr.violates{background:#fdd}.plot svg{max-width:100%;height:auto}";
+
+static void esc(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: fputc(*s, f);
+        }
+}
+
+/* Copy an SVG file without its XML declaration and doctype, which may not
+ * appear inside HTML. */
+static void inline_svg(FILE *f, const char *dir, const char *rel)
+{
+    size_t n = strlen(dir) + strlen(rel) + 2;
+    char *path = malloc(n);
+    FILE *in = path ? (snprintf(path, n, "%s/%s", dir, rel), fopen(path, "r")) : NULL;
+    free(path);
+    if (!in) {
+        fputs("<p>(plot not drawn)</p>", f);
+        return;
+    }
+    char line[4096];
+    int started = 0;
+    while (fgets(line, sizeof line, in)) {
+        if (!started && !strstr(line, "<svg"))
+            continue;
+        started = 1;
+        fputs(line, f);
+    }
+    fclose(in);
+}
+
+static void rows(FILE *f, const struct dlb_rep *r)
+{
+    fputs("<table><tr>", f);
+    for (int c = 0; c < DLB_REP_COLS; c++) {
+        fputs("<th>", f);
+        esc(f, dlb_rep_heads[c]);
+        fputs("</th>", f);
+    }
+    fputs("</tr>\n", f);
+    for (size_t k = 0; k < r->n_rows; k++) {
+        const struct dlb_rep_row *w = &r->rows[k];
+        fprintf(f, "<tr class=\"%s\">", w->winner ? "winner" : w->violates ? "violates"
+                                        : w->tied ? "tied" : "");
+        for (int c = 0; c < DLB_REP_COLS; c++) {
+            fputs("<td>", f);
+            esc(f, w->cell[c]);
+            fputs("</td>", f);
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r, json_t *plots,
+                           const char *dir)
+{
+    fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", f);
+    esc(f, r->title);
+    fprintf(f, "</title><style>%s</style></head><body>\n<h1>", css);
+    esc(f, r->title);
+    fputs("</h1>\n", f);
+    if (r->n_verdicts)
+        fputs("<h2>Verdicts</h2>\n<p>Each setting against its workload's "
+              "baseline: the speedup with its 95% CI, the accuracy change with "
+              "its 95% CI, the peak memory change.</p>\n<ul>", f);
+    for (size_t k = 0; k < r->n_verdicts; k++) {
+        int nest = r->verdicts[k].level;
+        int next = k + 1 < r->n_verdicts ? r->verdicts[k + 1].level : 0;
+        if (nest && k && !r->verdicts[k - 1].level)
+            fputs("<ul>", f);
+        fputs("<li>", f);
+        esc(f, r->verdicts[k].text);
+        if (!nest && next)
+            continue; /* its workloads nest inside this item */
+        fputs("</li>", f);
+        if (nest && !next)
+            fputs("</ul></li>", f);
+    }
+    if (r->n_verdicts)
+        fputs("</ul>\n<h2>Winners</h2>\n", f);
+    for (size_t k = 0; k < r->n_winner; k++) {
+        fputs("<p><strong>", f);
+        esc(f, r->winner[k]);
+        fputs("</strong></p>\n", f);
+    }
+    fputs("<ul>", f);
+    for (size_t k = 0; k < r->n_notes; k++) {
+        fputs("<li>", f);
+        esc(f, r->notes[k]);
+        fputs("</li>", f);
+    }
+    fputs("</ul>\n<h2>Configurations</h2>\n", f);
+    rows(f, r);
+    if (r->n_pareto) {
+        fputs("<p>Pareto front of throughput, accuracy and peak memory (no other "
+              "configuration is at least as good in all three and better in one):</p>\n<ul>", f);
+        for (size_t k = 0; k < r->n_pareto; k++) {
+            fputs("<li>", f);
+            esc(f, r->pareto[k]);
+            fputs("</li>", f);
+        }
+        fputs("</ul>\n", f);
+    }
+    size_t i;
+    json_t *p;
+    json_array_foreach(plots, i, p) {
+        const char *svg = json_string_value(json_object_get(p, "svg"));
+        const char *title = json_string_value(json_object_get(p, "title"));
+        if (!svg)
+            continue;
+        fputs(i ? "<h3>" : "<h2>Plots</h2>\n<h3>", f);
+        esc(f, title ? title : svg);
+        fputs("</h3><div class=\"plot\">\n", f);
+        inline_svg(f, dir, svg);
+        fputs("</div>\n", f);
+    }
+    fputs("<h2>Environment</h2>\n<ul>", f);
+    for (int k = 0; k < r->n_env; k++) {
+        fputs("<li>", f);
+        esc(f, r->env[k]);
+        fputs("</li>", f);
+    }
+    fputs("</ul>\n</body></html>\n", f);
+    return ferror(f) ? DLB_ERR_IO : DLB_OK;
+}

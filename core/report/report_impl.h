@@ -1,0 +1,66 @@
+/* Private to the report files: the report's content as plain text cells,
+ * which report_md.c and report_html.c each escape and lay out. */
+#ifndef DLB_CORE_REPORT_IMPL_H
+#define DLB_CORE_REPORT_IMPL_H
+
+#include <stdio.h>
+#include <jansson.h>
+#include "util/error.h"
+#include "results/record.h"
+
+#define DLB_REP_COLS 9
+
+struct dlb_rep_row {
+    char cell[DLB_REP_COLS][256];
+    int winner, tied, violates, pareto; /* how the row is marked */
+};
+
+struct dlb_rep {
+    char title[300];
+    char env[8][300];          /* "label: value" lines */
+    int n_env;
+    char (*winner)[1600];      /* per workload: its winner and why, one
+                                * paragraph each */
+    size_t n_winner;
+    struct dlb_rep_line {      /* the verdicts: a setting (level 0), then
+                                * its workloads (level 1) */
+        int level;
+        char text[1400];
+    } *verdicts;
+    size_t n_verdicts;
+    struct dlb_rep_row *rows;
+    size_t n_rows;
+    char (*notes)[400];        /* violations, attribution, ties: bullet lines */
+    size_t n_notes;
+    char (*pareto)[256];
+    size_t n_pareto;
+};
+
+extern const char *const dlb_rep_heads[DLB_REP_COLS];
+
+/* Build the content from the run's documents; 0 on success. */
+int dlb_rep_build(struct dlb_rep *r, json_t *context,
+                  const struct dlb_record *records, size_t n_records,
+                  json_t *selection);
+void dlb_rep_free(struct dlb_rep *r);
+
+/* "12.3 MiB", "1.52" ...: figures as the report shows them. */
+void dlb_rep_num(char *buf, size_t len, double v);
+/* A figure as the report prints it: 0 when absent (NAN). */
+double dlb_rep_or0(double v);
+void dlb_rep_bytes(char *buf, size_t len, double v);
+
+/* A verdict's row ("model=lenet batch=64: 0.71x (0.58-0.83), accuracy
+ * -0.05 +-2.88 points, memory -4%: costs") and a workload's winner in
+ * words (report_verdict.c). */
+void dlb_rep_verdict_row(char *buf, size_t len, json_t *row);
+void dlb_rep_group_winner(char *buf, size_t len, json_t *sel, json_t *group);
+
+/* The verdicts as the console summary begins. */
+void dlb_report_verdicts(FILE *f, json_t *sel);
+
+dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r, json_t *plots);
+dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r, json_t *plots,
+                           const char *dir);
+
+#endif

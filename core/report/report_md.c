@@ -1,0 +1,90 @@
+/* report.md: the content of report_build.c as Markdown; the plots as
+ * relative links to their PNGs. */
+#include <string.h>
+
+#include "report/report_impl.h"
+
+/* Characters Markdown would read as markup, or that end a table cell. */
+static void put(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (strchr("\\|*_<>[]`#", *s))
+            fputc('\\', f);
+        fputc(*s == '\n' ? ' ' : *s, f);
+    }
+}
+
+dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r, json_t *plots)
+{
+    fputs("# ", f);
+    put(f, r->title);
+    fputs("\n\n", f);
+    if (r->n_verdicts)
+        fputs("## Verdicts\n\nEach setting against its workload's baseline: the "
+              "speedup with its 95% CI, the accuracy change with its 95% CI, the "
+              "peak memory change.\n\n", f);
+    for (size_t k = 0; k < r->n_verdicts; k++) {
+        fputs(r->verdicts[k].level ? "    - " : "- ", f);
+        put(f, r->verdicts[k].text);
+        fputc('\n', f);
+    }
+    fputs(r->n_verdicts ? "\n## Winners\n\n" : "", f);
+    for (size_t k = 0; k < r->n_winner; k++) {
+        fputs("**", f);
+        put(f, r->winner[k]);
+        fputs("**\n\n", f);
+    }
+    for (size_t k = 0; k < r->n_notes; k++) {
+        fputs("- ", f);
+        put(f, r->notes[k]);
+        fputc('\n', f);
+    }
+    fputs(r->n_notes ? "\n## Configurations\n\n|" : "## Configurations\n\n|", f);
+    for (int c = 0; c < DLB_REP_COLS; c++) {
+        fputc(' ', f);
+        put(f, dlb_rep_heads[c]);
+        fputs(" |", f);
+    }
+    fputs("\n|", f);
+    for (int c = 0; c < DLB_REP_COLS; c++)
+        fputs(c == 1 || c == 2 || c == 8 ? " --- |" : " ---: |", f);
+    fputc('\n', f);
+    for (size_t k = 0; k < r->n_rows; k++) {
+        fputc('|', f);
+        for (int c = 0; c < DLB_REP_COLS; c++) {
+            fputs(r->rows[k].winner && c == 1 ? " **" : " ", f);
+            put(f, r->rows[k].cell[c]);
+            fputs(r->rows[k].winner && c == 1 ? "** |" : " |", f);
+        }
+        fputc('\n', f);
+    }
+    if (r->n_pareto) {
+        fputs("\nPareto front of throughput, accuracy and peak memory (no other "
+              "configuration is at least as good in all three and better in one):\n\n", f);
+        for (size_t k = 0; k < r->n_pareto; k++) {
+            fputs("- ", f);
+            put(f, r->pareto[k]);
+            fputc('\n', f);
+        }
+    }
+    size_t i;
+    json_t *p;
+    json_array_foreach(plots, i, p) {
+        const char *png = json_string_value(json_object_get(p, "png"));
+        const char *title = json_string_value(json_object_get(p, "title"));
+        if (!png)
+            continue;
+        fputs(i ? "\n" : "\n## Plots\n\n", f);
+        fputs("![", f);
+        put(f, title ? title : png);
+        /* a relative path from the plot module: spaces would end the link */
+        fprintf(f, "](<%s>)\n", png);
+    }
+    fputs("\n## Environment\n\n", f);
+    for (int k = 0; k < r->n_env; k++) {
+        fputs("- ", f);
+        put(f, r->env[k]);
+        fputc('\n', f);
+    }
+    return ferror(f) ? DLB_ERR_IO : DLB_OK;
+}

@@ -1,0 +1,172 @@
+/* Looking into a record (core/results/record.h): statuses, metrics and settings
+ * by name, each saying "absent" apart from 0, and the selection's view of
+ * one configuration. */
+#define _POSIX_C_SOURCE 200809L
+#include "results/record.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const status_names[] = {
+    "ok", "skipped", "failed", "crashed", "timeout", "oom",
+};
+#define N_STATUS (sizeof status_names / sizeof *status_names)
+
+const char *dlb_rec_status_name(enum dlb_rec_status s)
+{
+    return (size_t)s < N_STATUS ? status_names[s] : "failed";
+}
+
+int dlb_rec_status_parse(const char *name)
+{
+    for (size_t i = 0; name && i < N_STATUS; i++)
+        if (!strcmp(name, status_names[i]))
+            return (int)i;
+    return -1;
+}
+
+int dlb_rec_has(double v)
+{
+    return !isnan(v);
+}
+
+void dlb_record_init(struct dlb_record *r)
+{
+    memset(r, 0, sizeof *r);
+    r->index = -1;
+    r->status = DLB_REC_OK;
+    struct dlb_rec_stats *s = &r->stats;
+    s->n = -1;
+    s->median = s->mean = s->stddev = s->cv = s->min = s->max = NAN;
+    s->p5 = s->p95 = s->p99 = s->ci_lo = s->ci_hi = s->ci_rel_halfwidth = NAN;
+    s->ci_processes.sd_log = s->ci_processes.df = s->ci_processes.halfwidth_log = NAN;
+    r->throughput.median = r->throughput.ci_lo = r->throughput.ci_hi = NAN;
+    struct dlb_rec_measure *m = &r->measure;
+    m->converged = m->settled = -1;
+    m->steps_per_sample = m->warmup_steps = m->warmup_s = m->measure_s = NAN;
+    m->samples_per_step = m->flops_per_step = m->timer_overhead_s = NAN;
+    r->wall_s = r->budget = NAN;
+    r->round = r->rep = r->pass_position = -1;
+    struct dlb_rec_vs_baseline *vb = &r->vs_baseline;
+    vb->speedup = vb->speedup_ci_lo = vb->speedup_ci_hi = NAN;
+    vb->accuracy_drop = vb->workers = vb->scaling_efficiency = NAN;
+    struct dlb_rec_system *y = &r->system;
+    y->minor_faults = y->major_faults = y->voluntary_switches = NAN;
+    y->involuntary_switches = y->involuntary_per_s = y->steal_share = NAN;
+    y->cpu_per_wall = y->wall_s = NAN;
+}
+
+void dlb_record_free(struct dlb_record *r)
+{
+    for (size_t i = 0; i < r->n_metrics; i++) {
+        free(r->metrics[i].name);
+        free(r->metrics[i].unit);
+    }
+    free(r->metrics);
+    free(r->samples);
+    free(r->rep_medians);
+    json_decref(r->json);
+    dlb_record_init(r);
+}
+
+const struct dlb_rec_metric *dlb_record_metric(const struct dlb_record *r,
+                                               const char *name)
+{
+    for (size_t i = 0; i < r->n_metrics; i++)
+        if (!strcmp(r->metrics[i].name, name))
+            return &r->metrics[i];
+    return NULL;
+}
+
+int dlb_record_metric_value(const struct dlb_record *r, const char *name,
+                            double *v)
+{
+    const struct dlb_rec_metric *m = dlb_record_metric(r, name);
+    if (!m || isnan(m->value))
+        return 0;
+    *v = m->value;
+    return 1;
+}
+
+dlb_status dlb_record_set_metric(struct dlb_record *r, const char *name,
+                                 double value, const char *unit)
+{
+    char *u = unit ? strdup(unit) : NULL;
+    if (unit && !u)
+        return DLB_ERR_NOMEM;
+    struct dlb_rec_metric *m = (struct dlb_rec_metric *)dlb_record_metric(r, name);
+    if (!m) {
+        char *n = strdup(name);
+        struct dlb_rec_metric *grown =
+            n ? realloc(r->metrics, (r->n_metrics + 1) * sizeof *grown) : NULL;
+        if (!grown) {
+            free(n);
+            free(u);
+            return DLB_ERR_NOMEM;
+        }
+        r->metrics = grown;
+        m = &r->metrics[r->n_metrics++];
+        m->name = n;
+        m->unit = NULL;
+    }
+    free(m->unit);
+    m->unit = u;
+    m->value = value;
+    return DLB_OK;
+}
+
+json_t *dlb_record_setting(const struct dlb_record *r, const char *key)
+{
+    return json_object_get(r->config, key);
+}
+
+int dlb_record_setting_num(const struct dlb_record *r, const char *key,
+                           double *v)
+{
+    json_t *s = dlb_record_setting(r, key);
+    if (!json_is_number(s))
+        return 0;
+    *v = json_number_value(s);
+    return 1;
+}
+
+const char *dlb_record_setting_str(const struct dlb_record *r,
+                                   const char *key)
+{
+    return json_string_value(dlb_record_setting(r, key));
+}
+
+static double num_or_nan(json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static long long count_or_none(json_t *v)
+{
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+void dlb_record_selection(json_t *selection, const char *id,
+                          struct dlb_rec_selection *out)
+{
+    json_t *pc = json_object_get(json_object_get(selection, "per_config"),
+                                 id ? id : "");
+    json_t *ci = json_object_get(pc, "speedup_ci");
+    json_t *obj = json_object_get(pc, "objective");
+    out->present = json_is_object(pc);
+    out->group = count_or_none(json_object_get(pc, "group"));
+    out->changes = count_or_none(json_object_get(pc, "changes"));
+    out->eliminated_in_round = count_or_none(json_object_get(pc, "eliminated_in_round"));
+    out->baseline = json_string_value(json_object_get(pc, "baseline"));
+    out->accuracy_note = json_string_value(json_object_get(pc, "accuracy_note"));
+    out->speedup = num_or_nan(json_object_get(pc, "speedup"));
+    out->speedup_ci_lo = num_or_nan(json_array_get(ci, 0));
+    out->speedup_ci_hi = num_or_nan(json_array_get(ci, 1));
+    out->accuracy_drop = num_or_nan(json_object_get(pc, "accuracy_drop"));
+    out->trained_images = num_or_nan(json_object_get(pc, "trained_images"));
+    out->peak_memory = num_or_nan(json_object_get(pc, "peak_memory"));
+    out->objective = num_or_nan(json_object_get(obj, "median"));
+    out->objective_ci_lo = num_or_nan(json_object_get(obj, "ci_lo"));
+    out->objective_ci_hi = num_or_nan(json_object_get(obj, "ci_hi"));
+}

@@ -1,0 +1,91 @@
+/* dlb_run_check_data: the data sets of a run, read once in the parent. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "run/run_check.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "data/dataset.h"
+#include "model/model_file.h"
+#include "model/model_find.h"
+#include "plan/plan_workloads.h"
+#include "plan/session.h"
+
+static const char *core_s(const struct dlb_plan *p, size_t i, const char *key)
+{
+    return dlb_config_core(p, &p->configs[i], key)->s;
+}
+
+/* Does any file of the split exist in `dir`? If none does, "auto" makes
+ * synthetic data and there is nothing to check. */
+static int split_present(const char *dir, int train)
+{
+    static const char *const names[] = {"%s/%s-images-idx3-ubyte%s",
+                                        "%s/%s-labels-idx1-ubyte%s"};
+    for (size_t k = 0; k < 2; k++)
+        for (int gz = 0; gz < 2; gz++) {
+            char path[4096];
+            struct stat st;
+            snprintf(path, sizeof path, names[k], dir, train ? "train" : "t10k",
+                     gz ? ".gz" : "");
+            if (stat(path, &st) == 0)
+                return 1;
+        }
+    return 0;
+}
+
+static dlb_status check_split(const char *mode, const char *dir, int train,
+                              const struct dlb_model_spec *m, struct dlb_error *err)
+{
+    if (!strcmp(mode, "auto") && !split_present(dir, train))
+        return DLB_OK;
+    struct dlb_dataset d;
+    dlb_status st = dlb_dataset_open(mode, dir, train, 0, &d, NULL, err);
+    if (st != DLB_OK)
+        return st;
+    if (!d.synthetic && (d.c != m->in_c || d.h != m->in_h || d.w != m->in_w ||
+                         d.classes > m->classes))
+        st = dlb_errorf(err, DLB_ERR_INPUT, "%s: the model takes %ux%ux%u images "
+                        "in %u classes; the data set %s has %u of %ux%ux%u in %u "
+                        "classes; fix dataset_path or the model", m->path,
+                        m->in_c, m->in_h, m->in_w, m->classes,
+                        d.source ? d.source : dir, d.n, d.c, d.h, d.w, d.classes);
+    dlb_dataset_free(&d);
+    return st;
+}
+
+dlb_status dlb_run_check_data(const struct dlb_plan *p,
+                              const char *const *suite_paths,
+                              size_t n_suite_paths, struct dlb_error *err)
+{
+    if (!p->n || !dlb_is_builtin_workload(core_s(p, 0, "workload")))
+        return DLB_OK;
+    for (size_t i = 0; i < p->n; i++) {
+        const char *model = core_s(p, i, "model"), *mode = core_s(p, i, "dataset");
+        const char *dir = core_s(p, i, "dataset_path");
+        if (!strcmp(mode, "synthetic"))
+            continue;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !strcmp(model, core_s(p, j, "model")) &&
+                   !strcmp(mode, core_s(p, j, "dataset")) &&
+                   !strcmp(dir, core_s(p, j, "dataset_path"));
+        if (seen)
+            continue;
+        char *path = dlb_model_file_find(model, suite_paths, n_suite_paths,
+                                         dlb_installed_suite_dir(), err);
+        if (!path)
+            return DLB_ERR_INPUT;
+        struct dlb_model_spec *m = NULL;
+        dlb_status st = dlb_model_file_load(path, &m, err);
+        free(path);
+        for (int train = 1; st == DLB_OK && train >= 0; train--)
+            st = check_split(mode, *dir ? dir : DLB_DATASET_DEFAULT_DIR, train, m, err);
+        dlb_model_spec_free(m);
+        if (st != DLB_OK)
+            return st == DLB_ERR_NOMEM ? st : DLB_ERR_INPUT;
+    }
+    return DLB_OK;
+}

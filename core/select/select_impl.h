@@ -1,0 +1,89 @@
+/* Private to the selection files (select*.c, search.c): one record seen
+ * through the suite's objective and constraints. */
+#ifndef DLB_CORE_SELECT_IMPL_H
+#define DLB_CORE_SELECT_IMPL_H
+
+#include <stddef.h>
+#include <jansson.h>
+#include "plan/plan.h"
+#include "results/record.h"
+#include "select/select.h"
+
+#define DLB_SEL_MAX_VIOLATIONS 3
+
+struct dlb_sel_violation {
+    const char *constraint; /* "accuracy_drop", "memory_budget", "target_accuracy" */
+    double value, limit;
+};
+
+struct dlb_sel_item {
+    json_t *rec;                  /* the record's JSON, as given */
+    struct dlb_record r;          /* the same, typed: what the selection reads */
+    const struct dlb_config *cfg; /* NULL when the index is not in the plan */
+    size_t pos;                   /* in plan->configs */
+    int ok;                       /* status ok, with samples and figures */
+    int round;                    /* "round" of the record, -1 when none */
+    int full;                     /* measured at the suite's full budget
+                                   * (every record but halving's screening
+                                   * rounds) */
+    double obj, obj_lo, obj_hi;   /* objective median and CI, in its unit */
+    double score;                 /* objective oriented: higher is better */
+    double *samples;              /* objective per sample (malloc'ed) */
+    size_t n;
+    double throughput;            /* samples/s, 0 when unknown */
+    double accuracy, memory;      /* NAN when unknown */
+    double trained, batch;        /* images trained on before the accuracy
+                                   * (0: none, mode = infer) and the batch */
+    struct dlb_sel_violation viol[DLB_SEL_MAX_VIOLATIONS];
+    int n_viol;
+};
+
+/* Fill `it` from `rec`; accuracy drop and memory are checked against
+ * `base` (may be NULL: no accuracy constraint can be judged). */
+void dlb_sel_item_init(const struct dlb_plan *plan,
+                       const struct dlb_select_settings *set, json_t *rec,
+                       struct dlb_sel_item *it);
+void dlb_sel_item_check(const struct dlb_select_settings *set,
+                        struct dlb_sel_item *it, const struct dlb_sel_item *base);
+void dlb_sel_item_free(struct dlb_sel_item *it);
+
+/* Whether the accuracies of `a` and `b` compare: both trained on as many
+ * images, up to the rounding of train_samples to whole steps. */
+int dlb_sel_same_training(const struct dlb_sel_item *a,
+                          const struct dlb_sel_item *b);
+
+/* Whether `a` and `b` differ significantly: the U test's p is below the
+ * significance level and the median intervals do not overlap. */
+int dlb_sel_differ(const struct dlb_select_settings *set,
+                   const struct dlb_sel_item *a, const struct dlb_sel_item *b,
+                   double *p);
+
+/* Speedup of `it` over `base` with a conservative CI (ratio of bounds);
+ * 0 when either lacks figures. */
+double dlb_sel_speedup(const struct dlb_select_settings *set,
+                       const struct dlb_sel_item *it,
+                       const struct dlb_sel_item *base, double *lo, double *hi);
+
+/* Axis values of configuration `c` that differ from `base`. */
+int dlb_sel_changes(const struct dlb_plan *plan, const struct dlb_config *c,
+                    const struct dlb_config *base);
+
+/* The Pareto front and the attribution, added to `sel` (select_front.c). */
+void dlb_sel_add_pareto(json_t *sel, struct dlb_sel_item *items, size_t n);
+void dlb_sel_add_attribution(json_t *sel, const struct dlb_plan *plan,
+                             const struct dlb_select_settings *set,
+                             struct dlb_sel_item *items, size_t n,
+                             const struct dlb_sel_item *base,
+                             const struct dlb_sel_item *winner);
+
+/* The verdict per setting, added to `sel` as "verdicts"
+ * (select_verdict.c); `base[g]` is group g's baseline item or NULL. */
+void dlb_sel_add_verdicts(json_t *sel, const struct dlb_plan *plan,
+                          const struct dlb_select_settings *set,
+                          const struct dlb_sel_groups *groups,
+                          struct dlb_sel_item *items, size_t n,
+                          struct dlb_sel_item *const *base);
+
+const char *dlb_objective_name(enum dlb_objective o);
+
+#endif

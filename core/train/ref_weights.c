@@ -1,0 +1,121 @@
+/* Cached reference weights: load when the cache matches, else train. */
+#include "train/ref_weights.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "ckpt/model_ckpt.h"
+#include "train/train_run.h"
+#include "ckpt/weights_cache.h"
+
+#define META_FORMAT "dlbench reference weights 1"
+
+/* The settings the weights depend on, as metadata strings. */
+struct settings {
+    char seed[24], steps[24], batch[16], lr[32], momentum[32];
+};
+
+static void settings_of(const struct dlb_ref_weights_req *r, struct settings *s)
+{
+    snprintf(s->seed, sizeof s->seed, "%llu", (unsigned long long)r->seed);
+    snprintf(s->steps, sizeof s->steps, "%llu", (unsigned long long)r->steps);
+    snprintf(s->batch, sizeof s->batch, "%u", DLB_REF_WEIGHTS_BATCH);
+    snprintf(s->lr, sizeof s->lr, "%.9g", (double)r->lr);
+    snprintf(s->momentum, sizeof s->momentum, "%.9g", (double)r->momentum);
+}
+
+/* NULL when the file was trained as requested, else the first difference. */
+static const char *mismatch(const struct dlb_st_file *f,
+                            const struct dlb_ref_weights_req *r,
+                            const struct settings *s)
+{
+    const struct dlb_st_kv want[] = {
+        {"format", META_FORMAT}, {"seed", s->seed}, {"steps", s->steps},
+        {"batch", s->batch}, {"lr", s->lr}, {"momentum", s->momentum},
+        {"dataset", r->dataset_kind}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *v = dlb_st_meta(f, want[i].key);
+        if (!v || strcmp(v, want[i].value) != 0)
+            return want[i].key;
+    }
+    return NULL;
+}
+
+static dlb_status try_cache(struct dlb_model *m, const char *path,
+                            const struct dlb_ref_weights_req *r,
+                            const struct settings *s)
+{
+    struct dlb_st_file f;
+    struct dlb_error err = {""};
+    const char *diff;
+    if (access(path, F_OK) != 0)
+        return DLB_ERR_INPUT;
+    if (dlb_model_load(m, path, &f, &err) != DLB_OK) {
+        r->host->log(r->host, DLB_LOG_WARN, "ignoring cached weights: %s; "
+                     "training them again", err.msg);
+        return DLB_ERR_INPUT;
+    }
+    diff = mismatch(&f, r, s);
+    if (diff)
+        r->host->log(r->host, DLB_LOG_WARN, "cached weights %s were trained "
+                     "with another %s; training them again", path, diff);
+    dlb_st_free(&f);
+    return diff ? DLB_ERR_INPUT : DLB_OK;
+}
+
+static dlb_status train_and_save(struct dlb_model *m, const char *path,
+                                 const struct dlb_ref_weights_req *r,
+                                 const struct settings *s,
+                                 struct dlb_error *err)
+{
+    const struct dlb_dataset *train = NULL;
+    struct dlb_trainer tpl = {.model = m};
+    struct dlb_batch_spec spec = {DLB_REF_WEIGHTS_BATCH, 1, 1, 1, r->seed};
+    double loss = 0.0, secs = 0.0;
+    dlb_status st = r->load_train(r->ctx, &train, err);
+    if (st != DLB_OK)
+        return st;
+    r->host->log(r->host, DLB_LOG_INFO, "training reference weights: %llu "
+                 "steps at batch %u on %s (once; cached in %s)",
+                 (unsigned long long)r->steps, DLB_REF_WEIGHTS_BATCH,
+                 dlb_backend_name(dlb_model_backend(m)), path);
+    dlb_model_set_sgd(m, r->lr, r->momentum);
+    st = dlb_train_run(&tpl, train, &spec, NULL, r->steps, &loss, &secs, err);
+    if (st != DLB_OK)
+        return st;
+    const struct dlb_st_kv meta[] = {
+        {"format", META_FORMAT}, {"model", r->model_key}, {"seed", s->seed},
+        {"steps", s->steps}, {"batch", s->batch}, {"lr", s->lr},
+        {"momentum", s->momentum}, {"dataset", r->dataset_kind},
+        {"backend", dlb_backend_name(dlb_model_backend(m))}};
+    st = dlb_model_save(m, path, meta, sizeof meta / sizeof meta[0], err);
+    if (st == DLB_OK)
+        r->host->log(r->host, DLB_LOG_INFO, "reference weights trained in "
+                     "%.1f s (last loss %.4f)", secs, loss);
+    return st;
+}
+
+dlb_status dlb_ref_weights_get(struct dlb_model *m,
+                               const struct dlb_ref_weights_req *req,
+                               int *trained, struct dlb_error *err)
+{
+    struct settings s;
+    char *path = NULL;
+    dlb_status st = dlb_weights_cache_path(req->model_key, req->seed,
+                                           req->steps, &path, err);
+    if (st != DLB_OK)
+        return st;
+    settings_of(req, &s);
+    if (trained)
+        *trained = 0;
+    if (try_cache(m, path, req, &s) != DLB_OK) {
+        st = train_and_save(m, path, req, &s, err);
+        if (trained)
+            *trained = st == DLB_OK;
+    }
+    free(path);
+    return st;
+}
