@@ -15,7 +15,7 @@ int dlb_rep_of(json_t *rec)
     return json_is_integer(v) ? (int)json_integer_value(v) : -1;
 }
 
-static long long round_of(json_t *rec)
+long long dlb_round_of(json_t *rec)
 {
     json_t *v = json_object_get(rec, "round");
     return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
@@ -37,7 +37,7 @@ int dlb_reps_stopped(json_t *records, size_t index, long long round)
     size_t i;
     json_t *v;
     json_array_foreach(records, i, v)
-        if (dlb_rep_of(v) >= 0 && index_of(v) == index && round_of(v) == round &&
+        if (dlb_rep_of(v) >= 0 && index_of(v) == index && dlb_round_of(v) == round &&
             !ok(v))
             return 1;
     return 0;

@@ -25,6 +25,9 @@
 /* A record's "rep", or -1 when it has none (repetitions = 1). */
 int dlb_rep_of(json_t *rec);
 
+/* A record's search round ("round"), -1 when it has none (a grid's). */
+long long dlb_round_of(json_t *rec);
+
 /* `records` (a journal's, any order) with the repetitions of each
  * (configuration, round) merged into one record, in place of the first;
  * a group with fewer than `reps` records is left out (the run stopped

@@ -11,7 +11,6 @@
 #include "util/path.h"
 #include "results/repeat.h"
 #include "results/results.h"
-#include "search/search.h"
 
 /* What --resume needs to rebuild the same plan. */
 json_t *dlb_invocation_json(const struct dlb_options *o, const char *suite_path)
@@ -148,7 +147,7 @@ dlb_status dlb_resume_check_records(const struct dlb_plan *p, const char *dir,
         for (size_t j = 0; j < i; j++)
             if ((size_t)json_integer_value(json_object_get(json_array_get(records, j),
                                                            "index")) == idx &&
-                dlb_search_round_of(json_array_get(records, j)) == dlb_search_round_of(v) &&
+                dlb_round_of(json_array_get(records, j)) == dlb_round_of(v) &&
                 dlb_rep_of(json_array_get(records, j)) == dlb_rep_of(v))
                 return dlb_errorf(err, DLB_ERR_INPUT,
                                   "%s/journal.jsonl: configuration %zu appears twice "

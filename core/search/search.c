@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/rng.h"
+#include "results/repeat.h"
 #include "select/select_impl.h"
 
 struct dlb_search dlb_search_of(const struct dlb_plan *plan)
@@ -40,19 +41,13 @@ struct dlb_search dlb_search_of(const struct dlb_plan *plan)
     return s;
 }
 
-int dlb_search_round_of(json_t *rec)
-{
-    json_t *r = json_object_get(rec, "round");
-    return json_is_integer(r) ? (int)json_integer_value(r) : -1;
-}
-
 json_t *dlb_search_find(json_t *records, size_t index, int round)
 {
     size_t i;
     json_t *v;
     json_array_foreach(records, i, v)
         if ((size_t)json_integer_value(json_object_get(v, "index")) == index &&
-            (round < 0 || dlb_search_round_of(v) == round))
+            (round < 0 || dlb_round_of(v) == round))
             return v;
     return NULL;
 }
@@ -66,7 +61,7 @@ json_t *dlb_search_final_records(const struct dlb_plan *plan, json_t *records)
         json_array_foreach(records, i, v)
             if ((size_t)json_integer_value(json_object_get(v, "index")) ==
                     plan->configs[k].index &&
-                (!best || dlb_search_round_of(v) > dlb_search_round_of(best)))
+                (!best || dlb_round_of(v) > dlb_round_of(best)))
                 best = v;
         if (best)
             json_array_append(out, best);

@@ -76,9 +76,6 @@ dlb_status dlb_search_round(const struct dlb_plan *plan,
  * record of the latest round it ran in. A new array. */
 json_t *dlb_search_final_records(const struct dlb_plan *plan, json_t *records);
 
-/* A record's search round ("round"), -1 when it has none (a grid's). */
-int dlb_search_round_of(json_t *rec);
-
 /* The record of configuration `index` for `round` (-1: any round), or NULL. */
 json_t *dlb_search_find(json_t *records, size_t index, int round);
 

@@ -106,7 +106,7 @@ static int have_run(const struct dlb_search_loop *r, size_t index, int round, in
     json_t *v;
     json_array_foreach(r->records, i, v)
         if ((size_t)json_integer_value(json_object_get(v, "index")) == index &&
-            dlb_search_round_of(v) == round && dlb_rep_of(v) == rep)
+            dlb_round_of(v) == round && dlb_rep_of(v) == rep)
             return 1;
     return 0;
 }
