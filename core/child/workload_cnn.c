@@ -277,7 +277,8 @@ static dlb_status setup_train(struct cnn *c, struct dlb_workload_info *info,
     c->bspec = (struct dlb_batch_spec){c->batch, 1, (int)key(c, "augment")->i, 1,
                                        c->seed};
     c->plugin = (struct dlb_batch_plugin){x->batch_source, x->batch_source_state,
-                                          x->batch_source_host};
+                                          x->batch_source_host,
+                                          dlb_host_pinned_holds};
     c->trainer = (struct dlb_trainer){
         .model = c->model, .precision = x->precision,
         .precision_state = x->precision_state,

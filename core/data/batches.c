@@ -5,7 +5,6 @@
 
 #include "backend/backend.h"
 #include "data/augment.h"
-#include "child/host.h"
 #include "data/batch_prefetch.h"
 
 struct dlb_batches {
@@ -129,9 +128,9 @@ static int pinned(const struct dlb_batches *b, const struct dlb_batch *x)
 {
     const struct dlb_host *h = b->plugin.host;
     size_t img = (size_t)x->n * x->c * x->h * x->w * sizeof(float);
-    return b->plugin.hooks && h &&
-           dlb_host_pinned_holds(h, x->images, img) &&
-           dlb_host_pinned_holds(h, x->labels, (size_t)x->n * sizeof(int32_t));
+    return b->plugin.hooks && h && b->plugin.pinned_holds &&
+           b->plugin.pinned_holds(h, x->images, img) &&
+           b->plugin.pinned_holds(h, x->labels, (size_t)x->n * sizeof(int32_t));
 }
 
 dlb_status dlb_batches_take(struct dlb_batches *b, struct dlb_backend *be,

@@ -30,6 +30,9 @@ struct dlb_batch_plugin {
     const struct dlb_batch_source_hooks *hooks;
     void *state;
     const struct dlb_host *host;
+    /* Whether `bytes` at `p` lie in page-locked memory `host` lent the
+     * plugin (the child's host tables keep that list); NULL: none do. */
+    int (*pinned_holds)(const struct dlb_host *host, const void *p, size_t bytes);
 };
 
 /* Start at epoch 0, batch 0. The baseline drops the last partial batch of

@@ -38,7 +38,7 @@ dlb_status dlb_model_finetune(struct dlb_model *m,
                               uint64_t steps, float lr, double *last_loss,
                               double *seconds, struct dlb_error *err)
 {
-    static const struct dlb_batch_plugin baseline = {NULL, NULL, NULL};
+    static const struct dlb_batch_plugin baseline = {NULL, NULL, NULL, NULL};
     struct dlb_trainer t = {.model = m};
     float saved_lr = m->lr;
     dlb_status s = DLB_OK;

@@ -212,7 +212,7 @@ int main(void)
     hp.pub.backend_name = "cuda";
     dlb_host_set_backend(&hp.pub, gpu);
     CHECK(hp.pub.pinned_supported(&hp.pub, path, sizeof path) == DLB_OK);
-    struct dlb_batch_plugin pin = {&pin_hooks, NULL, &hp.pub};
+    struct dlb_batch_plugin pin = {&pin_hooks, NULL, &hp.pub, dlb_host_pinned_holds};
 
     CHECK(same_batches(gpu, &tr, &pin));
 

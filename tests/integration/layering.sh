@@ -41,14 +41,11 @@ cli: util backend peak stats results options suite plan proc data model ckpt tra
 '
 
 # Known violations, each to be removed with its fix: FILE INCLUDED-PATH.
-#  - batches.c asks the host whether a batch is in pinned memory
-#    (dlb_host_pinned_holds); the pinned-block table belongs in data/.
 #  - A folder's *_impl.h is for its own files. The model's services and
 #    training reach into the network's internals (model/model_impl.h);
 #    the search ranks through the selection's (select/select_impl.h);
 #    history draws through the plots' (plot/plot_impl.h).
 ALLOWED='
-core/data/batches.c child/host.h
 core/services/model_distill.c model/model_impl.h
 core/services/model_replica.c model/model_impl.h
 core/services/model_stage_impl.h model/model_impl.h

@@ -235,7 +235,7 @@ static void test_plugin(struct dlb_host *h, struct dlb_host_shared *sh,
     baseline_sums(d, 1, want);
 
     struct dlb_batch_spec spec = {T_BATCH, 1, 1, 1, T_SEED};
-    struct dlb_batch_plugin bp = {p->batch_source, state, h};
+    struct dlb_batch_plugin bp = {p->batch_source, state, h, dlb_host_pinned_holds};
     struct dlb_batches *bs = NULL;
     struct dlb_error err = {""};
     struct dlb_batch b;
