@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "plot/plot_impl.h"
+#include "plot/plot.h"
 #include "results/results.h"
 
 static int is_file(const char *p)
@@ -298,19 +298,16 @@ static dlb_status history(struct dlb_options *o, const struct runs *runs,
                           struct dlb_error *err)
 {
     const char *out = o->out_dir ? o->out_dir : "history";
-    struct dlb_plotter p;
+    int drawn = 1;
+    char why[512] = "";
     dlb_status s = make_dir(out, err);
     if (s == DLB_OK)
-        s = dlb_plotter_init(&p, out, "", err);
-    if (s != DLB_OK)
-        return s;
-    p.suite = runs->n ? ctx_str(&runs->v[0], "suite.name") : NULL;
-    s = dlb_plot_trend(&p, runs->v, runs->n, err);
+        s = dlb_plots_trend(out, runs->n ? ctx_str(&runs->v[0], "suite.name") : NULL,
+                            runs->v, runs->n, &drawn, why, sizeof why, err);
     if (s == DLB_OK)
         s = write_csv(out, runs, err);
-    if (s == DLB_OK && !p.drawn)
-        fprintf(stderr, "dlbench: warning: %s\n", p.why);
-    dlb_plotter_free(&p);
+    if (s == DLB_OK && !drawn)
+        fprintf(stderr, "dlbench: warning: %s\n", why);
     if (s != DLB_OK)
         return s;
     struct summary sum;

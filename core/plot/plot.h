@@ -5,6 +5,7 @@
 #ifndef DLB_CORE_PLOT_H
 #define DLB_CORE_PLOT_H
 
+#include <stddef.h>
 #include <jansson.h>
 #include "util/error.h"
 
@@ -16,6 +17,15 @@
  * missing, how to install it: the caller prints it as a warning. */
 dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
                            json_t *selection, json_t **plots, int *drawn,
+                           struct dlb_error *err);
+
+struct dlb_results;
+/* `dlbench history`'s trend plot of `n_runs` results documents in time
+ * order, in DIR (created when missing), for suite `suite` (NULL: none
+ * named). *drawn and `why` as for dlb_plots_write. */
+dlb_status dlb_plots_trend(const char *dir, const char *suite,
+                           const struct dlb_results *runs, size_t n_runs,
+                           int *drawn, char *why, size_t why_len,
                            struct dlb_error *err);
 
 /* The limit on one gnuplot process: $DLBENCH_GNUPLOT_TIMEOUT seconds

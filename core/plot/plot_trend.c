@@ -3,6 +3,7 @@
 #include "plot/plot_impl.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "compare/compare.h" /* dlb_context_get */
 
@@ -97,4 +98,21 @@ dlb_status dlb_plot_trend(struct dlb_plotter *p, const struct dlb_results *runs,
              "lw 2 pt 7 ps 1.0 title columnheader(1)\n", n - 1);
     return dlb_plot_emit(p, "trend", "Throughput trend per configuration",
                          body, 0, err);
+}
+
+dlb_status dlb_plots_trend(const char *dir, const char *suite,
+                           const struct dlb_results *runs, size_t n_runs,
+                           int *drawn, char *why, size_t why_len,
+                           struct dlb_error *err)
+{
+    struct dlb_plotter p;
+    dlb_status s = dlb_plotter_init(&p, dir, "", err);
+    if (s != DLB_OK)
+        return s;
+    p.suite = suite;
+    s = dlb_plot_trend(&p, runs, n_runs, err);
+    *drawn = p.drawn;
+    snprintf(why, why_len, "%s", p.why);
+    dlb_plotter_free(&p);
+    return s;
 }
