@@ -52,7 +52,8 @@ void dlb_ref_free_all(double **p, size_t n);
  * ref_sparse.c and ref_map.c (API 1.1). No allreduce_sum: one device. */
 #define DLB_REF_OPS(X)                                                      \
     DLB_OPS_REQUIRED(X, ref) DLB_OPS_CNN(X, ref) DLB_OPS_QUANTIZE(X, ref)   \
-    DLB_OPS_INT8(X, ref) DLB_OPS_SPARSE(X, ref) DLB_OPS_MAP(X, ref)
+    DLB_OPS_INT8(X, ref) DLB_OPS_SPARSE(X, ref) DLB_OPS_MAP(X, ref)     \
+    DLB_OPS_BN_RELU(X, ref)
 DLB_REF_OPS(DLB_OP_DECLARE)
 
 #endif
