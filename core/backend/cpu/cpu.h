@@ -398,6 +398,14 @@ dlb_status dlb_cpu_pool_loops_fwd(struct dlb_backend *be,
 dlb_status dlb_cpu_pool_loops_bwd(struct dlb_backend *be,
                                   const struct dlb_cpu_pool_blocks *r,
                                   const int32_t *ws);
+/* cpu_pool_bf16.c: 2x2 stride-2 max pooling of bf16 blocks of 16 lanes
+ * (applies says when), which the two above hand over to. */
+int dlb_cpu_pool16_applies(const struct dlb_cpu_pool_blocks *r);
+dlb_status dlb_cpu_pool16_fwd(struct dlb_backend *be,
+                              const struct dlb_cpu_pool_blocks *r, int32_t *ws);
+dlb_status dlb_cpu_pool16_bwd(struct dlb_backend *be,
+                              const struct dlb_cpu_pool_blocks *r,
+                              const int32_t *ws);
 /* cpu_int8_cols.c: a convolution with one input channel as a matrix
  * product over im2col rows (dlb_cpu_int8_cols_fit says when); x F32 is
  * quantised on the way, in the same pass. */
