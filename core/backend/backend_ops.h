@@ -87,17 +87,13 @@
     X(be, upload_create) X(be, upload_destroy) X(be, upload_async)          \
     X(be, upload_wait) X(be, upload_sync) X(be, upload_figures)
 
-/* Batch norm fused with the ReLU after it (API 1.5, optional). */
-#define DLB_OPS_BN_RELU(X, be)                                              \
-    X(be, batchnorm_relu_fwd_train) X(be, batchnorm_relu_bwd)
-
 /* Every family, in the table's order: backend.c checks at compile time
  * that they name every entry of the table. */
 #define DLB_OPS_ALL(X, be)                                                  \
     DLB_OPS_REQUIRED(X, be) DLB_OPS_CNN(X, be) DLB_OPS_QUANTIZE(X, be)      \
     DLB_OPS_ALLREDUCE(X, be) DLB_OPS_INT8(X, be) DLB_OPS_SPARSE(X, be)      \
     DLB_OPS_MAP(X, be) DLB_OPS_SCALER(X, be) DLB_OPS_GRAPH(X, be)           \
-    DLB_OPS_PINNED(X, be) DLB_OPS_UPLOAD(X, be) DLB_OPS_BN_RELU(X, be)
+    DLB_OPS_PINNED(X, be) DLB_OPS_UPLOAD(X, be)
 
 /* The function type of entry `op`, taken from the table itself. */
 #define DLB_OP_TYPE(op) __typeof__(*((struct dlb_backend_ops *)0)->op)

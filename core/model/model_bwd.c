@@ -90,11 +90,10 @@ static dlb_status bwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
     /* Forward fused the ReLU after it: io->y is the ReLU's output and
      * io->dy its gradient (the ReLU passed it through). */
     if (i + 1 < m->spec->n_layers && m->layers[i + 1].relu_in_bn)
-        return DLB_BE_CALL(m->be, batchnorm_relu_bwd, &d, io->x, io->y, io->dy,
-                           m->params[ml->weight].t.buf,
-                           m->params[ml->bias].t.buf, ml->save_mean,
-                           ml->save_invstd, io->dx, m->params[ml->weight].grad,
-                           m->params[ml->bias].grad);
+        return dlb_backend_bn_relu(m->be)->bwd(
+            m->be, &d, io->x, io->y, io->dy, m->params[ml->weight].t.buf,
+            m->params[ml->bias].t.buf, ml->save_mean, ml->save_invstd, io->dx,
+            m->params[ml->weight].grad, m->params[ml->bias].grad);
     return DLB_BE_CALL(m->be, batchnorm_bwd, &d, io->x, io->dy,
                        m->params[ml->weight].t.buf, ml->save_mean,
                        ml->save_invstd, io->dx, m->params[ml->weight].grad,

@@ -20,11 +20,10 @@ static struct dlb_buffer *buf(const struct dlb_model *m, int index)
  * batch norm's output as it is (no cast between them). */
 static int bn_takes_relu(const struct dlb_model *m, size_t i)
 {
-    const struct dlb_backend_ops *o = dlb_backend_ops_of(m->be);
     const struct dlb_model_layer *r = &m->layers[i + 1];
     enum dlb_dtype t = dlb_model_out_type(m, i);
     return i + 1 < m->spec->n_layers && r->spec->kind == DLB_LAYER_RELU &&
-           !r->q && o->batchnorm_relu_fwd_train && o->batchnorm_relu_bwd &&
+           !r->q && dlb_backend_bn_relu(m->be) &&
            dlb_model_layer_type(m, i + 1) == t && dlb_model_out_type(m, i + 1) == t;
 }
 
@@ -51,10 +50,10 @@ static dlb_status fwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
             (s = dlb_model_step_alloc(m, m->dtype, L->in_c, L->name,
                                       &ml->save_invstd, err)))
             return s;
-        s = relu ? DLB_BE_CALL(m->be, batchnorm_relu_fwd_train, &d, x,
-                               buf(m, ml->weight), buf(m, ml->bias),
-                               buf(m, ml->run_mean), buf(m, ml->run_var),
-                               ml->save_mean, ml->save_invstd, y)
+        s = relu ? dlb_backend_bn_relu(m->be)->fwd_train(
+                       m->be, &d, x, buf(m, ml->weight), buf(m, ml->bias),
+                       buf(m, ml->run_mean), buf(m, ml->run_var),
+                       ml->save_mean, ml->save_invstd, y)
                  : DLB_BE_CALL(m->be, batchnorm_fwd_train, &d, x,
                                buf(m, ml->weight), buf(m, ml->bias),
                                buf(m, ml->run_mean), buf(m, ml->run_var),

@@ -39,7 +39,7 @@ struct dlb_model_layer {
      * form. */
     struct dlb_model_pruned *pr;
     /* A ReLU whose batch norm before it applied it in this step's forward
-     * (batchnorm_relu_*, model_fwd.c): it passes its input and gradient
+     * (dlb_backend_bn_relu, model_fwd.c): it passes its input and gradient
      * through. */
     int relu_in_bn;
 };

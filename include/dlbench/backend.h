@@ -60,11 +60,9 @@ extern "C" {
  *        graph_end, graph_launch, graph_destroy).
  *   1.4  page-locked host memory (host_alloc_pinned, host_free_pinned)
  *        and uploads on a copy stream (upload_create, upload_destroy,
- *        upload_async, upload_wait, upload_sync, upload_figures).
- *   1.5  batch norm fused with the ReLU after it (batchnorm_relu_fwd_train,
- *        batchnorm_relu_bwd). */
+ *        upload_async, upload_wait, upload_sync, upload_figures). */
 #define DLB_BACKEND_API_MAJOR 1
-#define DLB_BACKEND_API_MINOR 5
+#define DLB_BACKEND_API_MINOR 4
 
 struct dlb_backend;  /* the device handle (plugin.h) */
 struct dlb_buffer;   /* device memory: element type, count, bytes */
@@ -654,38 +652,6 @@ struct dlb_backend_ops {
     dlb_status (*upload_sync)(struct dlb_backend *be, struct dlb_upload *u);
     dlb_status (*upload_figures)(struct dlb_backend *be, struct dlb_upload *u,
                                  double *copy_s, double *stall_s);
-
-    /* ---- API 1.5: batch norm fused with the ReLU after it ---- */
-
-    /* Optional, both or none: a model calls them for a batch norm whose
-     * output only a ReLU reads, and skips the ReLU, saving its passes over
-     * memory. fwd_train: batchnorm_fwd_train's outputs, y = relu(bn(x)).
-     * bwd: batchnorm_bwd's outputs with the ReLU's gradient applied first:
-     * dy (the gradient of y) passes where y > 0, else 0; a backend may
-     * recompute that mask from x, beta and the saved statistics instead of
-     * reading y. dx may alias dy. */
-    dlb_status (*batchnorm_relu_fwd_train)(struct dlb_backend *be,
-                                           const struct dlb_batchnorm_desc *d,
-                                           const struct dlb_buffer *x,
-                                           const struct dlb_buffer *gamma,
-                                           const struct dlb_buffer *beta,
-                                           struct dlb_buffer *running_mean,
-                                           struct dlb_buffer *running_var,
-                                           struct dlb_buffer *save_mean,
-                                           struct dlb_buffer *save_invstd,
-                                           struct dlb_buffer *y);
-    dlb_status (*batchnorm_relu_bwd)(struct dlb_backend *be,
-                                     const struct dlb_batchnorm_desc *d,
-                                     const struct dlb_buffer *x,
-                                     const struct dlb_buffer *y,
-                                     const struct dlb_buffer *dy,
-                                     const struct dlb_buffer *gamma,
-                                     const struct dlb_buffer *beta,
-                                     const struct dlb_buffer *save_mean,
-                                     const struct dlb_buffer *save_invstd,
-                                     struct dlb_buffer *dx,
-                                     struct dlb_buffer *dgamma,
-                                     struct dlb_buffer *dbeta);
 };
 
 /* Output size of a convolution or pooling window along one axis; 0 when

@@ -1,5 +1,5 @@
-/* Batch norm fused with the ReLU after it (batchnorm_relu_fwd_train,
- * batchnorm_relu_bwd): the cpu backend against the ref backend, which
+/* Batch norm fused with the ReLU after it (dlb_backend_bn_relu's
+ * fwd_train and bwd): the cpu backend against the ref backend, which
  * runs the two operations one after the other, forward and backward, on
  * random inputs that are never zero, on the routes the cpu backend takes:
  * bf16 in nChw16c (32 channels) and nhwc (64 channels on AMX machines),
@@ -28,6 +28,10 @@
 
 #define TOL_F32 1e-5
 #define TOL_BF16 1e-2
+
+/* One of dlb_backend_bn_relu's entries on both sides. */
+#define FCALL(f, ...)                                                       \
+    BOTH CHECK(dlb_backend_bn_relu(BE)->f(BE, __VA_ARGS__) == DLB_OK)
 
 static double tol_of(enum dlb_dtype t, int dnn)
 {
@@ -99,7 +103,7 @@ static void test_bn_relu(const char *name, enum dlb_dtype t, uint32_t n,
     struct pair y = out_pair(t, cnt), dx = out_pair(t, cnt);
     struct pair g = rand_pair(t, cnt, 1.0);
 
-    CALL(batchnorm_relu_fwd_train, &d, B(cv), B(gm), B(bt), B(rm), B(rv),
+    FCALL(fwd_train, &d, B(cv), B(gm), B(bt), B(rm), B(rv),
          B(sm), B(si), B(y));
 #define NEARF(p, tag) \
     (snprintf(what, sizeof what, "%s %s", name, tag), NEAR(what, p))
@@ -131,13 +135,13 @@ static void test_bn_relu(const char *name, enum dlb_dtype t, uint32_t n,
         RELEASE(&y2, &rm2, &rv2, &sm2, &si2);
     }
 
-    CALL(batchnorm_relu_bwd, &d, B(cv), B(y), B(g), B(gm), B(bt), B(sm),
+    FCALL(bwd, &d, B(cv), B(y), B(g), B(gm), B(bt), B(sm),
          B(si), B(dx), B(dg), B(db));
     NEARF(dx, "bwd dx");
     NEARF(dg, "bwd dgamma");
     NEARF(db, "bwd dbeta");
     /* In place, as a caller that no longer needs dy runs it. */
-    CALL(batchnorm_relu_bwd, &d, B(cv), B(y), B(g), B(gm), B(bt), B(sm),
+    FCALL(bwd, &d, B(cv), B(y), B(g), B(gm), B(bt), B(sm),
          B(si), B(g), B(dg), B(db));
     NEARF(g, "bwd in-place dx");
     NEARF(dg, "bwd in-place dgamma");
@@ -182,11 +186,13 @@ int main(void)
         return check_exit();
     dlb_rng_seed(&rng, 2027);
     (void)expect_same; /* backend_pair.h's, for exact results: none here */
-    /* The backends offer both entries of the family or neither. */
-    CHECK(dlb_backend_ops_of(dev)->batchnorm_relu_fwd_train &&
-          dlb_backend_ops_of(dev)->batchnorm_relu_bwd);
-    CHECK(dlb_backend_ops_of(ref)->batchnorm_relu_fwd_train &&
-          dlb_backend_ops_of(ref)->batchnorm_relu_bwd);
+    /* Both built-in backends have it. */
+    CHECK(dlb_backend_bn_relu(dev) && dlb_backend_bn_relu(dev)->fwd_train &&
+          dlb_backend_bn_relu(dev)->bwd);
+    CHECK(dlb_backend_bn_relu(ref) && dlb_backend_bn_relu(ref)->fwd_train &&
+          dlb_backend_bn_relu(ref)->bwd);
+    if (!dlb_backend_bn_relu(dev) || !dlb_backend_bn_relu(ref))
+        return check_exit();
 
     run_typed(DLB_F32);
     if (DLB_BE_CALL(dev, supports, DLB_CAP_BF16, reason, sizeof reason) == DLB_OK)

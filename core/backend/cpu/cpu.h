@@ -18,6 +18,7 @@
 
 #include "cpu_dnnl_api.h"
 
+#include "../backend.h"
 #include "../backend_impl.h"
 #include "../backend_ops.h"
 
@@ -334,9 +335,12 @@ dlb_status dlb_cpu_shadow(struct dlb_backend *be, const struct dlb_buffer *b,
  * plugin. */
 #define DLB_CPU_OPS(X)                                                      \
     DLB_OPS_REQUIRED(X, cpu) DLB_OPS_CNN(X, cpu) DLB_OPS_QUANTIZE(X, cpu)   \
-    DLB_OPS_INT8(X, cpu) DLB_OPS_SPARSE(X, cpu) DLB_OPS_MAP(X, cpu)     \
-    DLB_OPS_BN_RELU(X, cpu)
+    DLB_OPS_INT8(X, cpu) DLB_OPS_SPARSE(X, cpu) DLB_OPS_MAP(X, cpu)
 DLB_CPU_OPS(DLB_OP_DECLARE)
+/* cpu_bnorm.c: batch norm fused with its ReLU (backend.h's
+ * dlb_backend_bn_relu). */
+extern DLB_BN_RELU_TYPE(fwd_train) dlb_cpu_batchnorm_relu_fwd_train;
+extern DLB_BN_RELU_TYPE(bwd) dlb_cpu_batchnorm_relu_bwd;
 
 /* cpu_bnorm_bf16.c: batch norm on bf16 data in nChw16c or nhwc (`nhwc`
  * set) with c % 16 == 0 on AVX-512 (applies says whether it takes md);

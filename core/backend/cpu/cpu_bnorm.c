@@ -12,7 +12,7 @@
  * than its generic kernel on NCHW, and the output keeps the layout; bf16
  * data in nChw16c goes to the own loops of cpu_bnorm_bf16.c.
  *
- * Batch norm + ReLU (batchnorm_relu_*): fused in those own loops; on
+ * Batch norm + ReLU (dlb_backend_bn_relu): fused in those own loops; on
  * every other route the two run one after the other, as the model ran
  * them before, so f32 networks see the same kernels. */
 #include "cpu.h"
