@@ -106,6 +106,16 @@ dlb_status dlb_backend_missing(struct dlb_backend *be, const char *op)
                             "backend %s has no operation %s", be->ops->name, op);
 }
 
+const struct dlb_backend_bn_relu *dlb_backend_bn_relu(const struct dlb_backend *be)
+{
+    const struct dlb_backend_bn_relu *f = dlb_ref_bn_relu_of(be);
+#ifdef HAVE_ONEDNN
+    if (!f)
+        f = dlb_cpu_bn_relu_of(be);
+#endif
+    return f;
+}
+
 void *dlb_backend_ctx(const struct dlb_backend *be)
 {
     return be->ctx;

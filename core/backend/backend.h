@@ -39,6 +39,43 @@ void dlb_backend_raw_free(const char *name, int device, void *p,
 const char *dlb_backend_name(const struct dlb_backend *be);
 const struct dlb_backend_ops *dlb_backend_ops_of(const struct dlb_backend *be);
 
+/* Batch norm fused with the ReLU after it, in the built-in backends that
+ * have it (ref, cpu; NULL from the others): an extension of the core's,
+ * not an entry of the plugin interface's table, so that backends built
+ * against that need nothing new. A model calls it for a training batch
+ * norm whose output only a ReLU reads, and skips the ReLU, saving its
+ * passes over memory.
+ * fwd_train: batchnorm_fwd_train's outputs, with y = relu(bn(x)).
+ * bwd: batchnorm_bwd's outputs with the ReLU's gradient applied first: dy
+ *   (the gradient of y) passes where y > 0, else 0; a backend may
+ *   recompute that mask from x, beta and the saved statistics instead of
+ *   reading y. dx may alias dy. */
+struct dlb_backend_bn_relu {
+    dlb_status (*fwd_train)(struct dlb_backend *be,
+                            const struct dlb_batchnorm_desc *d,
+                            const struct dlb_buffer *x,
+                            const struct dlb_buffer *gamma,
+                            const struct dlb_buffer *beta,
+                            struct dlb_buffer *running_mean,
+                            struct dlb_buffer *running_var,
+                            struct dlb_buffer *save_mean,
+                            struct dlb_buffer *save_invstd,
+                            struct dlb_buffer *y);
+    dlb_status (*bwd)(struct dlb_backend *be,
+                      const struct dlb_batchnorm_desc *d,
+                      const struct dlb_buffer *x, const struct dlb_buffer *y,
+                      const struct dlb_buffer *dy,
+                      const struct dlb_buffer *gamma,
+                      const struct dlb_buffer *beta,
+                      const struct dlb_buffer *save_mean,
+                      const struct dlb_buffer *save_invstd,
+                      struct dlb_buffer *dx, struct dlb_buffer *dgamma,
+                      struct dlb_buffer *dbeta);
+};
+const struct dlb_backend_bn_relu *dlb_backend_bn_relu(const struct dlb_backend *be);
+/* The type of entry f, for the implementations' declarations. */
+#define DLB_BN_RELU_TYPE(f) __typeof__(*((struct dlb_backend_bn_relu *)0)->f)
+
 /* Why the last failing operation failed ("" when it gave no reason). */
 const char *dlb_backend_last_error(const struct dlb_backend *be);
 

@@ -63,5 +63,10 @@ dlb_status dlb_backend_ref_create(const struct dlb_backend_config *cfg,
 dlb_status dlb_backend_cpu_create(const struct dlb_backend_config *cfg,
                                   struct dlb_backend **out, char *reason,
                                   size_t len);
+/* Their batch norm + ReLU (backend.h's dlb_backend_bn_relu) when `be` is
+ * one of their handles, else NULL. */
+struct dlb_backend_bn_relu;
+const struct dlb_backend_bn_relu *dlb_ref_bn_relu_of(const struct dlb_backend *be);
+const struct dlb_backend_bn_relu *dlb_cpu_bn_relu_of(const struct dlb_backend *be);
 
 #endif

@@ -86,6 +86,14 @@ static dlb_status bwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
                          struct bwd_io *io)
 {
     struct dlb_batchnorm_desc d = dlb_model_bn_desc(ml->spec, m->n);
+    size_t i = (size_t)(ml - m->layers);
+    /* Forward fused the ReLU after it: io->y is the ReLU's output and
+     * io->dy its gradient (the ReLU passed it through). */
+    if (i + 1 < m->spec->n_layers && m->layers[i + 1].relu_in_bn)
+        return dlb_backend_bn_relu(m->be)->bwd(
+            m->be, &d, io->x, io->y, io->dy, m->params[ml->weight].t.buf,
+            m->params[ml->bias].t.buf, ml->save_mean, ml->save_invstd, io->dx,
+            m->params[ml->weight].grad, m->params[ml->bias].grad);
     return DLB_BE_CALL(m->be, batchnorm_bwd, &d, io->x, io->dy,
                        m->params[ml->weight].t.buf, ml->save_mean,
                        ml->save_invstd, io->dx, m->params[ml->weight].grad,
@@ -128,7 +136,8 @@ static dlb_status layer_bwd(struct dlb_model *m, size_t i, struct bwd_io *io,
     dlb_status s;
     io->dx = NULL;
     io->dx_owned = 0;
-    if (L->kind == DLB_LAYER_FLATTEN) {
+    if (L->kind == DLB_LAYER_FLATTEN ||
+        (L->kind == DLB_LAYER_RELU && ml->relu_in_bn)) {
         io->dx = io->dy;
         return DLB_OK;
     }

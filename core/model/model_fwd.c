@@ -15,13 +15,31 @@ static struct dlb_buffer *buf(const struct dlb_model *m, int index)
     return m->params[index].t.buf;
 }
 
+/* Whether training batch norm i takes the ReLU after it into its own
+ * passes: the backend has the fused operations and the ReLU reads the
+ * batch norm's output as it is (no cast between them). */
+static int bn_takes_relu(const struct dlb_model *m, size_t i)
+{
+    const struct dlb_model_layer *r = &m->layers[i + 1];
+    enum dlb_dtype t = dlb_model_out_type(m, i);
+    return i + 1 < m->spec->n_layers && r->spec->kind == DLB_LAYER_RELU &&
+           !r->q && dlb_backend_bn_relu(m->be) &&
+           dlb_model_layer_type(m, i + 1) == t && dlb_model_out_type(m, i + 1) == t;
+}
+
 static dlb_status fwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
                          int train, struct dlb_buffer *x, struct dlb_buffer *y,
                          struct dlb_error *err)
 {
     const struct dlb_layer_spec *L = ml->spec;
     struct dlb_batchnorm_desc d = dlb_model_bn_desc(L, m->n);
+    size_t i = (size_t)(ml - m->layers);
+    int relu = train && bn_takes_relu(m, i);
     dlb_status s;
+    /* Set on every forward, so that an inference pass in between runs the
+     * ReLU itself. */
+    if (i + 1 < m->spec->n_layers)
+        m->layers[i + 1].relu_in_bn = relu;
     if (!train) {
         s = DLB_BE_CALL(m->be, batchnorm_fwd_infer, &d, x, buf(m, ml->weight),
                         buf(m, ml->bias), buf(m, ml->run_mean),
@@ -32,9 +50,14 @@ static dlb_status fwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
             (s = dlb_model_step_alloc(m, m->dtype, L->in_c, L->name,
                                       &ml->save_invstd, err)))
             return s;
-        s = DLB_BE_CALL(m->be, batchnorm_fwd_train, &d, x, buf(m, ml->weight),
-                        buf(m, ml->bias), buf(m, ml->run_mean),
-                        buf(m, ml->run_var), ml->save_mean, ml->save_invstd, y);
+        s = relu ? dlb_backend_bn_relu(m->be)->fwd_train(
+                       m->be, &d, x, buf(m, ml->weight), buf(m, ml->bias),
+                       buf(m, ml->run_mean), buf(m, ml->run_var),
+                       ml->save_mean, ml->save_invstd, y)
+                 : DLB_BE_CALL(m->be, batchnorm_fwd_train, &d, x,
+                               buf(m, ml->weight), buf(m, ml->bias),
+                               buf(m, ml->run_mean), buf(m, ml->run_var),
+                               ml->save_mean, ml->save_invstd, y);
     }
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "forward", err);
 }
@@ -124,7 +147,8 @@ dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
     *owned = 0;
     if (ml->q) /* int8 inference (model_quant_fwd.c) */
         return dlb_model_quant_fwd(m, i, train, x, y, owned, err);
-    if (L->kind == DLB_LAYER_FLATTEN || (L->kind == DLB_LAYER_DROPOUT && !train)) {
+    if (L->kind == DLB_LAYER_FLATTEN || (L->kind == DLB_LAYER_DROPOUT && !train) ||
+        (L->kind == DLB_LAYER_RELU && train && ml->relu_in_bn)) {
         *y = x;
         return DLB_OK;
     }

@@ -38,6 +38,10 @@ struct dlb_model_layer {
     /* Pruning (model_prune*.c): NULL when the layer has no mask / sparse
      * form. */
     struct dlb_model_pruned *pr;
+    /* A ReLU whose batch norm before it applied it in this step's forward
+     * (dlb_backend_bn_relu, model_fwd.c): it passes its input and gradient
+     * through. */
+    int relu_in_bn;
 };
 
 struct dlb_model_qlayer;   /* model_quant*.c */

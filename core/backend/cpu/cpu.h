@@ -18,6 +18,7 @@
 
 #include "cpu_dnnl_api.h"
 
+#include "../backend.h"
 #include "../backend_impl.h"
 #include "../backend_ops.h"
 
@@ -336,25 +337,32 @@ dlb_status dlb_cpu_shadow(struct dlb_backend *be, const struct dlb_buffer *b,
     DLB_OPS_REQUIRED(X, cpu) DLB_OPS_CNN(X, cpu) DLB_OPS_QUANTIZE(X, cpu)   \
     DLB_OPS_INT8(X, cpu) DLB_OPS_SPARSE(X, cpu) DLB_OPS_MAP(X, cpu)
 DLB_CPU_OPS(DLB_OP_DECLARE)
+/* cpu_bnorm.c: batch norm fused with its ReLU (backend.h's
+ * dlb_backend_bn_relu). */
+extern DLB_BN_RELU_TYPE(fwd_train) dlb_cpu_batchnorm_relu_fwd_train;
+extern DLB_BN_RELU_TYPE(bwd) dlb_cpu_batchnorm_relu_bwd;
 
 /* cpu_bnorm_bf16.c: batch norm on bf16 data in nChw16c or nhwc (`nhwc`
  * set) with c % 16 == 0 on AVX-512 (applies says whether it takes md);
  * cpu_bnorm.c calls them.
  * Forward: use_mean/use_var given (inference) normalise with them, else
- * the batch mean and biased variance land in mean and var (c floats). */
+ * the batch mean and biased variance land in mean and var (c floats);
+ * relu (training only) stores max(y, 0), the fused ReLU after it. */
 int dlb_cpu_bn16_applies(const dlb_dnnl_md *md, uint32_t c);
 dlb_status dlb_cpu_bn16_fwd(struct dlb_backend *be,
                             const struct dlb_batchnorm_desc *d, int nhwc,
                             const void *x,
                             void *y, const float *gamma, const float *beta,
                             const float *use_mean, const float *use_var,
-                            float *mean, float *var);
+                            float *mean, float *var, int relu);
+/* Backward; with beta given, of batch norm + ReLU (forward's relu set):
+ * dy is the ReLU output's gradient, masked where forward's y was 0. */
 dlb_status dlb_cpu_bn16_bwd(struct dlb_backend *be,
                             const struct dlb_batchnorm_desc *d, int nhwc,
                             const void *x,
                             const void *dy, void *dx, const float *gamma,
                             const float *mean, const float *invstd,
-                            float *dgamma, float *dbeta);
+                            const float *beta, float *dgamma, float *dbeta);
 /* The oneDNN inference pooling primitive of d over layouts x and y: a
  * builder for dlb_cpu_cache_get (cpu_pool_blocked.c); `op` names the
  * operation in errors. */
@@ -394,6 +402,14 @@ dlb_status dlb_cpu_pool_loops_fwd(struct dlb_backend *be,
 dlb_status dlb_cpu_pool_loops_bwd(struct dlb_backend *be,
                                   const struct dlb_cpu_pool_blocks *r,
                                   const int32_t *ws);
+/* cpu_pool_bf16.c: 2x2 stride-2 max pooling of bf16 blocks of 16 lanes
+ * (applies says when), which the two above hand over to. */
+int dlb_cpu_pool16_applies(const struct dlb_cpu_pool_blocks *r);
+dlb_status dlb_cpu_pool16_fwd(struct dlb_backend *be,
+                              const struct dlb_cpu_pool_blocks *r, int32_t *ws);
+dlb_status dlb_cpu_pool16_bwd(struct dlb_backend *be,
+                              const struct dlb_cpu_pool_blocks *r,
+                              const int32_t *ws);
 /* cpu_int8_cols.c: a convolution with one input channel as a matrix
  * product over im2col rows (dlb_cpu_int8_cols_fit says when); x F32 is
  * quantised on the way, in the same pass. */

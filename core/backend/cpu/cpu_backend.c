@@ -177,6 +177,10 @@ dlb_status dlb_cpu_device_info(struct dlb_backend *be,
     return DLB_OK;
 }
 
+static const struct dlb_backend_bn_relu cpu_bn_relu = {
+    dlb_cpu_batchnorm_relu_fwd_train, dlb_cpu_batchnorm_relu_bwd
+};
+
 static const struct dlb_backend_ops cpu_ops = {
     DLB_OPS_HEAD(cpu),
     DLB_CPU_OPS(DLB_OP_ENTRY)
@@ -218,4 +222,9 @@ dlb_status dlb_backend_cpu_create(const struct dlb_backend_config *cfg,
         free(cpu);
     }
     return s;
+}
+
+const struct dlb_backend_bn_relu *dlb_cpu_bn_relu_of(const struct dlb_backend *be)
+{
+    return be->ops == &cpu_ops ? &cpu_bn_relu : NULL;
 }

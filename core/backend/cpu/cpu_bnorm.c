@@ -10,7 +10,11 @@
  * A convolution's output arrives blocked (nChw16c): batch norm runs on it
  * as it is, with oneDNN's blocked kernels, which are several times faster
  * than its generic kernel on NCHW, and the output keeps the layout; bf16
- * data in nChw16c goes to the own loops of cpu_bnorm_bf16.c. */
+ * data in nChw16c goes to the own loops of cpu_bnorm_bf16.c.
+ *
+ * Batch norm + ReLU (dlb_backend_bn_relu): fused in those own loops; on
+ * every other route the two run one after the other, as the model ran
+ * them before, so f32 networks see the same kernels. */
 #include "cpu.h"
 
 #include <math.h>
@@ -199,7 +203,8 @@ static dlb_status bn_forward(struct dlb_backend *be, const char *op,
                              const struct dlb_batchnorm_desc *d,
                              const struct dlb_buffer *x, struct dlb_buffer *y,
                              const struct dlb_buffer *const *cb,
-                             const float **mean, const float **var)
+                             const float **mean, const float **var,
+                             int *relu)
 {
     struct dlb_cpu_prim *p;
     dlb_dnnl_md md, md32;
@@ -214,7 +219,8 @@ static dlb_status bn_forward(struct dlb_backend *be, const char *op,
         float *m = train ? cb[2]->data : NULL, *v = train ? cb[3]->data : NULL;
         s = dlb_cpu_bn16_fwd(be, d, code == 3, x->data, y->data, cb[0]->data,
                              cb[1]->data, train ? NULL : cb[2]->data,
-                             train ? NULL : cb[3]->data, m, v);
+                             train ? NULL : cb[3]->data, m, v, *relu);
+        *relu = 0; /* done */
         *mean = m;
         *var = v;
         dlb_cpu_written(y);
@@ -244,18 +250,19 @@ out:
     return s;
 }
 
-dlb_status dlb_cpu_batchnorm_fwd_train(struct dlb_backend *be,
-                                       const struct dlb_batchnorm_desc *d,
-                                       const struct dlb_buffer *x,
-                                       const struct dlb_buffer *gamma,
-                                       const struct dlb_buffer *beta,
-                                       struct dlb_buffer *running_mean,
-                                       struct dlb_buffer *running_var,
-                                       struct dlb_buffer *save_mean,
-                                       struct dlb_buffer *save_invstd,
-                                       struct dlb_buffer *y)
+/* Training forward; *relu set: with the ReLU after it, which it leaves
+ * set when the caller must still apply it (the route fused none). */
+static dlb_status bn_train(struct dlb_backend *be, const char *op,
+                           const struct dlb_batchnorm_desc *d,
+                           const struct dlb_buffer *x,
+                           const struct dlb_buffer *gamma,
+                           const struct dlb_buffer *beta,
+                           struct dlb_buffer *running_mean,
+                           struct dlb_buffer *running_var,
+                           struct dlb_buffer *save_mean,
+                           struct dlb_buffer *save_invstd,
+                           struct dlb_buffer *y, int *relu)
 {
-    const char *op = "batchnorm_fwd_train";
     const struct dlb_buffer *data[2] = { x, y };
     const struct dlb_buffer *chan[6] = { gamma, beta, running_mean,
                                          running_var, save_mean, save_invstd };
@@ -266,7 +273,7 @@ dlb_status dlb_cpu_batchnorm_fwd_train(struct dlb_backend *be,
         (s = DLB_CPU_PLAIN(be, gamma, beta, running_mean, running_var,
                            save_mean, save_invstd)) ||
         (s = bn_forward(be, op, DLB_CPU_BN_FWD_TRAIN, d, x, y, fwd, &mean,
-                        &var)))
+                        &var, relu)))
         return s;
     {
         /* mean and var may be save_mean's and save_invstd's storage: each
@@ -290,6 +297,43 @@ dlb_status dlb_cpu_batchnorm_fwd_train(struct dlb_backend *be,
     return DLB_OK;
 }
 
+dlb_status dlb_cpu_batchnorm_fwd_train(struct dlb_backend *be,
+                                       const struct dlb_batchnorm_desc *d,
+                                       const struct dlb_buffer *x,
+                                       const struct dlb_buffer *gamma,
+                                       const struct dlb_buffer *beta,
+                                       struct dlb_buffer *running_mean,
+                                       struct dlb_buffer *running_var,
+                                       struct dlb_buffer *save_mean,
+                                       struct dlb_buffer *save_invstd,
+                                       struct dlb_buffer *y)
+{
+    int relu = 0;
+    return bn_train(be, "batchnorm_fwd_train", d, x, gamma, beta,
+                    running_mean, running_var, save_mean, save_invstd, y,
+                    &relu);
+}
+
+dlb_status dlb_cpu_batchnorm_relu_fwd_train(struct dlb_backend *be,
+                                            const struct dlb_batchnorm_desc *d,
+                                            const struct dlb_buffer *x,
+                                            const struct dlb_buffer *gamma,
+                                            const struct dlb_buffer *beta,
+                                            struct dlb_buffer *running_mean,
+                                            struct dlb_buffer *running_var,
+                                            struct dlb_buffer *save_mean,
+                                            struct dlb_buffer *save_invstd,
+                                            struct dlb_buffer *y)
+{
+    int relu = 1;
+    dlb_status s = bn_train(be, "batchnorm_relu_fwd_train", d, x, gamma, beta,
+                            running_mean, running_var, save_mean, save_invstd,
+                            y, &relu);
+    if (s == DLB_OK && relu)
+        s = dlb_cpu_relu_fwd(be, (size_t)d->n * d->c * d->hw, y, y);
+    return s;
+}
+
 dlb_status dlb_cpu_batchnorm_fwd_infer(struct dlb_backend *be,
                                        const struct dlb_batchnorm_desc *d,
                                        const struct dlb_buffer *x,
@@ -308,21 +352,25 @@ dlb_status dlb_cpu_batchnorm_fwd_infer(struct dlb_backend *be,
     if ((s = check_all(be, op, d, data, 2, chan, 4)) ||
         (s = DLB_CPU_PLAIN(be, gamma, beta, running_mean, running_var)))
         return s;
-    return bn_forward(be, op, DLB_CPU_BN_FWD_INFER, d, x, y, chan, &mean, &var);
+    int relu = 0;
+    return bn_forward(be, op, DLB_CPU_BN_FWD_INFER, d, x, y, chan, &mean, &var,
+                      &relu);
 }
 
-dlb_status dlb_cpu_batchnorm_bwd(struct dlb_backend *be,
-                                 const struct dlb_batchnorm_desc *d,
-                                 const struct dlb_buffer *x,
-                                 const struct dlb_buffer *dy,
-                                 const struct dlb_buffer *gamma,
-                                 const struct dlb_buffer *save_mean,
-                                 const struct dlb_buffer *save_invstd,
-                                 struct dlb_buffer *dx,
-                                 struct dlb_buffer *dgamma,
-                                 struct dlb_buffer *dbeta)
+/* Backward; beta given: of batch norm + ReLU, on the bf16 loops only
+ * (bn_bwd_fuses), y the fused forward's output. */
+static dlb_status bn_backward(struct dlb_backend *be, const char *op,
+                              const struct dlb_batchnorm_desc *d,
+                              const struct dlb_buffer *x,
+                              const struct dlb_buffer *dy,
+                              const struct dlb_buffer *gamma,
+                              const struct dlb_buffer *beta,
+                              const struct dlb_buffer *save_mean,
+                              const struct dlb_buffer *save_invstd,
+                              struct dlb_buffer *dx,
+                              struct dlb_buffer *dgamma,
+                              struct dlb_buffer *dbeta)
 {
-    const char *op = "batchnorm_bwd";
     const struct dlb_buffer *data[3] = { x, dy, dx };
     const struct dlb_buffer *chan[5] = { gamma, save_mean, save_invstd, dgamma,
                                          dbeta };
@@ -342,7 +390,8 @@ dlb_status dlb_cpu_batchnorm_bwd(struct dlb_backend *be,
         return s;
     if (dlb_cpu_bn16_applies(&md, d->c)) {
         s = dlb_cpu_bn16_bwd(be, d, code == 3, x->data, dyp, dx->data, gamma->data,
-                             save_mean->data, save_invstd->data, dgamma->data,
+                             save_mean->data, save_invstd->data,
+                             beta ? beta->data : NULL, dgamma->data,
                              dbeta->data);
         dlb_cpu_written(dx);
         dlb_cpu_written(dgamma);
@@ -389,4 +438,58 @@ dlb_status dlb_cpu_batchnorm_bwd(struct dlb_backend *be,
     dlb_cpu_written(dbeta);
 out:
     return s;
+}
+
+dlb_status dlb_cpu_batchnorm_bwd(struct dlb_backend *be,
+                                 const struct dlb_batchnorm_desc *d,
+                                 const struct dlb_buffer *x,
+                                 const struct dlb_buffer *dy,
+                                 const struct dlb_buffer *gamma,
+                                 const struct dlb_buffer *save_mean,
+                                 const struct dlb_buffer *save_invstd,
+                                 struct dlb_buffer *dx,
+                                 struct dlb_buffer *dgamma,
+                                 struct dlb_buffer *dbeta)
+{
+    return bn_backward(be, "batchnorm_bwd", d, x, dy, gamma, NULL, save_mean,
+                       save_invstd, dx, dgamma, dbeta);
+}
+
+/* Whether x takes the bf16 loops, which fuse the ReLU (bn_layout's test,
+ * without its side effects). */
+static int bn_bwd_fuses(const struct dlb_batchnorm_desc *d,
+                        const struct dlb_buffer *x)
+{
+    const dlb_dnnl_md *lay = dlb_cpu_layout(x);
+    return lay && lay->ndims == 4 && lay->dims[0] == (dnnl_dim_t)d->n &&
+           lay->dims[1] == (dnnl_dim_t)d->c &&
+           lay->dims[2] * lay->dims[3] == (dnnl_dim_t)d->hw &&
+           dlb_cpu_layout_code(lay) != 0 && dlb_cpu_bn16_applies(lay, d->c);
+}
+
+dlb_status dlb_cpu_batchnorm_relu_bwd(struct dlb_backend *be,
+                                      const struct dlb_batchnorm_desc *d,
+                                      const struct dlb_buffer *x,
+                                      const struct dlb_buffer *y,
+                                      const struct dlb_buffer *dy,
+                                      const struct dlb_buffer *gamma,
+                                      const struct dlb_buffer *beta,
+                                      const struct dlb_buffer *save_mean,
+                                      const struct dlb_buffer *save_invstd,
+                                      struct dlb_buffer *dx,
+                                      struct dlb_buffer *dgamma,
+                                      struct dlb_buffer *dbeta)
+{
+    const char *op = "batchnorm_relu_bwd";
+    const struct dlb_buffer *chan[1] = { beta };
+    dlb_status s = check_all(be, op, d, &y, 1, chan, 1);
+    if (s == DLB_OK && (s = DLB_CPU_PLAIN(be, beta)) == DLB_OK &&
+        bn_bwd_fuses(d, x))
+        return bn_backward(be, op, d, x, dy, gamma, beta, save_mean,
+                           save_invstd, dx, dgamma, dbeta);
+    /* The ReLU's gradient into dx, then batch norm's in place. */
+    if (s == DLB_OK)
+        s = dlb_cpu_relu_bwd(be, (size_t)d->n * d->c * d->hw, y, dy, dx);
+    return s ? s : bn_backward(be, "batchnorm_bwd", d, x, dx, gamma, NULL,
+                               save_mean, save_invstd, dx, dgamma, dbeta);
 }

@@ -393,6 +393,8 @@ dlb_status dlb_cpu_pool_loops_fwd(struct dlb_backend *be,
                                   int32_t *ws)
 {
     const struct dlb_pool_desc *d = r->d;
+    if (dlb_cpu_pool16_applies(r))
+        return dlb_cpu_pool16_fwd(be, r, ws);
     return run_blocks(be, r, "pool_fwd", (size_t)d->in_h * d->in_w * r->B,
                       (size_t)d->out_h * d->out_w * r->B, fwd_block,
                       (struct ws){ ws, NULL });
@@ -403,6 +405,8 @@ dlb_status dlb_cpu_pool_loops_bwd(struct dlb_backend *be,
                                   const int32_t *ws)
 {
     const struct dlb_pool_desc *d = r->d;
+    if (dlb_cpu_pool16_applies(r))
+        return dlb_cpu_pool16_bwd(be, r, ws);
     return run_blocks(be, r, "pool_bwd", (size_t)d->out_h * d->out_w * r->B,
                       (size_t)d->in_h * d->in_w * r->B, bwd_block,
                       (struct ws){ NULL, ws });

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../backend.h"
 #include "../backend_impl.h"
 #include "../backend_ops.h"
 
@@ -54,5 +55,8 @@ void dlb_ref_free_all(double **p, size_t n);
     DLB_OPS_REQUIRED(X, ref) DLB_OPS_CNN(X, ref) DLB_OPS_QUANTIZE(X, ref)   \
     DLB_OPS_INT8(X, ref) DLB_OPS_SPARSE(X, ref) DLB_OPS_MAP(X, ref)
 DLB_REF_OPS(DLB_OP_DECLARE)
+/* ref_bnorm.c: batch norm then ReLU (backend.h's dlb_backend_bn_relu). */
+extern DLB_BN_RELU_TYPE(fwd_train) dlb_ref_batchnorm_relu_fwd_train;
+extern DLB_BN_RELU_TYPE(bwd) dlb_ref_batchnorm_relu_bwd;
 
 #endif

@@ -198,6 +198,10 @@ dlb_status dlb_ref_timer_elapsed(struct dlb_backend *be, struct dlb_timer *t,
     return DLB_OK;
 }
 
+static const struct dlb_backend_bn_relu ref_bn_relu = {
+    dlb_ref_batchnorm_relu_fwd_train, dlb_ref_batchnorm_relu_bwd
+};
+
 static const struct dlb_backend_ops ref_ops = {
     DLB_OPS_HEAD(ref),
     DLB_REF_OPS(DLB_OP_ENTRY)
@@ -224,4 +228,9 @@ dlb_status dlb_backend_ref_create(const struct dlb_backend_config *cfg,
     if ((s = dlb_backend_new(&ref_ops, ctx, out, reason, len)))
         free(ctx);
     return s;
+}
+
+const struct dlb_backend_bn_relu *dlb_ref_bn_relu_of(const struct dlb_backend *be)
+{
+    return be->ops == &ref_ops ? &ref_bn_relu : NULL;
 }

@@ -157,3 +157,44 @@ out:
     dlb_ref_free_all(t, 8);
     return s;
 }
+
+/* Batch norm then ReLU, as the two operations run one after the other:
+ * the reference the fused kernels are held to. */
+dlb_status dlb_ref_batchnorm_relu_fwd_train(struct dlb_backend *be,
+                                            const struct dlb_batchnorm_desc *d,
+                                            const struct dlb_buffer *x,
+                                            const struct dlb_buffer *gamma,
+                                            const struct dlb_buffer *beta,
+                                            struct dlb_buffer *running_mean,
+                                            struct dlb_buffer *running_var,
+                                            struct dlb_buffer *save_mean,
+                                            struct dlb_buffer *save_invstd,
+                                            struct dlb_buffer *y)
+{
+    dlb_status s = dlb_ref_batchnorm_fwd_train(be, d, x, gamma, beta,
+                                               running_mean, running_var,
+                                               save_mean, save_invstd, y);
+    return s ? s : dlb_ref_relu_fwd(be, (size_t)d->n * d->c * d->hw, y, y);
+}
+
+/* The ReLU's gradient into dx, then batch norm's backward in place. */
+dlb_status dlb_ref_batchnorm_relu_bwd(struct dlb_backend *be,
+                                      const struct dlb_batchnorm_desc *d,
+                                      const struct dlb_buffer *x,
+                                      const struct dlb_buffer *y,
+                                      const struct dlb_buffer *dy,
+                                      const struct dlb_buffer *gamma,
+                                      const struct dlb_buffer *beta,
+                                      const struct dlb_buffer *save_mean,
+                                      const struct dlb_buffer *save_invstd,
+                                      struct dlb_buffer *dx,
+                                      struct dlb_buffer *dgamma,
+                                      struct dlb_buffer *dbeta)
+{
+    dlb_status s;
+    (void)beta; /* the mask is read from y */
+    if ((s = dlb_ref_relu_bwd(be, (size_t)d->n * d->c * d->hw, y, dy, dx)))
+        return s;
+    return dlb_ref_batchnorm_bwd(be, d, x, dx, gamma, save_mean, save_invstd,
+                                 dx, dgamma, dbeta);
+}
