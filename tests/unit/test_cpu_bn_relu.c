@@ -24,7 +24,7 @@
 #include "backend/backend.h"
 #include "backend/dtype.h"
 #include "backend_pair.h" /* dev: the cpu backend */
-#include "rng.h"
+#include "util/rng.h"
 
 #define TOL_F32 1e-5
 #define TOL_BF16 1e-2

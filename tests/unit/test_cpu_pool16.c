@@ -15,7 +15,7 @@
 #include "backend/backend.h"
 #include "backend/dtype.h"
 #include "backend_pair.h" /* dev: the cpu backend */
-#include "rng.h"
+#include "util/rng.h"
 
 static double tol_of(enum dlb_dtype t, int dnn)
 {
