@@ -91,21 +91,6 @@ static double median_of(const struct dlb_record *rec)
     return m;
 }
 
-json_t *dlb_context_get(json_t *context, const char *name)
-{
-    json_t *v = json_object_get(context, name);
-    if (v)
-        return v;
-    char key[256];
-    const char *dot = strchr(name, '.');
-    if (!dot || (size_t)(dot - name) >= sizeof key)
-        return NULL;
-    memcpy(key, name, (size_t)(dot - name));
-    key[dot - name] = '\0';
-    json_t *inner = json_object_get(context, key);
-    return json_is_object(inner) ? dlb_context_get(inner, dot + 1) : NULL;
-}
-
 static const char *ctx_str(const struct dlb_results *doc, const char *key)
 {
     const char *s = json_string_value(dlb_context_get(doc->context, key));
