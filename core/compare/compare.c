@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "results/comparison.h"
 #include "results/results.h"
 #include "stats/stats.h"
 
@@ -318,7 +319,8 @@ static dlb_status compare(const struct dlb_results *base, const char *base_file,
 {
     json_t *cmp = json_pack("{s:s, s:i, s:s, s:s, s:f, s:f, s:[], s:[], "
                             "s:{s:i, s:i, s:i, s:i, s:i}}",
-                            "schema", "dlbench-compare", "schema_version", 1,
+                            "schema", DLB_COMPARE_SCHEMA_NAME,
+                            "schema_version", DLB_COMPARE_SCHEMA_VERSION,
                             "base", base_file, "new", new_file,
                             "threshold", o->threshold, "alpha", o->alpha,
                             "warnings", "configs", "counts", "faster", 0,
