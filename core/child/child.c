@@ -437,11 +437,6 @@ static dlb_status apply_controls(struct child_run *r)
                  st != DLB_OK ? err.msg : "out of memory");
         return st != DLB_OK ? st : DLB_ERR_NOMEM;
     }
-    json_t *mal = json_object_get(c, "malloc");
-    if (json_is_false(json_object_get(mal, "applied")))
-        fprintf(stderr, "dlbench: warning: malloc = %s not in force: %s\n",
-                json_string_value(json_object_get(mal, "policy")),
-                json_string_value(json_object_get(mal, "why")));
     r->controls_json = c;
     r->rec.controls = c;
     return DLB_OK;
