@@ -15,7 +15,7 @@
 #include "stats/measure.h"
 #include "peak/peak.h"
 #include "plan/session.h"
-#include "stats/stats_json.h"
+#include "results/record.h"
 #include "child/sysmeter.h"
 #include "child/workloads.h"
 
@@ -34,7 +34,11 @@ struct child_run {
     int wl_clock;                  /* measured on the workload's own clock */
     double wl_clock_last;          /* its reading after the last step */
     struct dlb_workload_ctx wl_ctx;
-    json_t *rec;
+    /* The configuration's record, built here and written once at the end
+     * (dlb_record_write); the JSON members it holds are owned below. */
+    struct dlb_record rec;
+    json_t *config_json, *controls_json;
+    char doubtful[160];            /* rec.system.doubtful points here */
     struct dlb_peak peak;          /* this machine's roofline, when cached */
     int have_peak;
     const char *origin;
@@ -44,13 +48,13 @@ struct child_run {
     char reason[512];
 };
 
-static const char *status_for(dlb_status st)
+static enum dlb_rec_status status_for(dlb_status st)
 {
     switch (st) {
-    case DLB_OK: return "ok";
-    case DLB_ERR_NOMEM: return "oom";
-    case DLB_ERR_UNSUPPORTED: return "skipped";
-    default: return "failed";
+    case DLB_OK: return DLB_REC_OK;
+    case DLB_ERR_NOMEM: return DLB_REC_OOM;
+    case DLB_ERR_UNSUPPORTED: return DLB_REC_SKIPPED;
+    default: return DLB_REC_FAILED;
     }
 }
 
@@ -280,28 +284,35 @@ static void choose_clock(struct child_run *r, struct dlb_measure_spec *spec)
 static void record_measurement(struct child_run *r, const struct dlb_measure_result *m,
                                const struct dlb_workload_info *info)
 {
-    json_t *samples = json_array();
-    for (size_t i = 0; i < m->n; i++)
-        json_array_append_new(samples, json_real(m->samples[i]));
-    json_object_set_new(r->rec, "samples", samples);
-    json_object_set_new(r->rec, "stats", dlb_stats_json(&m->stats));
+    struct dlb_record *rec = &r->rec;
+    free(rec->samples);
+    rec->samples = malloc(m->n * sizeof *rec->samples);
+    if (rec->samples) {
+        memcpy(rec->samples, m->samples, m->n * sizeof *rec->samples);
+        rec->n_samples = m->n;
+        rec->has_samples = 1;
+    }
+    dlb_rec_stats_set(&rec->stats, &m->stats);
     double sps = info->samples_per_step;
     /* Throughput is samples per second of step time: its interval is the
      * step time's interval inverted. */
-    if (m->stats.median > 0)
-        json_object_set_new(r->rec, "throughput",
-                            json_pack("{s:f,s:f,s:f}", "median", sps / m->stats.median,
-                                      "ci_lo", sps / m->stats.ci_hi,
-                                      "ci_hi", sps / m->stats.ci_lo));
-    json_object_set_new(r->rec, "measure",
-        json_pack("{s:s,s:b,s:b,s:I,s:f,s:f,s:I,s:f,s:f,s:f}",
-                  "clock", r->wl_clock ? "workload" : "monotonic",
-                  "converged", m->converged, "settled", m->settled,
-                  "warmup_steps", (json_int_t)m->warmup_steps, "warmup_s", m->warmup_s,
-                  "measure_s", m->measure_s, "steps_per_sample",
-                  (json_int_t)m->steps_per_sample, "samples_per_step", sps,
-                  "flops_per_step", info->flops_per_step,
-                  "timer_overhead_s", m->timer_overhead_s));
+    if (m->stats.median > 0) {
+        rec->throughput.median = sps / m->stats.median;
+        rec->throughput.ci_lo = sps / m->stats.ci_hi;
+        rec->throughput.ci_hi = sps / m->stats.ci_lo;
+    }
+    struct dlb_rec_measure *rm = &rec->measure;
+    rec->has_measure = 1;
+    rm->clock = r->wl_clock ? "workload" : "monotonic";
+    rm->converged = !!m->converged;
+    rm->settled = !!m->settled;
+    rm->warmup_steps = (double)m->warmup_steps;
+    rm->warmup_s = m->warmup_s;
+    rm->measure_s = m->measure_s;
+    rm->steps_per_sample = (double)m->steps_per_sample;
+    rm->samples_per_step = sps;
+    rm->flops_per_step = info->flops_per_step;
+    rm->timer_overhead_s = m->timer_overhead_s;
     if (info->flops_per_step > 0 && m->stats.median > 0) {
         double gflops = info->flops_per_step / m->stats.median * 1e-9;
         r->hosts[0].pub.metric(&r->hosts[0].pub, "gflops", "GFLOP/s", gflops);
@@ -316,8 +327,7 @@ static void record_measurement(struct child_run *r, const struct dlb_measure_res
         if (pk > 0) {
             r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_share", "%",
                                    100.0 * gflops / pk);
-            json_object_set_new(json_object_get(r->rec, "measure"), "peak_unit",
-                                json_string(unit));
+            rm->peak_unit = unit;
         }
     }
 }
@@ -364,10 +374,11 @@ static dlb_status measure(struct child_run *r)
     st = dlb_measure_run(&spec, step_fn, r, &m);
     if (m.n > 0)
         record_measurement(r, &m, &info);
-    if (m.n > 0 && r->sys_read == 2)
-        json_object_set_new(r->rec, "system",
-                            dlb_sysmeter_json(&r->sys[0], &r->sys[1],
-                                              (double)m.n * m.steps_per_sample));
+    if (m.n > 0 && r->sys_read == 2) {
+        dlb_sysmeter_record(&r->sys[0], &r->sys[1], (double)m.n * m.steps_per_sample,
+                            &r->rec.system, r->doubtful, sizeof r->doubtful);
+        r->rec.has_system = 1;
+    }
     dlb_measure_result_free(&m);
     if (st != DLB_OK) {
         if (!r->reason[0])
@@ -426,12 +437,8 @@ static dlb_status apply_controls(struct child_run *r)
                  st != DLB_OK ? err.msg : "out of memory");
         return st != DLB_OK ? st : DLB_ERR_NOMEM;
     }
-    json_t *mal = json_object_get(c, "malloc");
-    if (json_is_false(json_object_get(mal, "applied")))
-        fprintf(stderr, "dlbench: warning: malloc = %s not in force: %s\n",
-                json_string_value(json_object_get(mal, "policy")),
-                json_string_value(json_object_get(mal, "why")));
-    json_object_set_new(r->rec, "controls", c);
+    r->controls_json = c;
+    r->rec.controls = c;
     return DLB_OK;
 }
 
@@ -498,35 +505,40 @@ int dlb_child_main(const struct dlb_options *o)
     r.shared.verbose = o->verbose;
     r.hosts = calloc(r.ses.suite.n_ns, sizeof *r.hosts);
     r.states = calloc(r.ses.suite.n_ns, sizeof *r.states);
-    r.rec = json_object();
-    if (!r.hosts || !r.states || !r.rec || !r.shared.metrics) {
+    dlb_record_init(&r.rec);
+    r.config_json = dlb_config_to_json(&r.ses.plan, r.cfg);
+    if (!r.hosts || !r.states || !r.config_json || !r.shared.metrics) {
         fprintf(stderr, "dlbench: out of memory\n");
         return 3;
     }
     r.quick = o->quick;
     r.origin = o->origin;
-    json_object_set_new(r.rec, "index", json_integer((json_int_t)r.cfg->index));
-    json_object_set_new(r.rec, "id", json_string(r.cfg->id));
-    json_object_set_new(r.rec, "config", dlb_config_to_json(&r.ses.plan, r.cfg));
+    r.rec.index = (long long)r.cfg->index;
+    r.rec.id = r.cfg->id;
+    r.rec.config = r.config_json;
 
     st = run_config(&r);
-    json_object_set_new(r.rec, "status", json_string(status_for(st)));
+    r.rec.status = status_for(st);
     if (st != DLB_OK)
-        json_object_set_new(r.rec, "reason", json_string(r.reason[0] ? r.reason
-                                                                   : dlb_status_name(st)));
-    json_object_set(r.rec, "metrics", r.shared.metrics);
-    if (r.shared.world)
-        json_object_set(r.rec, "world", r.shared.world);
-    if (r.shared.device)
-        json_object_set(r.rec, "device", r.shared.device);
+        r.rec.reason = r.reason[0] ? r.reason : dlb_status_name(st);
+    /* what plugins reported, in the order they did */
+    if (dlb_record_set_metrics_json(&r.rec, r.shared.metrics, &err) != DLB_OK)
+        fprintf(stderr, "dlbench: %s\n", err.msg);
+    r.rec.world = r.shared.world;
+    r.rec.device = r.shared.device;
+    json_t *rec = dlb_record_write(&r.rec);
     /* Under a launcher only rank 0 reports, into the record file. */
     int rank = r.shared.world ? r.shared.rank : dlb_launch_env_rank();
-    int rc = (o->record_file ? dlb_record_file_write(o->record_file, rank, r.rec)
-                             : write_record(o->record_fd, r.rec)) == 0 ? 0 : 1;
+    int rc = !rec ? 1
+             : (o->record_file ? dlb_record_file_write(o->record_file, rank, rec)
+                               : write_record(o->record_fd, rec)) == 0 ? 0 : 1;
+    json_decref(rec);
+    dlb_record_free(&r.rec);
+    json_decref(r.config_json);
+    json_decref(r.controls_json);
     json_decref(r.shared.world);
     json_decref(r.shared.device);
 
-    json_decref(r.rec);
     json_decref(r.shared.metrics);
     free(r.hosts);
     free(r.states);

@@ -6,6 +6,7 @@
 
 #include <malloc.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,11 +37,14 @@ json_t *dlb_child_controls_apply(const char *malloc_policy, long threads,
         int trim = steady ? STEADY_TRIM_THRESHOLD : FRESH_TRIM_THRESHOLD;
         /* An allocator other than glibc's (a sanitizer's, or one put in
          * with LD_PRELOAD) refuses: the run goes on, and says so. */
-        if (!set_thresholds(mm, trim))
+        if (!set_thresholds(mm, trim)) {
+            const char *why = "mallopt refused the thresholds: the allocator "
+                              "is not glibc's (a sanitizer's, or one preloaded)";
+            fprintf(stderr, "dlbench: warning: malloc = %s not in force: %s\n",
+                    malloc_policy, why);
             mal = json_pack("{s:s,s:b,s:s}", "policy", malloc_policy, "applied", 0,
-                            "why", "mallopt refused the thresholds: the allocator "
-                            "is not glibc's (a sanitizer's, or one preloaded)");
-        else
+                            "why", why);
+        } else
             mal = json_pack("{s:s,s:b,s:I,s:I}", "policy", malloc_policy,
                             "applied", 1, "mmap_threshold", (json_int_t)mm,
                             "trim_threshold", (json_int_t)trim);

@@ -31,7 +31,7 @@
  * allowed CPUs) against the CPUs this process may run on, the OpenMP wait
  * policy and whether the backend pins its threads. An allocator that is
  * not glibc's refuses the thresholds: the record says so ("applied":
- * false, "why") and the run goes on. NULL without memory; an unknown
+ * false, "why"), a warning on standard error too, and the run goes on. NULL without memory; an unknown
  * policy is DLB_ERR_INPUT in *st. */
 json_t *dlb_child_controls_apply(const char *malloc_policy, long threads,
                                  dlb_status *st, struct dlb_error *err);

@@ -1,5 +1,6 @@
 #include "child/sysmeter.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -56,37 +57,33 @@ void dlb_sysmeter_read(struct dlb_sysmeter *m)
     m->wall = dlb_now();
 }
 
-json_t *dlb_sysmeter_json(const struct dlb_sysmeter *a, const struct dlb_sysmeter *b,
-                          double steps)
+void dlb_sysmeter_record(const struct dlb_sysmeter *a, const struct dlb_sysmeter *b,
+                         double steps, struct dlb_rec_system *out,
+                         char *why, size_t why_size)
 {
     double wall = b->wall - a->wall;
     double per = steps > 0 ? 1.0 / steps : 0;
     double invol_s = wall > 0 ? (double)(b->nivcsw - a->nivcsw) / wall : 0;
-    json_t *steal = json_null();
     double steal_share = 0;
+    out->steal_share = NAN;
     if (a->stat.ok && b->stat.ok && b->stat.total > a->stat.total) {
         steal_share = (double)(b->stat.steal - a->stat.steal) /
                       (double)(b->stat.total - a->stat.total);
-        steal = json_real(steal_share);
+        out->steal_share = steal_share;
     }
-    json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f,s:o,s:f,s:f}",
-                          "minor_faults", (double)(b->minflt - a->minflt) * per,
-                          "major_faults", (double)(b->majflt - a->majflt) * per,
-                          "voluntary_switches", (double)(b->nvcsw - a->nvcsw) * per,
-                          "involuntary_switches", (double)(b->nivcsw - a->nivcsw) * per,
-                          "involuntary_per_s", invol_s, "steal_share", steal,
-                          "cpu_per_wall", wall > 0 ? (b->cpu - a->cpu) / wall : 0,
-                          "wall_s", wall);
-    if (!o)
-        return NULL;
-    char why[160] = "";
+    out->minor_faults = (double)(b->minflt - a->minflt) * per;
+    out->major_faults = (double)(b->majflt - a->majflt) * per;
+    out->voluntary_switches = (double)(b->nvcsw - a->nvcsw) * per;
+    out->involuntary_switches = (double)(b->nivcsw - a->nivcsw) * per;
+    out->involuntary_per_s = invol_s;
+    out->cpu_per_wall = wall > 0 ? (b->cpu - a->cpu) / wall : 0;
+    out->wall_s = wall;
+    why[0] = '\0';
     if (steal_share >= DLB_DOUBTFUL_STEAL)
-        snprintf(why, sizeof why, "the hypervisor stole %.1f%% of the CPU time",
+        snprintf(why, why_size, "the hypervisor stole %.1f%% of the CPU time",
                  100 * steal_share);
     else if (invol_s >= DLB_DOUBTFUL_INVOL_PER_S)
-        snprintf(why, sizeof why, "its threads were preempted %.0f times a second: "
+        snprintf(why, why_size, "its threads were preempted %.0f times a second: "
                  "something else was running", invol_s);
-    if (why[0])
-        json_object_set_new(o, "doubtful", json_string(why));
-    return o;
+    out->doubtful = why[0] ? why : NULL;
 }

@@ -7,7 +7,8 @@
 #ifndef DLB_CORE_SYSMETER_H
 #define DLB_CORE_SYSMETER_H
 
-#include <jansson.h>
+#include <stddef.h>
+#include "results/record.h"
 
 /* A configuration whose measurement lost this share of the machine's CPU
  * time to steal, or whose threads were preempted this often, is marked
@@ -35,13 +36,14 @@ struct dlb_cpu_times dlb_cpu_times_parse(const char *text);
 void dlb_sysmeter_read(struct dlb_sysmeter *m);
 
 /* The figures between two snapshots, per step for counts (`steps` steps
- * ran between them), as the record's "system" object: minor_faults,
+ * ran between them), for the record's "system" member: minor_faults,
  * major_faults, voluntary_switches, involuntary_switches (per step),
- * involuntary_per_s, steal_share (of all CPUs' time; null when /proc/stat
- * could not be read), cpu_per_wall (CPU seconds per wall second: about
- * the busy thread count), and "doubtful" with the reason when steal or
- * preemption passed the limits above. */
-json_t *dlb_sysmeter_json(const struct dlb_sysmeter *a, const struct dlb_sysmeter *b,
-                          double steps);
+ * involuntary_per_s, steal_share (of all CPUs' time; NAN, written null,
+ * when /proc/stat could not be read), cpu_per_wall (CPU seconds per wall
+ * second: about the busy thread count), and `doubtful`, the reason (in
+ * `why`), when steal or preemption passed the limits above. */
+void dlb_sysmeter_record(const struct dlb_sysmeter *a, const struct dlb_sysmeter *b,
+                         double steps, struct dlb_rec_system *out,
+                         char *why, size_t why_size);
 
 #endif

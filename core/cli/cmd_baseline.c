@@ -32,8 +32,7 @@ static void baseline_path(const struct dlb_options *o, const char *suite,
 static dlb_status check_run(json_t *doc, const char *file, const char *suite,
                             struct dlb_error *err)
 {
-    json_t *ctx = json_object_get(doc, "context");
-    const char *name = json_string_value(dlb_context_get(ctx, "suite.name"));
+    const char *name = json_string_value(dlb_context_get(doc, "context.suite.name"));
     if (name && strcmp(name, suite))
         return dlb_errorf(err, DLB_ERR_INPUT, "%s is a run of suite '%s', not "
                           "'%s'", file, name, suite);
@@ -48,7 +47,7 @@ static dlb_status check_run(json_t *doc, const char *file, const char *suite,
     if (!ok)
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: no configuration ran (status "
                           "ok): it cannot be a baseline", file);
-    if (!json_is_true(dlb_context_get(ctx, "quick")))
+    if (!json_is_true(dlb_context_get(doc, "context.quick")))
         fprintf(stderr, "dlbench: warning: %s was not run with --quick, but the "
                 "nightly gate (ci/perf-check) runs --quick: its configurations "
                 "may not match\n", file);

@@ -3,6 +3,8 @@
 
 #include <stdlib.h>
 
+#include "results/comparison.h"
+
 static enum dlb_compare_format format_of(const struct dlb_options *o)
 {
     if (o->markdown)
@@ -26,16 +28,19 @@ int dlb_compare_report(struct dlb_options *opts, json_t *base,
         return 2;
     }
     dlb_compare_print(stdout, format_of(opts), cmp);
+    struct dlb_comparison typed;
+    if (dlb_comparison_read(cmp, &typed, &err) != DLB_OK) {
+        json_decref(cmp);
+        fprintf(stderr, "dlbench: compare: %s\n", err.msg);
+        return 2;
+    }
     /* The warnings are in the table and markdown; JSON readers see them in
      * "warnings", and a person at a terminal on standard error. */
-    if (format_of(opts) == DLB_COMPARE_JSON) {
-        size_t i;
-        json_t *w;
-        json_array_foreach(json_object_get(cmp, "warnings"), i, w)
-            fprintf(stderr, "dlbench: warning: %s\n", json_string_value(w));
-    }
-    json_int_t slower = json_integer_value(
-        json_object_get(json_object_get(cmp, "counts"), "slower"));
+    if (format_of(opts) == DLB_COMPARE_JSON)
+        for (size_t i = 0; i < typed.n_warnings; i++)
+            fprintf(stderr, "dlbench: warning: %s\n", typed.warnings[i]);
+    long long slower = typed.slower;
+    dlb_comparison_free(&typed);
     json_decref(cmp);
     return slower > 0 ? 1 : 0;
 }

@@ -9,8 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "compare/compare.h" /* dlb_context_get */
+#include "compare/compare.h"
 #include "results/device_record.h"
+#include "results/invocation.h"
 #include "results/repeat.h"
 #include "run/postrun.h"
 #include "plan/session.h"
@@ -20,7 +21,7 @@ struct shard {
     const char *dir;
     json_t *doc;    /* results.json */
     struct dlb_results res; /* the same, its records typed */
-    json_t *inv;    /* invocation.json */
+    struct dlb_invocation inv;
     int k, n;
 };
 
@@ -33,10 +34,11 @@ static char *join(const char *a, const char *b)
     return p;
 }
 
-static const char *suite_member(json_t *doc, const char *key)
+static const char *suite_member(const struct shard *s, const char *key)
 {
-    json_t *s = json_object_get(json_object_get(doc, "context"), "suite");
-    const char *v = json_string_value(json_object_get(s, key));
+    char name[64];
+    snprintf(name, sizeof name, "suite.%s", key);
+    const char *v = json_string_value(dlb_context_get(s->res.context, name));
     return v ? v : "?";
 }
 
@@ -44,7 +46,6 @@ static dlb_status load_shard(const char *dir, struct shard *s,
                              struct dlb_error *err)
 {
     char *res = join(dir, "results.json"), *inv = join(dir, "invocation.json");
-    json_error_t jerr;
     dlb_status st = DLB_OK;
     s->dir = dir;
     if (!res || !inv)
@@ -52,12 +53,14 @@ static dlb_status load_shard(const char *dir, struct shard *s,
     else if ((st = dlb_results_read(res, &s->doc, err)) != DLB_OK ||
              (st = dlb_results_parse(s->doc, res, &s->res, err)) != DLB_OK)
         ;
-    else if (!(s->inv = json_load_file(inv, 0, &jerr)))
+    else if ((st = dlb_invocation_read(inv, &s->inv, err)) == DLB_ERR_IO) {
+        struct dlb_error e = *err;
         st = dlb_errorf(err, DLB_ERR_INPUT, "%s: cannot read it (%s): %s is not "
-                        "a dlbench run directory", inv, jerr.text, dir);
-    json_t *sh = dlb_context_get(s->res.context, "shard");
-    s->k = json_is_object(sh) ? (int)json_integer_value(json_object_get(sh, "k")) : 1;
-    s->n = json_is_object(sh) ? (int)json_integer_value(json_object_get(sh, "n")) : 1;
+                        "a dlbench run directory", inv, e.msg, dir);
+    }
+    int sharded = json_is_object(dlb_context_get(s->res.context, "shard"));
+    s->k = sharded ? (int)json_integer_value(dlb_context_get(s->res.context, "shard.k")) : 1;
+    s->n = sharded ? (int)json_integer_value(dlb_context_get(s->res.context, "shard.n")) : 1;
     free(res);
     free(inv);
     return st;
@@ -68,24 +71,23 @@ static dlb_status load_shard(const char *dir, struct shard *s,
 static dlb_status check_pair(const struct shard *a, const struct shard *b,
                              int as_reps, struct dlb_error *err)
 {
-    if (strcmp(suite_member(a->doc, "name"), suite_member(b->doc, "name")))
+    if (strcmp(suite_member(a, "name"), suite_member(b, "name")))
         return dlb_errorf(err, DLB_ERR_INPUT, "%s ran suite '%s' and %s suite "
                           "'%s': only shards of one suite merge", a->dir,
-                          suite_member(a->doc, "name"), b->dir,
-                          suite_member(b->doc, "name"));
-    if (strcmp(suite_member(a->doc, "crc32"), suite_member(b->doc, "crc32")))
+                          suite_member(a, "name"), b->dir,
+                          suite_member(b, "name"));
+    if (strcmp(suite_member(a, "crc32"), suite_member(b, "crc32")))
         return dlb_errorf(err, DLB_ERR_INPUT, "%s and %s ran different versions "
                           "of suite '%s' (suite hashes %s and %s): only shards "
                           "of one suite file merge", a->dir, b->dir,
-                          suite_member(a->doc, "name"),
-                          suite_member(a->doc, "crc32"),
-                          suite_member(b->doc, "crc32"));
-    if (!json_equal(json_object_get(a->inv, "sets"), json_object_get(b->inv, "sets")) ||
-        !json_equal(json_object_get(a->inv, "quick"), json_object_get(b->inv, "quick")))
+                          suite_member(a, "name"),
+                          suite_member(a, "crc32"),
+                          suite_member(b, "crc32"));
+    if (!dlb_invocation_same_plan(&a->inv, &b->inv))
         return dlb_errorf(err, DLB_ERR_INPUT, "%s and %s ran suite '%s' with "
                           "different --set or --quick options (see their "
                           "invocation.json): their plans differ", a->dir, b->dir,
-                          suite_member(a->doc, "name"));
+                          suite_member(a, "name"));
     if (as_reps && (a->n != b->n || a->k != b->k))
         return dlb_errorf(err, DLB_ERR_INPUT, "%s is shard %d/%d and %s shard "
                           "%d/%d: repetitions of a run measure the same "
@@ -149,23 +151,23 @@ static dlb_status gather(struct shard *sh, size_t n, json_t *all,
 }
 
 /* The options the shards ran with, for the plan. */
-static dlb_status shard_options(const struct dlb_options *o, json_t *inv,
+static dlb_status shard_options(const struct dlb_options *o,
+                                const struct dlb_invocation *inv,
                                 struct dlb_options *m)
 {
     size_t i;
-    json_t *v;
     memset(m, 0, sizeof *m);
     m->config_index = -1;
     m->record_fd = -1;
-    m->quick = json_is_true(json_object_get(inv, "quick"));
-    json_array_foreach(json_object_get(inv, "sets"), i, v)
-        if (json_is_string(v) && dlb_cli_add_set(m, json_string_value(v)) != DLB_OK)
+    m->quick = inv->quick;
+    for (i = 0; i < inv->n_sets; i++)
+        if (dlb_cli_add_set(m, inv->sets[i]) != DLB_OK)
             return DLB_ERR_NOMEM;
     for (i = 0; i < o->n_plugin_dirs; i++)
         if (dlb_cli_add_plugin_dir(m, o->plugin_dirs[i]) != DLB_OK)
             return DLB_ERR_NOMEM;
-    json_array_foreach(json_object_get(inv, "plugin_dirs"), i, v)
-        if (json_is_string(v) && dlb_cli_add_plugin_dir(m, json_string_value(v)) != DLB_OK)
+    for (i = 0; i < inv->n_plugin_dirs; i++)
+        if (dlb_cli_add_plugin_dir(m, inv->plugin_dirs[i]) != DLB_OK)
             return DLB_ERR_NOMEM;
     return DLB_OK;
 }
@@ -224,18 +226,25 @@ static dlb_status write_run_files(const char *dir, const struct shard *first,
     struct dlb_journal *j = NULL;
     dlb_status st = src && dst && inv && logs
         ? copy_text(src, dst, err) : dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
-    json_t *copy = json_deep_copy(first->inv);
-    if (st == DLB_OK && reps > 1) {
-        /* --resume of the merged directory sees as many passes as ran */
-        char set[64];
-        snprintf(set, sizeof set, "repetitions=%zu", reps);
-        json_array_append_new(json_object_get(copy, "sets"), json_string(set));
-    }
+    /* the first shard's, without the shard; the strings stay its own */
+    struct dlb_invocation merged = first->inv;
+    char set[64];
+    merged.shard_k = merged.shard_n = 0;
+    merged.sets = malloc((first->inv.n_sets + 1) * sizeof *merged.sets);
+    if (st == DLB_OK && !merged.sets)
+        st = dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     if (st == DLB_OK) {
-        json_object_del(copy, "shard");
-        if (json_dump_file(copy, inv, JSON_INDENT(2)) != 0)
-            st = dlb_errorf(err, DLB_ERR_IO, "cannot write %s", inv);
+        for (size_t i = 0; i < first->inv.n_sets; i++)
+            merged.sets[i] = first->inv.sets[i];
+        /* --resume of the merged directory sees as many passes as ran */
+        snprintf(set, sizeof set, "repetitions=%zu", reps);
+        if (reps > 1)
+            merged.sets[merged.n_sets++] = set;
     }
+    json_t *copy = st == DLB_OK ? dlb_invocation_write(&merged) : NULL;
+    if (st == DLB_OK && (!copy || json_dump_file(copy, inv, JSON_INDENT(2)) != 0))
+        st = dlb_errorf(err, DLB_ERR_IO, "cannot write %s", inv);
+    free(merged.sets);
     if (st == DLB_OK)
         mkdir(logs, 0755);
     if (st == DLB_OK && (st = dlb_journal_open(dir, &j, err)) == DLB_OK) {
@@ -257,15 +266,15 @@ static dlb_status write_run_files(const char *dir, const struct shard *first,
 static json_t *merged_context(struct shard *sh, size_t n, const char *dir,
                               int as_reps)
 {
-    json_t *ctx = json_deep_copy(json_object_get(sh[0].doc, "context"));
+    json_t *ctx = json_deep_copy(sh[0].res.context);
     json_t *from = json_array();
     for (size_t s = 0; s < n; s++) {
-        json_t *c = json_object_get(sh[s].doc, "context");
+        json_t *c = sh[s].res.context;
         json_array_append_new(from, json_pack("{s:s,s:O?,s:i,s:i,s:O?}", "dir",
                                               sh[s].dir, "host",
-                                              json_object_get(c, "host"), "k",
+                                              dlb_context_get(c, "host"), "k",
                                               sh[s].k, "n", sh[s].n, "run_s",
-                                              json_object_get(c, "run_s")));
+                                              dlb_context_get(c, "run_s")));
     }
     json_object_del(ctx, "shard");
     json_object_set_new(ctx, "run_dir", json_string(dir));
@@ -351,7 +360,7 @@ int dlb_cmd_merge(struct dlb_options *o)
     if (st == DLB_OK)
         st = o->as_repetitions ? gather_reps(sh, n, all, &err) : gather(sh, n, all, &err);
     if (st == DLB_OK)
-        st = shard_options(o, sh[0].inv, &m);
+        st = shard_options(o, &sh[0].inv, &m);
     if (st == DLB_OK && o->as_repetitions) {
         char set[64];
         snprintf(set, sizeof set, "repetitions=%zu", n);
@@ -359,7 +368,7 @@ int dlb_cmd_merge(struct dlb_options *o)
     }
     if (st == DLB_OK) {
         dir = o->out_dir ? strdup(o->out_dir)
-                         : dlb_rundir_default("results", suite_member(sh[0].doc, "name"));
+                         : dlb_rundir_default("results", suite_member(&sh[0], "name"));
         st = dir ? dlb_rundir_create(dir, &err) : DLB_ERR_NOMEM;
     }
     if (st == DLB_OK)
@@ -395,7 +404,7 @@ int dlb_cmd_merge(struct dlb_options *o)
     for (size_t s = 0; sh && s < n; s++) {
         dlb_results_free(&sh[s].res);
         json_decref(sh[s].doc);
-        json_decref(sh[s].inv);
+        dlb_invocation_free(&sh[s].inv);
     }
     free(sh);
     json_decref(all);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "results/comparison.h"
 #include "results/results.h"
 #include "stats/stats.h"
 
@@ -89,21 +90,6 @@ static double median_of(const struct dlb_record *rec)
     double m = s && dlb_stats_compute(s, n, &st) == DLB_OK ? st.median : NAN;
     free(s);
     return m;
-}
-
-json_t *dlb_context_get(json_t *context, const char *name)
-{
-    json_t *v = json_object_get(context, name);
-    if (v)
-        return v;
-    char key[256];
-    const char *dot = strchr(name, '.');
-    if (!dot || (size_t)(dot - name) >= sizeof key)
-        return NULL;
-    memcpy(key, name, (size_t)(dot - name));
-    key[dot - name] = '\0';
-    json_t *inner = json_object_get(context, key);
-    return json_is_object(inner) ? dlb_context_get(inner, dot + 1) : NULL;
 }
 
 static const char *ctx_str(const struct dlb_results *doc, const char *key)
@@ -333,7 +319,8 @@ static dlb_status compare(const struct dlb_results *base, const char *base_file,
 {
     json_t *cmp = json_pack("{s:s, s:i, s:s, s:s, s:f, s:f, s:[], s:[], "
                             "s:{s:i, s:i, s:i, s:i, s:i}}",
-                            "schema", "dlbench-compare", "schema_version", 1,
+                            "schema", DLB_COMPARE_SCHEMA_NAME,
+                            "schema_version", DLB_COMPARE_SCHEMA_VERSION,
                             "base", base_file, "new", new_file,
                             "threshold", o->threshold, "alpha", o->alpha,
                             "warnings", "configs", "counts", "faster", 0,

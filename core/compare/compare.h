@@ -29,6 +29,7 @@
 #include <jansson.h>
 #include "util/error.h"
 #include "results/record.h"
+#include "results/results.h" /* dlb_context_get */
 
 #define DLB_COMPARE_THRESHOLD 0.05
 #define DLB_COMPARE_ALPHA 0.05
@@ -48,10 +49,6 @@ dlb_status dlb_compare_load(const char *path, json_t **doc, char **file,
 dlb_status dlb_compare(json_t *base, const char *base_file, json_t *new_doc,
                        const char *new_file, const struct dlb_compare_opts *o,
                        json_t **out, struct dlb_error *err);
-
-/* A context member by its documented name ("cpu.model", "suite.name"):
- * the member of that name, else the nested path; NULL when absent. */
-json_t *dlb_context_get(json_t *context, const char *name);
 
 enum dlb_compare_format { DLB_COMPARE_TABLE, DLB_COMPARE_MARKDOWN, DLB_COMPARE_JSON };
 

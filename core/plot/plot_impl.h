@@ -10,6 +10,7 @@
 #include "util/error.h"
 #include "plot/plot.h"
 #include "results/record.h"
+#include "results/selection.h"
 
 /* Seconds one gnuplot process may take before its process group is
  * killed, unless $DLBENCH_GNUPLOT_TIMEOUT says otherwise. */
@@ -113,7 +114,7 @@ struct dlb_plot_recs dlb_plot_recs_all(const struct dlb_record *recs, size_t n);
  * `max`, else the fastest, always with the selection's winner and
  * baseline, in the run's order; `note` then says so ("" when all).
  * Malloc'ed; v NULL when out of memory. */
-struct dlb_plot_recs dlb_plot_rows(struct dlb_plot_recs all, json_t *selection,
+struct dlb_plot_recs dlb_plot_rows(struct dlb_plot_recs all, const struct dlb_selection *selection,
                                    size_t max, char *note, size_t note_len);
 /* The record's config[key] as text ("64", "bf16"), into buf; 0 if absent. */
 int dlb_rec_config_text(const struct dlb_record *rec, const char *key,
@@ -122,11 +123,11 @@ int dlb_rec_config_text(const struct dlb_record *rec, const char *key,
 /* The plot kinds: each writes its files when the records support it and
  * returns DLB_OK when they do not. */
 dlb_status dlb_plot_throughput(struct dlb_plotter *p, struct dlb_plot_recs recs,
-                               json_t *selection, struct dlb_error *err);
+                               const struct dlb_selection *selection, struct dlb_error *err);
 dlb_status dlb_plot_speedup(struct dlb_plotter *p, struct dlb_plot_recs recs,
-                            json_t *selection, struct dlb_error *err);
+                            const struct dlb_selection *selection, struct dlb_error *err);
 dlb_status dlb_plot_pareto(struct dlb_plotter *p, struct dlb_plot_recs recs,
-                           json_t *selection, struct dlb_error *err);
+                           const struct dlb_selection *selection, struct dlb_error *err);
 dlb_status dlb_plot_scaling(struct dlb_plotter *p, struct dlb_plot_recs recs,
                             const char *axis, struct dlb_error *err);
 dlb_status dlb_plot_steps(struct dlb_plotter *p, struct dlb_plot_recs recs,

@@ -50,16 +50,16 @@ static void front_2d(struct pt *v, size_t n)
     }
 }
 
-static int group_of(json_t *selection, const struct dlb_record *rec)
+static int group_of(const struct dlb_selection *selection, const struct dlb_record *rec)
 {
     struct dlb_rec_selection pc;
-    dlb_record_selection(selection, rec->id, &pc);
+    dlb_record_selection(selection->json, rec->id, &pc);
     return pc.group >= 0 ? (int)pc.group : -1;
 }
 
 /* The plot of group `g` (-1: every record) as NAME. */
 static dlb_status one_plot(struct dlb_plotter *p, struct dlb_plot_recs recs,
-                           json_t *selection, int g, const char *name,
+                           const struct dlb_selection *selection, int g, const char *name,
                            const char *title, struct dlb_error *err)
 {
     size_t n = 0, i;
@@ -108,10 +108,9 @@ static dlb_status one_plot(struct dlb_plotter *p, struct dlb_plot_recs recs,
 }
 
 dlb_status dlb_plot_pareto(struct dlb_plotter *p, struct dlb_plot_recs recs,
-                           json_t *selection, struct dlb_error *err)
+                           const struct dlb_selection *selection, struct dlb_error *err)
 {
-    json_t *groups = json_object_get(selection, "groups");
-    size_t n = json_array_size(groups);
+    size_t n = selection->n_groups;
     if (n < 2)
         return one_plot(p, recs, selection, -1, "pareto", "Accuracy against "
                         "throughput (labels: row numbers of the table)", err);
@@ -120,8 +119,7 @@ dlb_status dlb_plot_pareto(struct dlb_plotter *p, struct dlb_plot_recs recs,
         char name[32], title[600];
         snprintf(name, sizeof name, "pareto-%zu", g + 1);
         snprintf(title, sizeof title, "Accuracy against throughput, %s (labels: "
-                 "row numbers of the table)", json_string_value(json_object_get(
-                     json_array_get(groups, g), "workload")));
+                 "row numbers of the table)", selection->groups[g].workload);
         st = one_plot(p, recs, selection, (int)g, name, title, err);
     }
     return st;

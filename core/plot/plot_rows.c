@@ -29,15 +29,14 @@ static int is_id(const struct dlb_record *rec, const char *id)
     return id && !strcmp(rec->id, id);
 }
 
-struct dlb_plot_recs dlb_plot_rows(struct dlb_plot_recs all, json_t *selection,
+struct dlb_plot_recs dlb_plot_rows(struct dlb_plot_recs all, const struct dlb_selection *selection,
                                    size_t max, char *note, size_t note_len)
 {
     size_t n = all.n, shown = 0, i;
     note[0] = '\0';
     if (n <= max)
         return all;
-    const char *winner = json_string_value(json_object_get(selection, "winner"));
-    const char *base = json_string_value(json_object_get(selection, "baseline"));
+    const char *winner = selection->winner, *base = selection->baseline;
     struct ranked *r = malloc(n * sizeof *r);
     unsigned char *keep = calloc(n, 1);
     struct dlb_plot_recs out = {malloc(n * sizeof *out.v), 0};
@@ -52,10 +51,8 @@ struct dlb_plot_recs dlb_plot_rows(struct dlb_plot_recs all, json_t *selection,
         double t = rec->throughput.median;
         r[i] = (struct ranked){i, rec->status == DLB_REC_OK && !isnan(t) ? t : -1.0};
         int listed = 0;
-        size_t j;
-        json_t *w;
-        json_array_foreach(json_object_get(selection, "winners"), j, w)
-            listed |= is_id(rec, json_string_value(w));
+        for (size_t j = 0; j < selection->winners.n; j++)
+            listed |= is_id(rec, selection->winners.id[j]);
         if (is_id(rec, winner) || is_id(rec, base) || listed) {
             keep[i] = 1;
             shown++;

@@ -40,9 +40,9 @@ static const struct dlb_record *find_record(struct dlb_plot_recs recs,
 
 /* The baseline record: the selection's, else the first record that ran. */
 static const struct dlb_record *baseline_record(struct dlb_plot_recs recs,
-                                                json_t *selection)
+                                                const struct dlb_selection *selection)
 {
-    const char *id = json_string_value(json_object_get(selection, "baseline"));
+    const char *id = selection->baseline;
     if (id)
         return find_record(recs, id);
     for (size_t i = 0; i < recs.n; i++)
@@ -94,10 +94,10 @@ static int own_speedup_of(struct dlb_plot_recs recs, const struct dlb_record *re
 }
 
 static int speedup_of(const struct dlb_record *rec, const struct dlb_record *base,
-                      json_t *selection, double *s, double *lo, double *hi)
+                      const struct dlb_selection *selection, double *s, double *lo, double *hi)
 {
     struct dlb_rec_selection pc;
-    dlb_record_selection(selection, rec->id, &pc);
+    dlb_record_selection(selection->json, rec->id, &pc);
     if (!isnan(pc.speedup)) {
         *s = *lo = *hi = pc.speedup;
         if (!isnan(pc.speedup_ci_lo) && !isnan(pc.speedup_ci_hi)) {
@@ -142,19 +142,18 @@ static void bar_label(const struct dlb_record *rec, const char *base_id,
     }
 }
 
-static int group_of(json_t *selection, const struct dlb_record *rec)
+static int group_of(const struct dlb_selection *selection, const struct dlb_record *rec)
 {
     struct dlb_rec_selection pc;
-    dlb_record_selection(selection, rec->id, &pc);
+    dlb_record_selection(selection->json, rec->id, &pc);
     return pc.group >= 0 ? (int)pc.group : -1;
 }
 
 dlb_status dlb_plot_speedup(struct dlb_plotter *p, struct dlb_plot_recs recs,
-                            json_t *selection, struct dlb_error *err)
+                            const struct dlb_selection *selection, struct dlb_error *err)
 {
     const struct dlb_record *base = baseline_record(recs, selection);
-    json_t *groups = json_object_get(selection, "groups");
-    size_t n_groups = json_array_size(groups) > 1 ? json_array_size(groups) : 1;
+    size_t n_groups = selection->n_groups > 1 ? selection->n_groups : 1;
     int own = any_vs_baseline(recs);
     /* Several workloads and no setting to compare within one (the infer
      * suite's batch sizes): every bar would be a baseline at 1x. */
@@ -167,8 +166,7 @@ dlb_status dlb_plot_speedup(struct dlb_plotter *p, struct dlb_plot_recs recs,
         return DLB_ERR_IO;
     int x = 0;
     for (size_t g = 0; g < n_groups; g++) {
-        const char *wl = n_groups > 1 ? json_string_value(json_object_get(
-                             json_array_get(groups, g), "workload")) : NULL;
+        const char *wl = n_groups > 1 ? selection->groups[g].workload : NULL;
         int heading = 0;
         for (size_t i = 0; i < recs.n; i++) {
             const struct dlb_record *rec = recs.v[i];

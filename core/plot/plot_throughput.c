@@ -5,15 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-static int in_list(json_t *list, const char *id)
-{
-    size_t i;
-    json_t *v;
-    json_array_foreach(list, i, v)
-        if (json_is_string(v) && !strcmp(json_string_value(v), id))
-            return 1;
-    return 0;
-}
+
 
 /* Horizontal bars: configuration ids are long, and read best as rows. */
 static void write_body(char *b, size_t n, int rows, const int *have)
@@ -44,13 +36,12 @@ static void write_body(char *b, size_t n, int rows, const int *have)
 }
 
 dlb_status dlb_plot_throughput(struct dlb_plotter *p, struct dlb_plot_recs recs,
-                               json_t *selection, struct dlb_error *err)
+                               const struct dlb_selection *selection, struct dlb_error *err)
 {
     /* each workload's winner (select.h); a selection of an earlier
      * version has only "winner" */
-    json_t *winners = json_object_get(selection, "winners");
-    const char *winner = json_string_value(json_object_get(selection, "winner"));
-    json_t *ties = json_object_get(selection, "ties");
+    const struct dlb_sel_ids *winners = &selection->winners, *ties = &selection->ties;
+    const char *winner = selection->winner;
     FILE *f = NULL;
     int x = 0, have[3] = {0, 0, 0};
     for (size_t i = 0; i < recs.n; i++) {
@@ -66,8 +57,8 @@ dlb_status dlb_plot_throughput(struct dlb_plotter *p, struct dlb_plot_recs recs,
                 "mark (1 winner, 2 tied, 0 other)", err)))
             return DLB_ERR_IO;
         const char *id = rec->id;
-        int win = (winner && !strcmp(winner, id)) || in_list(winners, id);
-        int mark = win ? 1 : in_list(ties, id) ? 2 : 0;
+        int win = (winner && !strcmp(winner, id)) || dlb_sel_ids_has(winners, id);
+        int mark = win ? 1 : dlb_sel_ids_has(ties, id) ? 2 : 0;
         fprintf(f, "%d ", x++);
         dlb_plot_label(f, id);
         fprintf(f, " %.9g %.9g %.9g %d\n", med, lo, hi, mark);

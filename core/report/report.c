@@ -44,8 +44,14 @@ dlb_status dlb_report_write(const char *dir, json_t *context, json_t *records,
     dlb_status st = dlb_records_read(records, "report", &recs, &n, err);
     if (st != DLB_OK)
         return st;
-    int bad = dlb_rep_build(&r, context, recs, n, selection);
+    struct dlb_selection sel;
+    if ((st = dlb_selection_read(selection, &sel, err)) != DLB_OK) {
+        dlb_records_free(recs, n);
+        return st;
+    }
+    int bad = dlb_rep_build(&r, context, recs, n, &sel);
     dlb_records_free(recs, n);
+    dlb_selection_free(&sel);
     if (bad) {
         dlb_rep_free(&r);
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory writing the report");
@@ -58,15 +64,13 @@ dlb_status dlb_report_write(const char *dir, json_t *context, json_t *records,
 }
 
 /* Several workloads: one winner each, against its own baseline. */
-static void group_winners(FILE *f, json_t *selection, json_t *groups)
+static void group_winners(FILE *f, const struct dlb_selection *sel)
 {
-    json_t *g;
-    size_t i;
     char line[1600];
     fprintf(f, "\nwinners (one per workload, each against its own baseline; "
                "report.md says why)\n");
-    json_array_foreach(groups, i, g) {
-        dlb_rep_group_winner(line, sizeof line, selection, g);
+    for (size_t i = 0; i < sel->n_groups; i++) {
+        dlb_rep_group_winner(line, sizeof line, sel, &sel->groups[i]);
         fprintf(f, "  %s\n", line);
     }
 }
@@ -74,27 +78,32 @@ static void group_winners(FILE *f, json_t *selection, json_t *groups)
 void dlb_report_summary(FILE *f, json_t *records, json_t *selection)
 {
     (void)records;
-    dlb_report_verdicts(f, selection);
-    json_t *groups = json_object_get(selection, "groups");
-    if (json_array_size(groups) > 1) {
-        group_winners(f, selection, groups);
+    struct dlb_selection sel;
+    struct dlb_error err = {""};
+    if (dlb_selection_read(selection, &sel, &err) != DLB_OK) {
+        fprintf(f, "no winner: %s\n", err.msg);
         return;
     }
-    const char *w = json_string_value(json_object_get(selection, "winner"));
-    const char *why = json_string_value(json_object_get(selection, "why"));
-    if (!w) {
-        fprintf(f, "no winner: %s\n", why ? why : "no selection");
+    dlb_report_verdicts(f, &sel);
+    if (sel.n_groups > 1) {
+        group_winners(f, &sel);
+        dlb_selection_free(&sel);
+        return;
+    }
+    if (!sel.winner) {
+        fprintf(f, "no winner: %s\n", sel.why ? sel.why : "no selection");
+        dlb_selection_free(&sel);
         return;
     }
     char line[1600];
-    dlb_rep_group_winner(line, sizeof line, selection, json_array_size(groups)
-                         ? json_array_get(groups, 0) : selection);
-    fprintf(f, "winner: %s", line);    fprintf(f, "\n  why: %s\n", why ? why : "");
-    size_t nt = json_array_size(json_object_get(selection, "ties"));
-    size_t nv = json_array_size(json_object_get(selection, "violations"));
-    if (nt)
-        fprintf(f, "  %zu tied with the best (see report.md)\n", nt);
-    if (nv)
-        fprintf(f, "  %zu constraint violation%s (see report.md)\n", nv,
-                nv == 1 ? "" : "s");
+    struct dlb_sel_group top = dlb_selection_top(&sel);
+    dlb_rep_group_winner(line, sizeof line, &sel, sel.n_groups ? &sel.groups[0] : &top);
+    fprintf(f, "winner: %s", line);
+    fprintf(f, "\n  why: %s\n", sel.why ? sel.why : "");
+    if (sel.ties.n)
+        fprintf(f, "  %zu tied with the best (see report.md)\n", sel.ties.n);
+    if (sel.n_violations)
+        fprintf(f, "  %zu constraint violation%s (see report.md)\n", sel.n_violations,
+                sel.n_violations == 1 ? "" : "s");
+    dlb_selection_free(&sel);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report/report_impl.h"
+#include "results/results.h" /* dlb_context_get */
 
 const char *const dlb_rep_heads[DLB_REP_COLS] = {
     "#", "configuration", "status", "throughput (samples/s) [95% CI]",
@@ -29,46 +30,41 @@ void dlb_rep_bytes(char *buf, size_t len, double v)
 
 static const char *str(json_t *o, const char *key)
 {
-    const char *s = json_string_value(json_object_get(o, key));
+    const char *s = json_string_value(dlb_context_get(o, key));
     return s ? s : "unknown";
 }
 
-static int in_list(json_t *list, const char *id)
+static const char *known(const char *s)
 {
-    size_t i;
-    json_t *v;
-    json_array_foreach(list, i, v)
-        if (json_is_string(v) && !strcmp(json_string_value(v), id))
-            return 1;
-    return 0;
+    return s ? s : "unknown";
 }
 
 static void environment(struct dlb_rep *r, json_t *ctx)
 {
-    json_t *cpu = json_object_get(ctx, "cpu"), *suite = json_object_get(ctx, "suite");
-    json_t *cores = json_object_get(cpu, "physical_cores");
-    double mem = json_number_value(json_object_get(ctx, "memory_total_bytes"));
+    json_t *cpu = dlb_context_get(ctx, "cpu"), *suite = dlb_context_get(ctx, "suite");
+    json_t *cores = dlb_context_get(cpu, "physical_cores");
+    double mem = json_number_value(dlb_context_get(ctx, "memory_total_bytes"));
     char m[64];
     dlb_rep_bytes(m, sizeof m, mem);
     snprintf(r->title, sizeof r->title, "dlbench report: %s", str(suite, "name"));
     snprintf(r->env[r->n_env++], 300, "host: %s, %s", str(ctx, "host"),
-             str(json_object_get(ctx, "os"), "pretty_name"));
+             str(dlb_context_get(ctx, "os"), "pretty_name"));
     snprintf(r->env[r->n_env++], 300, "CPU: %s, %lld physical cores, %lld "
              "logical CPUs allowed, %s memory", str(cpu, "model"),
              json_is_integer(cores) ? (long long)json_integer_value(cores) : -1LL,
-             (long long)json_integer_value(json_object_get(cpu, "logical_cpus_allowed")),
+             (long long)json_integer_value(dlb_context_get(cpu, "logical_cpus_allowed")),
              m);
-    json_t *cc = json_object_get(ctx, "compiler"), *d = json_object_get(ctx, "dlbench");
+    json_t *cc = dlb_context_get(ctx, "compiler"), *d = dlb_context_get(ctx, "dlbench");
     snprintf(r->env[r->n_env++], 300, "dlbench %s (%s), %s %s", str(d, "version"),
              str(d, "git_commit"), str(cc, "name"), str(cc, "version"));
     /* The devices the configurations ran on, as their records say. */
-    json_t *devs = json_object_get(ctx, "devices"), *dev;
+    json_t *devs = dlb_context_get(ctx, "devices"), *dev;
     size_t i;
     json_array_foreach(devs, i, dev) {
         char dm[64] = "";
-        json_t *tot = json_object_get(dev, "memory_total_bytes");
+        json_t *tot = dlb_context_get(dev, "memory_total_bytes");
         long long units = (long long)json_integer_value(
-            json_object_get(dev, "compute_units"));
+            dlb_context_get(dev, "compute_units"));
         if (r->n_env >= 7) /* the run line comes last */
             break;
         if (json_is_number(tot))
@@ -79,88 +75,87 @@ static void environment(struct dlb_rep *r, json_t *ctx)
                  units == 1 ? "" : "s", dm[0] ? ", " : "", dm,
                  *str(dev, "driver") ? "; " : "", str(dev, "driver"));
     }
-    json_t *ms = json_object_get(ctx, "measurement");
-    json_t *il = json_object_get(ms, "interleave");
+    json_t *ms = dlb_context_get(ctx, "measurement");
+    json_t *il = dlb_context_get(ms, "interleave");
     if (json_is_object(ms) && r->n_env < 6) {
         char order[120] = "each configuration once, in plan order";
         if (json_is_object(il))
             snprintf(order, sizeof order, "%lld passes, each in its own random "
                      "order (seed %lld)",
-                     (long long)json_integer_value(json_object_get(il, "passes")),
-                     (long long)json_integer_value(json_object_get(il, "seed")));
+                     (long long)json_integer_value(dlb_context_get(il, "passes")),
+                     (long long)json_integer_value(dlb_context_get(il, "seed")));
         snprintf(r->env[r->n_env++], 300, "measurement: malloc %s; %s (each "
                  "configuration's controls and system figures are in results.json)",
                  str(ms, "malloc"), order);
     }
     snprintf(r->env[r->n_env++], 300, "run: %s to %s, %.1f s%s%s",
              str(ctx, "start_utc"), str(ctx, "end_utc"),
-             json_number_value(json_object_get(ctx, "run_s")),
-             json_is_true(json_object_get(ctx, "quick")) ? ", --quick" : "",
-             json_is_true(json_object_get(ctx, "resumed")) ? ", resumed" : "");
+             json_number_value(dlb_context_get(ctx, "run_s")),
+             json_is_true(dlb_context_get(ctx, "quick")) ? ", --quick" : "",
+             json_is_true(dlb_context_get(ctx, "resumed")) ? ", resumed" : "");
 }
 
 /* One workload's winner and why: the single-workload form keeps the
  * sentence earlier reports had. */
-static void winner(char *out, size_t len, json_t *sel, json_t *group, int many)
+static void winner(char *out, size_t len, const struct dlb_selection *sel,
+                   const struct dlb_sel_group *group, int many)
 {
-    json_t *w = json_object_get(group, "winner");
-    const char *why = str(group, "why");
+    const char *why = known(group->why);
     if (many) {
         char line[1400];
         dlb_rep_group_winner(line, sizeof line, sel, group);
         snprintf(out, len, "Winner for %s. Why: %s.", line, why);
         return;
     }
-    if (!json_is_string(w)) {
+    if (!group->winner) {
         snprintf(out, len, "No winner: %s.", why);
         return;
     }
     struct dlb_rec_selection pc;
-    dlb_record_selection(sel, json_string_value(w), &pc);
+    dlb_record_selection(sel->json, group->winner, &pc);
     char sp[200] = "";
     if (!isnan(pc.speedup))
         snprintf(sp, sizeof sp, " It runs at %.3gx the baseline (%s), 95%% CI "
-                 "[%.3g, %.3g].", pc.speedup, str(group, "baseline"),
+                 "[%.3g, %.3g].", pc.speedup, known(group->baseline),
                  dlb_rep_or0(pc.speedup_ci_lo), dlb_rep_or0(pc.speedup_ci_hi));
     snprintf(out, len, "Winner: %s (objective: %s). Why: %s.%s",
-             json_string_value(w), str(sel, "objective"), why, sp);
+             group->winner, known(sel->objective), why, sp);
 }
 
-static int winners(struct dlb_rep *r, json_t *sel)
+static int winners(struct dlb_rep *r, const struct dlb_selection *sel)
 {
-    json_t *groups = json_object_get(sel, "groups"), *g;
-    size_t i, n = json_array_size(groups);
+    size_t n = sel->n_groups;
     r->winner = calloc(n + 1, sizeof *r->winner);
     if (!r->winner)
         return -1;
     if (!n) { /* a selection without groups: none could be made */
-        snprintf(r->winner[r->n_winner++], 1600, "No winner: %s.", str(sel, "why"));
+        snprintf(r->winner[r->n_winner++], 1600, "No winner: %s.", known(sel->why));
         return 0;
     }
-    json_array_foreach(groups, i, g)
-        winner(r->winner[r->n_winner++], 1600, sel, g, n > 1);
+    for (size_t i = 0; i < n; i++)
+        winner(r->winner[r->n_winner++], 1600, sel, &sel->groups[i], n > 1);
     return 0;
 }
 
-static int verdicts(struct dlb_rep *r, json_t *sel)
+static int verdicts(struct dlb_rep *r, const struct dlb_selection *sel)
 {
-    json_t *vs = json_object_get(sel, "verdicts"), *v, *row;
     size_t i, j, n = 0;
-    json_array_foreach(vs, i, v)
-        n += 1 + json_array_size(json_object_get(v, "workloads"));
+    for (i = 0; i < sel->n_verdicts; i++)
+        n += 1 + sel->verdicts[i].n_rows;
     r->verdicts = calloc(n + 1, sizeof *r->verdicts);
     if (!r->verdicts)
         return -1;
-    json_array_foreach(vs, i, v) {
+    for (i = 0; i < sel->n_verdicts; i++) {
+        const struct dlb_sel_verdict *v = &sel->verdicts[i];
         struct dlb_rep_line *l = &r->verdicts[r->n_verdicts++];
-        snprintf(l->text, sizeof l->text, "%s: %s", str(v, "setting"),
-                 str(v, "summary"));
-        if (!strcmp(str(v, "verdict"), "not measured"))
+        snprintf(l->text, sizeof l->text, "%s: %s", known(v->setting),
+                 known(v->summary));
+        if (!strcmp(known(v->verdict), "not measured"))
             continue;
-        json_array_foreach(json_object_get(v, "workloads"), j, row) {
+        for (j = 0; j < v->n_rows; j++) {
             l = &r->verdicts[r->n_verdicts++];
             l->level = 1;
-            dlb_rep_verdict_row(l->text, sizeof l->text, row);
+            dlb_rep_verdict_row(l->text, sizeof l->text, &v->rows[j]);
         }
     }
     return 0;
@@ -182,22 +177,21 @@ static void figures(char *buf, size_t len, const struct dlb_record *rec)
     }
 }
 
-static void row(struct dlb_rep_row *row, const struct dlb_record *rec, json_t *sel)
+static void row(struct dlb_rep_row *row, const struct dlb_record *rec,
+                const struct dlb_selection *sel)
 {
     const char *id = rec->id;
     struct dlb_rec_selection pc;
-    dlb_record_selection(sel, id, &pc);
+    dlb_record_selection(sel->json, id, &pc);
     const struct dlb_rec_throughput *tp = &rec->throughput;
     char (*c)[256] = row->cell;
     snprintf(c[0], 256, "%lld", rec->index);
     snprintf(c[1], 256, "%s", id);
-    row->winner = in_list(json_object_get(sel, "winners"), id);
-    row->tied = in_list(json_object_get(sel, "ties"), id);
-    row->pareto = in_list(json_object_get(sel, "pareto"), id);
-    json_t *v;
-    size_t i;
-    json_array_foreach(json_object_get(sel, "violations"), i, v)
-        row->violates |= !strcmp(str(v, "id"), id);
+    row->winner = dlb_sel_ids_has(&sel->winners, id);
+    row->tied = dlb_sel_ids_has(&sel->ties, id);
+    row->pareto = dlb_sel_ids_has(&sel->pareto, id);
+    for (size_t i = 0; i < sel->n_violations; i++)
+        row->violates |= !strcmp(known(sel->violations[i].id), id);
     const char *status = dlb_rec_status_name(rec->status);
     if (rec->status != DLB_REC_OK)
         snprintf(c[2], 256, "%s: %s", status, rec->reason ? rec->reason : "unknown");
@@ -241,34 +235,28 @@ static void doubtful(struct dlb_rep *r, const struct dlb_record *recs, size_t n)
     }
 }
 
-static void notes(struct dlb_rep *r, json_t *sel,
+static void notes(struct dlb_rep *r, const struct dlb_selection *sel,
                   const struct dlb_record *records, size_t n_records)
 {
-    json_t *viol = json_object_get(sel, "violations"), *attr = json_object_get(sel, "attribution");
-    json_t *ties = json_object_get(sel, "ties");
-    r->notes = calloc(json_array_size(viol) + json_array_size(attr) +
-                      n_records + 2, sizeof *r->notes);
+    r->notes = calloc(sel->n_violations + sel->n_attribution + n_records + 2,
+                      sizeof *r->notes);
     if (!r->notes)
         return;
-    if (json_array_size(ties)) {
+    if (sel->ties.n) {
         char *note = r->notes[r->n_notes];
         size_t used = (size_t)snprintf(note, 400, "tied with the best "
                                        "(not significantly different):");
-        size_t i;
-        json_t *v;
-        json_array_foreach(ties, i, v)
+        for (size_t i = 0; i < sel->ties.n; i++)
             if (used < 390)
                 used += (size_t)snprintf(note + used, 400 - used, " %s%s",
-                                         json_string_value(v),
-                                         i + 1 < json_array_size(ties) ? ";" : "");
+                                         sel->ties.id[i],
+                                         i + 1 < sel->ties.n ? ";" : "");
         r->n_notes++;
     }
-    size_t i;
-    json_t *v;
-    json_array_foreach(viol, i, v) {
-        const char *what = str(v, "constraint");
-        double val = json_number_value(json_object_get(v, "value"));
-        double lim = json_number_value(json_object_get(v, "limit"));
+    for (size_t i = 0; i < sel->n_violations; i++) {
+        const struct dlb_sel_violation *v = &sel->violations[i];
+        const char *what = known(v->constraint);
+        double val = dlb_rep_or0(v->value), lim = dlb_rep_or0(v->limit);
         char a[64], b[64];
         if (!strcmp(what, "memory_budget")) {
             dlb_rep_bytes(a, sizeof a, val);
@@ -279,55 +267,50 @@ static void notes(struct dlb_rep *r, json_t *sel,
         }
         if (!strcmp(what, "target_accuracy"))
             snprintf(r->notes[r->n_notes++], 400, "violation: %s: accuracy "
-                     "%s%% below target_accuracy %s%%", str(v, "id"), a, b);
+                     "%s%% below target_accuracy %s%%", known(v->id), a, b);
         else
             snprintf(r->notes[r->n_notes++], 400, "violation: %s: %s %s > %s",
-                     str(v, "id"), what, a, b);
+                     known(v->id), what, a, b);
     }
-    json_array_foreach(attr, i, v) {
-        json_t *sa = json_object_get(v, "speedup_alone"), *sw = json_object_get(v, "speedup_winner");
+    for (size_t i = 0; i < sel->n_attribution; i++) {
+        const struct dlb_sel_attribution *v = &sel->attribution[i];
         char alone[64] = "not measured", win[64] = "no winner";
-        if (json_is_number(sa))
-            snprintf(alone, sizeof alone, "%.3gx (%s)", json_number_value(sa), str(v, "alone"));
-        if (json_is_number(sw))
-            snprintf(win, sizeof win, "%.3gx", json_number_value(sw));
-        const char *wl = json_string_value(json_object_get(v, "workload"));
+        if (!isnan(v->speedup_alone))
+            snprintf(alone, sizeof alone, "%.3gx (%s)", v->speedup_alone, known(v->alone));
+        if (!isnan(v->speedup_winner))
+            snprintf(win, sizeof win, "%.3gx", v->speedup_winner);
+        const char *wl = v->workload;
         snprintf(r->notes[r->n_notes++], 400, "attribution%s%s: %s alone %s; the "
                  "winning combination %s, %s", wl && wl[0] ? " on " : "",
-                 wl && wl[0] ? wl : "", str(v, "plugin"), alone, win,
-                 json_is_true(json_object_get(v, "in_winner")) ? "with it" : "without it");
+                 wl && wl[0] ? wl : "", known(v->plugin), alone, win,
+                 v->in_winner == 1 ? "with it" : "without it");
     }
     doubtful(r, records, n_records);
 }
 
 int dlb_rep_build(struct dlb_rep *r, json_t *context,
                   const struct dlb_record *records, size_t n_records,
-                  json_t *selection)
+                  const struct dlb_selection *selection)
 {
     memset(r, 0, sizeof *r);
     environment(r, context);
     if (winners(r, selection) || verdicts(r, selection))
         return -1;
     r->rows = calloc(n_records + 1, sizeof *r->rows);
-    json_t *pareto = json_object_get(selection, "pareto");
-    json_t *groups = json_object_get(selection, "groups"), *g;
-    r->pareto = calloc(json_array_size(pareto) + 1, sizeof *r->pareto);
+    r->pareto = calloc(selection->pareto.n + 1, sizeof *r->pareto);
     if (!r->rows || !r->pareto)
         return -1;
-    size_t i;
-    json_t *v;
-    for (i = 0; i < n_records; i++)
+    for (size_t i = 0; i < n_records; i++)
         row(&r->rows[r->n_rows++], &records[i], selection);
     /* per workload: a front is among one workload's configurations */
-    json_array_foreach(groups, i, g) {
-        size_t j;
-        const char *wl = str(g, "workload");
-        json_array_foreach(json_object_get(g, "pareto"), j, v)
-            if (r->n_pareto < json_array_size(pareto))
+    size_t n_groups = selection->n_groups;
+    for (size_t i = 0; i < n_groups; i++) {
+        const struct dlb_sel_group *g = &selection->groups[i];
+        for (size_t j = 0; j < g->pareto.n; j++)
+            if (r->n_pareto < selection->pareto.n)
                 snprintf(r->pareto[r->n_pareto++], 256, "%s%s%s",
-                         json_array_size(groups) > 1 ? wl : "",
-                         json_array_size(groups) > 1 ? ": " : "",
-                         json_string_value(v));
+                         n_groups > 1 ? known(g->workload) : "",
+                         n_groups > 1 ? ": " : "", g->pareto.id[j]);
     }
     notes(r, selection, records, n_records);
     return r->notes ? 0 : -1;

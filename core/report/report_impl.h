@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include "util/error.h"
 #include "results/record.h"
+#include "results/selection.h"
 
 #define DLB_REP_COLS 9
 
@@ -41,7 +42,7 @@ extern const char *const dlb_rep_heads[DLB_REP_COLS];
 /* Build the content from the run's documents; 0 on success. */
 int dlb_rep_build(struct dlb_rep *r, json_t *context,
                   const struct dlb_record *records, size_t n_records,
-                  json_t *selection);
+                  const struct dlb_selection *selection);
 void dlb_rep_free(struct dlb_rep *r);
 
 /* "12.3 MiB", "1.52" ...: figures as the report shows them. */
@@ -53,11 +54,12 @@ void dlb_rep_bytes(char *buf, size_t len, double v);
 /* A verdict's row ("model=lenet batch=64: 0.71x (0.58-0.83), accuracy
  * -0.05 +-2.88 points, memory -4%: costs") and a workload's winner in
  * words (report_verdict.c). */
-void dlb_rep_verdict_row(char *buf, size_t len, json_t *row);
-void dlb_rep_group_winner(char *buf, size_t len, json_t *sel, json_t *group);
+void dlb_rep_verdict_row(char *buf, size_t len, const struct dlb_sel_verdict_row *row);
+void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel,
+                          const struct dlb_sel_group *group);
 
 /* The verdicts as the console summary begins. */
-void dlb_report_verdicts(FILE *f, json_t *sel);
+void dlb_report_verdicts(FILE *f, const struct dlb_selection *sel);
 
 dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r, json_t *plots);
 dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r, json_t *plots,

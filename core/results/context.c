@@ -256,3 +256,18 @@ json_t *dlb_context_collect(void)
                      "libraries", libraries_object(),
                      "loadavg", loadavg_array());
 }
+
+json_t *dlb_context_get(json_t *context, const char *name)
+{
+    json_t *v = json_object_get(context, name);
+    if (v)
+        return v;
+    char key[256];
+    const char *dot = strchr(name, '.');
+    if (!dot || (size_t)(dot - name) >= sizeof key)
+        return NULL;
+    memcpy(key, name, (size_t)(dot - name));
+    key[dot - name] = '\0';
+    json_t *inner = json_object_get(context, key);
+    return json_is_object(inner) ? dlb_context_get(inner, dot + 1) : NULL;
+}

@@ -32,6 +32,7 @@ struct dlb_rec_stats {          /* seconds per step */
     long long n;
     double median, mean, stddev, cv, min, max, p5, p95, p99;
     double ci_lo, ci_hi, ci_rel_halfwidth;
+    int ci_exact;               /* -1 when absent */
     struct {                    /* with repetitions: the spread between
                                  * processes the interval covers (repeat.h) */
         double sd_log, df, halfwidth_log;
@@ -44,6 +45,7 @@ struct dlb_rec_throughput {     /* samples/s */
 
 struct dlb_rec_measure {
     const char *clock;          /* NULL when absent (monotonic) */
+    const char *peak_unit;      /* the unit peak_share is of; NULL when absent */
     int converged, settled;     /* -1 when absent */
     double steps_per_sample, warmup_steps, warmup_s, measure_s;
     double samples_per_step, flops_per_step, timer_overhead_s;
@@ -89,6 +91,7 @@ struct dlb_record {
     int has_measure;            /* the member is there (an object) */
     struct dlb_rec_metric *metrics; /* owned array, in the record's order */
     size_t n_metrics;
+    int has_metrics;            /* the member is there, even empty */
     double wall_s;
 
     long long round, rep, pass_position; /* -1 when absent */
@@ -136,6 +139,17 @@ dlb_status dlb_record_validate(json_t *rec, const char *where,
 /* A record with nothing in it: every figure absent, status ok, index -1. */
 void dlb_record_init(struct dlb_record *r);
 
+struct dlb_stats;
+/* The statistics of one process's samples (stats/stats.h) as a record's;
+ * figures that are not finite are absent. */
+void dlb_rec_stats_set(struct dlb_rec_stats *out, const struct dlb_stats *st);
+
+/* Add the metrics of `metrics`, in the record's form ({"NAME": {"value",
+ * "unit"}}, as plugins report them), to `r`; a value that is not a number
+ * is an error naming the metric. */
+dlb_status dlb_record_set_metrics_json(struct dlb_record *r, json_t *metrics,
+                                       struct dlb_error *err);
+
 /* Read `json` into `out` (initialised here). An error names `where`
  * ("FILE: records[3]"; NULL: "record"), the record's id and the member
  * with the wrong type or value. On success `out` holds a reference to
@@ -164,6 +178,25 @@ void dlb_records_free(struct dlb_record *recs, size_t n);
 /* "ok", "skipped" ...; dlb_rec_status_parse returns -1 for an unknown name. */
 const char *dlb_rec_status_name(enum dlb_rec_status s);
 int dlb_rec_status_parse(const char *name);
+
+/* A record's identity in its JSON form, without reading it whole: for
+ * scans over many records (a journal's, a round's), for the slim records a
+ * sweep keeps, and for a child's record before it is checked. Index -1,
+ * id NULL and status -1 when absent or not of their type. */
+long long dlb_rec_index_of(const json_t *rec);
+const char *dlb_rec_id_of(const json_t *rec);
+int dlb_rec_status_of(const json_t *rec);
+const char *dlb_rec_reason_of(const json_t *rec);
+/* Set the status and the reason (NULL: left as it is) of a record in its
+ * JSON form, one the runner is still putting together (it may have no
+ * index yet, which dlb_record_read requires). */
+dlb_status dlb_rec_set_outcome(json_t *rec, enum dlb_rec_status st,
+                               const char *reason);
+/* Whether both are records of one configuration: same index and id. */
+int dlb_rec_same_config(const json_t *a, const json_t *b);
+/* The slim form of a record: index, id and status, and rep when
+ * `with_rep` (what a sweep needs of a run until its end). A new object. */
+json_t *dlb_record_slim(const json_t *rec, int with_rep);
 
 /* Whether a figure is present (not NAN). */
 int dlb_rec_has(double v);

@@ -3,6 +3,7 @@
  * one configuration. */
 #define _POSIX_C_SOURCE 200809L
 #include "results/record.h"
+#include "stats/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -26,6 +27,52 @@ int dlb_rec_status_parse(const char *name)
     return -1;
 }
 
+long long dlb_rec_index_of(const json_t *rec)
+{
+    json_t *v = json_object_get(rec, "index");
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+const char *dlb_rec_id_of(const json_t *rec)
+{
+    return json_string_value(json_object_get(rec, "id"));
+}
+
+int dlb_rec_status_of(const json_t *rec)
+{
+    return dlb_rec_status_parse(json_string_value(json_object_get(rec, "status")));
+}
+
+const char *dlb_rec_reason_of(const json_t *rec)
+{
+    return json_string_value(json_object_get(rec, "reason"));
+}
+
+dlb_status dlb_rec_set_outcome(json_t *rec, enum dlb_rec_status st,
+                               const char *reason)
+{
+    if (json_object_set_new(rec, "status", json_string(dlb_rec_status_name(st))) ||
+        (reason && json_object_set_new(rec, "reason", json_string(reason))))
+        return DLB_ERR_NOMEM;
+    return DLB_OK;
+}
+
+int dlb_rec_same_config(const json_t *a, const json_t *b)
+{
+    return json_equal(json_object_get(a, "index"), json_object_get(b, "index")) &&
+           json_equal(json_object_get(a, "id"), json_object_get(b, "id"));
+}
+
+json_t *dlb_record_slim(const json_t *rec, int with_rep)
+{
+    json_t *slim = json_pack("{s:O,s:O,s:O}", "index", json_object_get(rec, "index"),
+                             "id", json_object_get(rec, "id"),
+                             "status", json_object_get(rec, "status"));
+    if (slim && with_rep)
+        json_object_set(slim, "rep", json_object_get(rec, "rep"));
+    return slim;
+}
+
 int dlb_rec_has(double v)
 {
     return !isnan(v);
@@ -40,10 +87,12 @@ void dlb_record_init(struct dlb_record *r)
     s->n = -1;
     s->median = s->mean = s->stddev = s->cv = s->min = s->max = NAN;
     s->p5 = s->p95 = s->p99 = s->ci_lo = s->ci_hi = s->ci_rel_halfwidth = NAN;
+    s->ci_exact = -1;
     s->ci_processes.sd_log = s->ci_processes.df = s->ci_processes.halfwidth_log = NAN;
     r->throughput.median = r->throughput.ci_lo = r->throughput.ci_hi = NAN;
     struct dlb_rec_measure *m = &r->measure;
     m->converged = m->settled = -1;
+    m->clock = m->peak_unit = NULL;
     m->steps_per_sample = m->warmup_steps = m->warmup_s = m->measure_s = NAN;
     m->samples_per_step = m->flops_per_step = m->timer_overhead_s = NAN;
     r->wall_s = r->budget = NAN;
@@ -55,6 +104,29 @@ void dlb_record_init(struct dlb_record *r)
     y->minor_faults = y->major_faults = y->voluntary_switches = NAN;
     y->involuntary_switches = y->involuntary_per_s = y->steal_share = NAN;
     y->cpu_per_wall = y->wall_s = NAN;
+}
+
+static double finite_or_nan(double v)
+{
+    return isfinite(v) ? v : NAN;
+}
+
+void dlb_rec_stats_set(struct dlb_rec_stats *out, const struct dlb_stats *st)
+{
+    out->n = (long long)st->n;
+    out->median = finite_or_nan(st->median);
+    out->mean = finite_or_nan(st->mean);
+    out->stddev = finite_or_nan(st->stddev);
+    out->cv = finite_or_nan(st->cv);
+    out->min = finite_or_nan(st->min);
+    out->max = finite_or_nan(st->max);
+    out->p5 = finite_or_nan(st->p5);
+    out->p95 = finite_or_nan(st->p95);
+    out->p99 = finite_or_nan(st->p99);
+    out->ci_lo = finite_or_nan(st->ci_lo);
+    out->ci_hi = finite_or_nan(st->ci_hi);
+    out->ci_rel_halfwidth = finite_or_nan(st->ci_rel_halfwidth);
+    out->ci_exact = !!st->ci_exact;
 }
 
 void dlb_record_free(struct dlb_record *r)

@@ -141,6 +141,7 @@ static void read_stats(struct rd *c, struct dlb_record *r)
     s->ci_lo = num(c, o, "stats", "ci_lo");
     s->ci_hi = num(c, o, "stats", "ci_hi");
     s->ci_rel_halfwidth = num(c, o, "stats", "ci_rel_halfwidth");
+    s->ci_exact = boolean(c, o, "stats", "ci_exact");
     json_t *cp = member(o, "ci_processes");
     if (cp && !json_is_object(cp))
         bad(c, "stats", "ci_processes", cp, "an object");
@@ -161,6 +162,7 @@ static void read_measure(struct rd *c, struct dlb_record *r)
     struct dlb_rec_measure *m = &r->measure;
     r->has_measure = o != NULL;
     m->clock = str(c, o, "measure", "clock");
+    m->peak_unit = str(c, o, "measure", "peak_unit");
     m->converged = boolean(c, o, "measure", "converged");
     m->settled = boolean(c, o, "measure", "settled");
     m->steps_per_sample = num(c, o, "measure", "steps_per_sample");
@@ -195,12 +197,13 @@ static void read_samples(struct rd *c, struct dlb_record *r)
     }
 }
 
-static void read_metrics(struct rd *c, struct dlb_record *r)
+static void read_metrics_of(struct rd *c, struct dlb_record *r, json_t *o)
 {
-    json_t *o = object(c, c->rec, "metrics"), *m;
+    json_t *m;
     const char *name;
     if (!o)
         return;
+    r->has_metrics = 1;
     json_object_foreach(o, name, m) {
         if (!json_is_object(m)) {
             bad(c, "metrics", name, m, "an object {\"value\", \"unit\"}");
@@ -264,6 +267,27 @@ static void read_added(struct rd *c, struct dlb_record *r)
     r->device = object(c, c->rec, "device");
     r->controls = object(c, c->rec, "controls");
     r->world = object(c, c->rec, "world");
+}
+
+static void read_metrics(struct rd *c, struct dlb_record *r)
+{
+    read_metrics_of(c, r, object(c, c->rec, "metrics"));
+}
+
+dlb_status dlb_record_set_metrics_json(struct dlb_record *r, json_t *metrics,
+                                       struct dlb_error *err)
+{
+    /* the record's own index and id name it in a message */
+    json_t *who = json_pack("{s:I,s:s?}", "index", (json_int_t)r->index, "id", r->id);
+    struct rd c = {"metrics", who, err, DLB_OK};
+    if (!who)
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    if (metrics && !json_is_object(metrics))
+        bad(&c, NULL, "metrics", metrics, "an object");
+    else
+        read_metrics_of(&c, r, metrics);
+    json_decref(who);
+    return c.st;
 }
 
 dlb_status dlb_record_check(const json_t *rec, const char *where,

@@ -54,6 +54,18 @@ static void put_num(struct obj *w, const char *key, double v)
     json_object_set_new(need(w), key, json_real(v));
 }
 
+/* A figure that is a count where it is whole (steps): a new one is
+ * written as an integer, so that tables show 12, not 12.0. */
+static void put_whole(struct obj *w, const char *key, double v)
+{
+    json_t *c = cur(w, key);
+    if (isfinite(v) && !json_is_number(c) && v == floor(v) && fabs(v) < 9e15) {
+        json_object_set_new(need(w), key, json_integer((json_int_t)v));
+        return;
+    }
+    put_num(w, key, v);
+}
+
 static void put_count(struct obj *w, const char *key, long long v)
 {
     json_t *c = cur(w, key);
@@ -146,6 +158,7 @@ static void put_stats(json_t *rec, const struct dlb_record *r)
     put_num(&w, "ci_lo", s->ci_lo);
     put_num(&w, "ci_hi", s->ci_hi);
     put_num(&w, "ci_rel_halfwidth", s->ci_rel_halfwidth);
+    put_bool(&w, "ci_exact", s->ci_exact);
     if (w.o || !isnan(s->ci_processes.sd_log) || !isnan(s->ci_processes.df) ||
         !isnan(s->ci_processes.halfwidth_log)) {
         struct obj cp = obj_of(need(&w), "ci_processes");
@@ -167,13 +180,14 @@ static void put_measure(json_t *rec, const struct dlb_record *r)
     put_str(&w, "clock", m->clock);
     put_bool(&w, "converged", m->converged);
     put_bool(&w, "settled", m->settled);
-    put_num(&w, "steps_per_sample", m->steps_per_sample);
-    put_num(&w, "warmup_steps", m->warmup_steps);
+    put_whole(&w, "warmup_steps", m->warmup_steps);
     put_num(&w, "warmup_s", m->warmup_s);
     put_num(&w, "measure_s", m->measure_s);
+    put_whole(&w, "steps_per_sample", m->steps_per_sample);
     put_num(&w, "samples_per_step", m->samples_per_step);
     put_num(&w, "flops_per_step", m->flops_per_step);
     put_num(&w, "timer_overhead_s", m->timer_overhead_s);
+    put_str(&w, "peak_unit", m->peak_unit);
 }
 
 static int has_metric(const struct dlb_record *r, const char *name)
@@ -184,6 +198,8 @@ static int has_metric(const struct dlb_record *r, const char *name)
 static void put_metrics(json_t *rec, const struct dlb_record *r)
 {
     struct obj w = obj_of(rec, "metrics");
+    if (r->has_metrics) /* an empty one stays */
+        need(&w);
     if (w.o) { /* a metric the struct dropped leaves the JSON */
         const char *name;
         json_t *v;
@@ -235,6 +251,9 @@ static void put_added(json_t *rec, const struct dlb_record *r)
         put_num(&w, "involuntary_switches", s->involuntary_switches);
         put_num(&w, "involuntary_per_s", s->involuntary_per_s);
         put_num(&w, "steal_share", s->steal_share);
+        /* the schema's word for a share that could not be read */
+        if (!r->json && !isfinite(s->steal_share))
+            json_object_set_new(w.o, "steal_share", json_null());
         put_num(&w, "cpu_per_wall", s->cpu_per_wall);
         put_num(&w, "wall_s", s->wall_s);
         put_str(&w, "doubtful", s->doubtful);

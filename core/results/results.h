@@ -74,6 +74,10 @@ void dlb_journal_close(struct dlb_journal *j);
 dlb_status dlb_journal_read(const char *path, json_t **records, int *torn,
                             struct dlb_error *err);
 
+/* A context member by its documented name ("cpu.model", "suite.name"):
+ * the member of that name, else the nested path; NULL when absent. */
+json_t *dlb_context_get(json_t *context, const char *name);
+
 /* Write DIR/results.json (schema version, context, records) and
  * DIR/results.csv, each to a temporary name, fsync'ed, then renamed. */
 dlb_status dlb_results_write(const char *dir, json_t *context, json_t *records,

@@ -9,26 +9,39 @@
 #include <sys/stat.h>
 
 #include "util/path.h"
+#include "results/invocation.h"
+#include "results/record.h"
 #include "results/repeat.h"
 #include "results/results.h"
 
 /* What --resume needs to rebuild the same plan. */
 json_t *dlb_invocation_json(const struct dlb_options *o, const char *suite_path)
 {
-    json_t *sets = json_array(), *dirs = json_array();
+    struct dlb_invocation inv = {0};
+    json_t *doc = NULL;
+    inv.suite = strdup(suite_path);
+    inv.quick = o->quick;
+    inv.plugin_dirs = calloc(o->n_plugin_dirs + 1, sizeof *inv.plugin_dirs);
+    if (!inv.suite || !inv.plugin_dirs)
+        goto out;
     for (size_t i = 0; i < o->n_sets; i++)
-        json_array_append_new(sets, json_string(o->sets[i]));
-    for (size_t i = 0; i < o->n_plugin_dirs; i++) {
-        char *abs = realpath(o->plugin_dirs[i], NULL);
-        json_array_append_new(dirs, json_string(abs ? abs : o->plugin_dirs[i]));
-        free(abs);
+        if (dlb_invocation_add_set(&inv, o->sets[i]) != DLB_OK)
+            goto out;
+    for (; inv.n_plugin_dirs < o->n_plugin_dirs; inv.n_plugin_dirs++) {
+        const char *d = o->plugin_dirs[inv.n_plugin_dirs];
+        char *abs = realpath(d, NULL);
+        if (!abs && !(abs = strdup(d)))
+            goto out;
+        inv.plugin_dirs[inv.n_plugin_dirs] = abs;
     }
-    json_t *inv = json_pack("{s:s,s:o,s:b,s:o}", "suite", suite_path, "sets", sets,
-                            "quick", o->quick, "plugin_dirs", dirs);
-    if (inv && o->shard_n > 1)
-        json_object_set_new(inv, "shard", json_pack("{s:i,s:i}", "k", o->shard_k,
-                                                    "n", o->shard_n));
-    return inv;
+    if (o->shard_n > 1) {
+        inv.shard_k = o->shard_k;
+        inv.shard_n = o->shard_n;
+    }
+    doc = dlb_invocation_write(&inv);
+out:
+    dlb_invocation_free(&inv);
+    return doc;
 }
 
 /* A --set that invocation.json holds (the first n_saved of o->sets) was
@@ -52,46 +65,39 @@ dlb_status dlb_resume_load_invocation(struct dlb_options *o, const char *dir,
                                   char **origin, struct dlb_error *err)
 {
     char *path = dlb_path_join(dir, "invocation.json");
-    json_error_t jerr;
-    json_t *inv = json_load_file(path, 0, &jerr);
-    dlb_status st = DLB_OK;
-    json_t *sets, *dirs;
-    if (!inv) {
-        st = dlb_errorf(err, DLB_ERR_INPUT, "--resume %s: cannot read %s: %s", dir, path,
-                        jerr.text);
-    } else if (!json_is_array(sets = json_object_get(inv, "sets")) ||
-               !json_is_array(dirs = json_object_get(inv, "plugin_dirs"))) {
-        st = dlb_errorf(err, DLB_ERR_INPUT, "%s: not a dlbench invocation record", path);
-    } else {
+    struct dlb_invocation inv;
+    dlb_status st = path ? dlb_invocation_read(path, &inv, err)
+                         : dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    if (st == DLB_ERR_IO) {
+        struct dlb_error e = *err;
+        st = dlb_errorf(err, DLB_ERR_INPUT, "--resume %s: cannot read %s: %s", dir,
+                        path, e.msg);
+    }
+    if (st == DLB_OK) {
         /* The run's own settings come first; options given now add to
          * them, as --set does on a fresh run. */
         char **extra = o->sets;
-        size_t n_extra = o->n_sets;
+        size_t n_extra = o->n_sets, i;
         o->sets = NULL;
         o->n_sets = 0;
-        size_t i;
-        json_t *v;
-        json_array_foreach(sets, i, v)
-            if (json_is_string(v))
-                dlb_cli_add_set(o, json_string_value(v));
+        for (i = 0; i < inv.n_sets; i++)
+            dlb_cli_add_set(o, inv.sets[i]);
         for (i = 0; i < n_extra; i++) {
             dlb_cli_add_set(o, extra[i]);
             free(extra[i]);
         }
         free(extra);
-        o->quick |= json_is_true(json_object_get(inv, "quick"));
-        json_t *shard = json_object_get(inv, "shard");
-        if (json_is_object(shard) && !o->shard_n) {
-            o->shard_k = (int)json_integer_value(json_object_get(shard, "k"));
-            o->shard_n = (int)json_integer_value(json_object_get(shard, "n"));
+        o->quick |= inv.quick;
+        if (inv.shard_n && !o->shard_n) {
+            o->shard_k = inv.shard_k;
+            o->shard_n = inv.shard_n;
         }
-        const char *orig = json_string_value(json_object_get(inv, "suite"));
-        *origin = orig ? strdup(orig) : NULL;
-        json_array_foreach(dirs, i, v)
-            if (json_is_string(v))
-                dlb_cli_add_plugin_dir(o, json_string_value(v));
+        *origin = inv.suite;
+        inv.suite = NULL;
+        for (i = 0; i < inv.n_plugin_dirs; i++)
+            dlb_cli_add_plugin_dir(o, inv.plugin_dirs[i]);
+        dlb_invocation_free(&inv);
     }
-    json_decref(inv);
     free(path);
     return st;
 }
@@ -130,8 +136,8 @@ dlb_status dlb_resume_check_records(const struct dlb_plan *p, const char *dir,
     size_t i;
     json_t *v;
     json_array_foreach(records, i, v) {
-        size_t idx = (size_t)json_integer_value(json_object_get(v, "index"));
-        const char *id = json_string_value(json_object_get(v, "id"));
+        size_t idx = (size_t)dlb_rec_index_of(v);
+        const char *id = dlb_rec_id_of(v);
         int known = 0;
         for (size_t k = 0; k < p->n; k++)
             if (p->configs[k].index == idx && id &&
@@ -145,8 +151,7 @@ dlb_status dlb_resume_check_records(const struct dlb_plan *p, const char *dir,
                               dir);
         /* halving runs a configuration once per round (and repetition) */
         for (size_t j = 0; j < i; j++)
-            if ((size_t)json_integer_value(json_object_get(json_array_get(records, j),
-                                                           "index")) == idx &&
+            if (dlb_rec_index_of(json_array_get(records, j)) == (long long)idx &&
                 dlb_round_of(json_array_get(records, j)) == dlb_round_of(v) &&
                 dlb_rep_of(json_array_get(records, j)) == dlb_rep_of(v))
                 return dlb_errorf(err, DLB_ERR_INPUT,

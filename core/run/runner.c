@@ -13,6 +13,7 @@
 
 #include "proc/interrupt.h"
 #include "proc/launcher.h"
+#include "results/record.h"
 #include "stats/measure.h"
 
 /* After SIGINT/SIGTERM reached dlbench, how long the configuration's
@@ -144,42 +145,42 @@ static void classify(json_t **record, int wstatus, int timed_out, double timeout
                      const char *tail)
 {
     char reason[768];
-    const char *status;
+    enum dlb_rec_status status;
     if (timed_out) {
-        status = "timeout";
+        status = DLB_REC_TIMEOUT;
         snprintf(reason, sizeof reason, "still running after the %.3g s timeout; killed",
                  timeout_s);
     } else if (WIFSIGNALED(wstatus)) {
         int sig = WTERMSIG(wstatus);
         /* Nobody here sent SIGKILL: the kernel's OOM killer is the usual
          * sender. */
-        status = sig == SIGKILL ? "oom" : "crashed";
+        status = sig == SIGKILL ? DLB_REC_OOM : DLB_REC_CRASHED;
         snprintf(reason, sizeof reason, "killed by signal %d (%s)%s%s", sig, strsignal(sig),
                  sig == SIGKILL ? ", probably by the kernel's OOM killer" : "",
                  "");
     } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == DLB_CHILD_EXIT_OOM) {
-        status = "oom";
+        status = DLB_REC_OOM;
         snprintf(reason, sizeof reason, "out of memory");
     } else if (*record && !(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0)) {
         /* It reported, then exited badly: a sanitizer's leak or error
          * report at exit, or a crash in teardown. The figures may be fine,
          * but the run is not. */
-        status = "failed";
+        status = DLB_REC_FAILED;
         snprintf(reason, sizeof reason, "exited with status %d after reporting",
                  WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
     } else if (*record) {
         /* The child reported. A failure's own words are in its log: add
          * the last line unless the reason has it already. */
-        const char *st = json_string_value(json_object_get(*record, "status"));
-        const char *why = json_string_value(json_object_get(*record, "reason"));
-        if (st && strcmp(st, "ok") && strcmp(st, "skipped") && tail[0] && why &&
+        int st = dlb_rec_status_of(*record);
+        const char *why = dlb_rec_reason_of(*record);
+        if (st >= 0 && st != DLB_REC_OK && st != DLB_REC_SKIPPED && tail[0] && why &&
             !strstr(why, tail)) {
             snprintf(reason, sizeof reason, "%s; last output: %s", why, tail);
-            json_object_set_new(*record, "reason", json_string(reason));
+            dlb_rec_set_outcome(*record, (enum dlb_rec_status)st, reason);
         }
         return;
     } else {
-        status = "failed";
+        status = DLB_REC_FAILED;
         snprintf(reason, sizeof reason, "exited with status %d without a result",
                  WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
     }
@@ -189,28 +190,27 @@ static void classify(json_t **record, int wstatus, int timed_out, double timeout
     }
     if (!*record)
         *record = json_object();
-    json_object_set_new(*record, "status", json_string(status));
-    json_object_set_new(*record, "reason", json_string(reason));
+    if (*record)
+        dlb_rec_set_outcome(*record, status, reason);
 }
 
 /* A launcher's words on the rank that died lead the reason: the last
  * line of its log is usually a banner of dashes. */
 static void name_dead_rank(json_t *record, const char *log_path)
 {
-    const char *st = json_string_value(json_object_get(record, "status"));
-    const char *why = json_string_value(json_object_get(record, "reason"));
+    int st = dlb_rec_status_of(record);
+    const char *why = dlb_rec_reason_of(record);
     char dead[512], reason[1024];
     int by_signal = 0;
-    if (!st || !strcmp(st, "ok") || !strcmp(st, "skipped"))
+    if (st < 0 || st == DLB_REC_OK || st == DLB_REC_SKIPPED)
         return;
     dlb_launcher_explain(log_path, dead, sizeof dead, &by_signal);
     if (!dead[0])
         return;
     snprintf(reason, sizeof reason, "%s; the launcher ended the other ranks "
-             "(%s)", dead, why ? why : st);
-    json_object_set_new(record, "reason", json_string(reason));
-    if (by_signal)
-        json_object_set_new(record, "status", json_string("crashed"));
+             "(%s)", dead, why ? why : dlb_rec_status_name((enum dlb_rec_status)st));
+    dlb_rec_set_outcome(record, by_signal ? DLB_REC_CRASHED : (enum dlb_rec_status)st,
+                        reason);
 }
 
 dlb_status dlb_runner_run(const struct dlb_child_spec *spec, json_t **record,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/rng.h"
+#include "results/record.h"
 #include "results/repeat.h"
 #include "select/select_impl.h"
 
@@ -46,7 +47,7 @@ json_t *dlb_search_find(json_t *records, size_t index, int round)
     size_t i;
     json_t *v;
     json_array_foreach(records, i, v)
-        if ((size_t)json_integer_value(json_object_get(v, "index")) == index &&
+        if (dlb_rec_index_of(v) == (long long)index &&
             (round < 0 || dlb_round_of(v) == round))
             return v;
     return NULL;
@@ -59,8 +60,7 @@ json_t *dlb_search_final_records(const struct dlb_plan *plan, json_t *records)
         json_t *best = NULL, *v;
         size_t i;
         json_array_foreach(records, i, v)
-            if ((size_t)json_integer_value(json_object_get(v, "index")) ==
-                    plan->configs[k].index &&
+            if (dlb_rec_index_of(v) == (long long)plan->configs[k].index &&
                 (!best || dlb_round_of(v) > dlb_round_of(best)))
                 best = v;
         if (best)
@@ -106,9 +106,14 @@ static json_t *baseline_record(const struct dlb_plan *plan,
 /* A record's figure `name`, or NAN. */
 static double rec_metric(json_t *rec, const char *name)
 {
-    json_t *v = json_object_get(json_object_get(json_object_get(rec, "metrics"),
-                                                name), "value");
-    return json_is_number(v) ? json_number_value(v) : NAN;
+    struct dlb_record r;
+    struct dlb_error err = {""};
+    double v = NAN;
+    if (dlb_record_read(rec, NULL, &r, &err) != DLB_OK)
+        return NAN;
+    dlb_record_metric_value(&r, name, &v);
+    dlb_record_free(&r);
+    return v;
 }
 
 /* An inference screening scores accuracy on a subset of the test set

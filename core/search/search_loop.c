@@ -15,6 +15,7 @@
 #include "stats/measure.h"
 #include "util/path.h"
 #include "run/progress.h"
+#include "results/record.h"
 #include "results/repeat.h"
 #include "run/run_child_args.h"
 #include "run/run_launch.h"
@@ -28,17 +29,10 @@
 
 /* A level shift within the process (stats_shift.h): its figure mixes two
  * speeds of the machine. */
-static void warn_shift(const char *id, json_t *rec)
+static void warn_shift(const char *id, const struct dlb_record *rec)
 {
-    json_t *js = json_object_get(rec, "samples");
-    size_t n = json_array_size(js);
-    double *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        return;
-    for (size_t i = 0; i < n; i++)
-        v[i] = json_number_value(json_array_get(js, i));
     struct dlb_level_shift sh;
-    if (dlb_level_shift(v, n, &sh)) {
+    if (dlb_level_shift(rec->samples, rec->n_samples, &sh)) {
         double rel = sh.second_median / sh.first_median - 1;
         fprintf(stderr, "dlbench: warning: %s: the step time moved %+.0f%% from the "
                         "first half of the samples to the second (medians %.4g and "
@@ -48,33 +42,34 @@ static void warn_shift(const char *id, json_t *rec)
                 sh.second_median * 1e3, sh.p < 1e-16 ? "<" : "=",
                 sh.p < 1e-16 ? 1e-16 : sh.p);
     }
-    free(v);
 }
 
-static void warn_noise(const char *id, json_t *rec)
+static void warn_noise(const char *id, json_t *json)
 {
-    warn_shift(id, rec);
-    const char *doubt = json_string_value(
-        json_object_get(json_object_get(rec, "system"), "doubtful"));
-    if (doubt)
+    struct dlb_record rec;
+    struct dlb_error err = {""};
+    /* the journal took it, so the reader does too */
+    if (dlb_record_read(json, NULL, &rec, &err) != DLB_OK)
+        return;
+    warn_shift(id, &rec);
+    if (rec.system.doubtful)
         fprintf(stderr, "dlbench: warning: %s: doubtful figure: %s during the "
-                        "measurement\n", id, doubt);
-    json_t *st = json_object_get(rec, "stats");
-    double cv = json_real_value(json_object_get(st, "cv"));
+                        "measurement\n", id, rec.system.doubtful);
+    double cv = rec.stats.cv;
     if (cv > CV_WARN)
         fprintf(stderr, "dlbench: warning: %s: step times vary a lot (CV %.1f%% > %.0f%%); "
                         "is something else running?\n", id, cv * 100, CV_WARN * 100);
-    if (json_is_false(json_object_get(json_object_get(rec, "measure"), "converged")) &&
-        json_object_get(rec, "stats"))
+    if (rec.measure.converged == 0 && dlb_rec_has(rec.stats.ci_rel_halfwidth))
         fprintf(stderr, "dlbench: note: %s: the median's CI did not reach the target "
                         "before time_cap (%.2f%%)\n", id,
-                json_real_value(json_object_get(st, "ci_rel_halfwidth")) * 100);
+                rec.stats.ci_rel_halfwidth * 100);
+    dlb_record_free(&rec);
 }
 
 static int is_failure(json_t *rec)
 {
-    const char *s = json_string_value(json_object_get(rec, "status"));
-    return !s || (strcmp(s, "ok") != 0 && strcmp(s, "skipped") != 0);
+    int s = dlb_rec_status_of(rec);
+    return s != DLB_REC_OK && s != DLB_REC_SKIPPED;
 }
 
 /* The runner's `started` hook: the previous record's fsync, while the
@@ -105,7 +100,7 @@ static int have_run(const struct dlb_search_loop *r, size_t index, int round, in
     size_t i;
     json_t *v;
     json_array_foreach(r->records, i, v)
-        if ((size_t)json_integer_value(json_object_get(v, "index")) == index &&
+        if (dlb_rec_index_of(v) == (long long)index &&
             dlb_round_of(v) == round && dlb_rep_of(v) == rep)
             return 1;
     return 0;
@@ -175,13 +170,28 @@ static int run_one(struct dlb_search_loop *r, const struct dlb_search_round *rd,
      * whatever a dying child managed to write. */
     json_object_set_new(rec, "index", json_integer((json_int_t)c->index));
     json_object_set_new(rec, "id", json_string(c->id));
-    if (rd->round >= 0) {
-        json_object_set_new(rec, "round", json_integer(rd->round));
-        json_object_set_new(rec, "budget", json_real(rd->scale));
-    }
-    if (reps > 1) {
-        json_object_set_new(rec, "rep", json_integer(rep));
-        json_object_set_new(rec, "pass_position", json_integer((json_int_t)pass_pos));
+    struct dlb_record typed;
+    struct dlb_error bad = {""};
+    /* A record the reader refuses is refused by the journal below, which
+     * says why. */
+    if ((rd->round >= 0 || reps > 1) &&
+        dlb_record_read(rec, NULL, &typed, &bad) == DLB_OK) {
+        if (rd->round >= 0) {
+            typed.round = rd->round;
+            typed.budget = rd->scale;
+        }
+        if (reps > 1) {
+            typed.rep = rep;
+            typed.pass_position = (long long)pass_pos;
+        }
+        dlb_status st = dlb_record_store(&typed, rec);
+        dlb_record_free(&typed);
+        if (st != DLB_OK) {
+            json_decref(rec);
+            fprintf(stderr, "dlbench: %s: out of memory\n", c->id);
+            (*failures)++;
+            return 1;
+        }
     }
     /* Written now, synced while the next configuration starts. */
     int kept = dlb_journal_write(r->journal, rec, err) == DLB_OK;
@@ -203,11 +213,7 @@ static int run_one(struct dlb_search_loop *r, const struct dlb_search_round *rd,
      * journal at the end (dlb_search_loop_restore). */
     json_t *slim = NULL;
     if (kept && rd->round < 0 &&
-        (slim = json_pack("{s:O,s:O,s:O}", "index", json_object_get(rec, "index"),
-                          "id", json_object_get(rec, "id"),
-                          "status", json_object_get(rec, "status")))) {
-        if (reps > 1)
-            json_object_set(slim, "rep", json_object_get(rec, "rep"));
+        (slim = dlb_record_slim(rec, reps > 1))) {
         json_decref(rec);
         rec = slim;
         r->slimmed = 1;
@@ -282,8 +288,7 @@ dlb_status dlb_search_loop_restore(struct dlb_search_loop *r, struct dlb_error *
     json_t *full;
     json_array_foreach(journal, i, full) {
         json_t *rec = json_array_get(r->records, i);
-        if (!rec || !json_equal(json_object_get(rec, "index"), json_object_get(full, "index")) ||
-            !json_equal(json_object_get(rec, "id"), json_object_get(full, "id"))) {
+        if (!rec || !dlb_rec_same_config(rec, full)) {
             json_decref(journal);
             return dlb_errorf(err, DLB_ERR_INTERNAL, "%s/journal.jsonl: record %zu is "
                               "not the one this run wrote there", r->dir, i + 1);

@@ -13,6 +13,7 @@
 #include "model/model_find.h"
 #include "suite/param.h"
 #include "plan/session.h"
+#include "results/selection.h"
 
 /* Keys that describe the sweep, not the configuration. */
 static int skipped_key(unsigned ns, const char *name)
@@ -74,19 +75,20 @@ static void write_ns(FILE *f, const struct dlb_plan *plan,
 
 /* One winner's file: DIR/NAME. */
 static dlb_status write_one(const char *dir, const char *name,
-                            const struct dlb_plan *plan, json_t *group,
+                            const struct dlb_plan *plan,
+                            const struct dlb_sel_group *group,
                             const char *origin, struct dlb_error *err)
 {
-    json_t *w = json_object_get(group, "winner_index");
-    if (!json_is_integer(w))
+    long long w = group->winner_index;
+    if (w < 0)
         return DLB_OK;
     const struct dlb_config *c = NULL;
     for (size_t k = 0; k < plan->n; k++)
-        if (plan->configs[k].index == (size_t)json_integer_value(w))
+        if (plan->configs[k].index == (size_t)w)
             c = &plan->configs[k];
     if (!c)
-        return dlb_errorf(err, DLB_ERR_INTERNAL, "%s: winner %" JSON_INTEGER_FORMAT
-                          " is not in the plan", name, json_integer_value(w));
+        return dlb_errorf(err, DLB_ERR_INTERNAL, "%s: winner %lld is not in the "
+                          "plan", name, w);
     size_t n = strlen(dir) + strlen(name) + 2;
     char *path = malloc(n);
     if (!path)
@@ -99,8 +101,7 @@ static dlb_status write_one(const char *dir, const char *name,
         free(path);
         return st;
     }
-    const char *why = json_string_value(json_object_get(group, "why"));
-    const char *wl = json_string_value(json_object_get(group, "workload"));
+    const char *why = group->why, *wl = group->workload;
     fprintf(f, "; The winner of suite %s%s%s: %s\n; %s\n; Run it again with: "
             "dlbench run %s\n; (plugins from outside the installed directory "
             "need --plugin-dir or $DLBENCH_PLUGIN_PATH as before)\n\n[suite]\n"
@@ -122,17 +123,20 @@ dlb_status dlb_select_write_best(const char *dir, const struct dlb_plan *plan,
                                  json_t *selection, const char *origin,
                                  struct dlb_error *err)
 {
-    json_t *groups = json_object_get(selection, "groups");
-    size_t n = json_array_size(groups);
+    struct dlb_selection sel;
+    dlb_status st = dlb_selection_read(selection, &sel, err);
+    if (st != DLB_OK)
+        return st;
+    size_t n = sel.n_groups;
+    struct dlb_sel_group top = dlb_selection_top(&sel);
     if (n < 2)
-        return write_one(dir, "best.ini", plan, n ? json_array_get(groups, 0)
-                                                  : selection, origin, err);
+        st = write_one(dir, "best.ini", plan, n ? &sel.groups[0] : &top, origin, err);
     /* one per workload, numbered as the groups and the pareto-N plots */
-    dlb_status st = DLB_OK;
-    for (size_t g = 0; g < n && st == DLB_OK; g++) {
+    for (size_t g = 0; n >= 2 && g < n && st == DLB_OK; g++) {
         char name[32];
         snprintf(name, sizeof name, "best-%zu.ini", g + 1);
-        st = write_one(dir, name, plan, json_array_get(groups, g), origin, err);
+        st = write_one(dir, name, plan, &sel.groups[g], origin, err);
     }
+    dlb_selection_free(&sel);
     return st;
 }

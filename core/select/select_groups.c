@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "suite/param.h"
+#include "results/selection.h"
 
 int dlb_sel_is_workload(const struct dlb_select_settings *set, unsigned ns,
                         unsigned k)
@@ -154,12 +155,15 @@ void dlb_sel_groups_free(struct dlb_sel_groups *g)
 
 int dlb_select_complete(json_t *selection)
 {
-    json_t *groups = json_object_get(selection, "groups"), *g;
-    size_t i;
-    if (!json_array_size(groups))
-        return json_is_string(json_object_get(selection, "winner"));
-    json_array_foreach(groups, i, g)
-        if (!json_is_string(json_object_get(g, "winner")))
-            return 0;
-    return 1;
+    struct dlb_selection sel;
+    struct dlb_error err = {""};
+    int done = 1;
+    if (dlb_selection_read(selection, &sel, &err) != DLB_OK)
+        return 0;
+    if (!sel.n_groups)
+        done = sel.winner != NULL;
+    for (size_t i = 0; i < sel.n_groups; i++)
+        done &= sel.groups[i].winner != NULL;
+    dlb_selection_free(&sel);
+    return done;
 }

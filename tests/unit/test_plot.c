@@ -197,7 +197,9 @@ static void test_many_rows(void)
     struct dlb_error rerr = {""};
     CHECK(dlb_records_read(recs, "many", &typed, &n_typed, &rerr) == DLB_OK);
     struct dlb_plot_recs all = dlb_plot_recs_all(typed, n_typed);
-    struct dlb_plot_recs rows = dlb_plot_rows(all, sel, DLB_PLOT_MAX_ROWS, note,
+    struct dlb_selection tsel;
+    CHECK(dlb_selection_read(sel, &tsel, &rerr) == DLB_OK);
+    struct dlb_plot_recs rows = dlb_plot_rows(all, &tsel, DLB_PLOT_MAX_ROWS, note,
                                               sizeof note);
     CHECK(rows.n == DLB_PLOT_MAX_ROWS);
     CHECK(strstr(note, "60 fastest of 100") != NULL);
@@ -209,8 +211,9 @@ static void test_many_rows(void)
     free(rows.v);
     /* Up to the limit: all, no note. */
     struct dlb_plot_recs few = {all.v, 5};
-    rows = dlb_plot_rows(few, sel, DLB_PLOT_MAX_ROWS, note, sizeof note);
+    rows = dlb_plot_rows(few, &tsel, DLB_PLOT_MAX_ROWS, note, sizeof note);
     CHECK(rows.v == few.v && rows.n == 5 && note[0] == '\0');
+    dlb_selection_free(&tsel);
     free(all.v);
     dlb_records_free(typed, n_typed);
 
