@@ -16,6 +16,7 @@
 #include "run/postrun.h"
 #include "plan/session.h"
 #include "select/vs_baseline.h"
+#include "util/path.h"
 
 struct shard {
     const char *dir;
@@ -24,15 +25,6 @@ struct shard {
     struct dlb_invocation inv;
     int k, n;
 };
-
-static char *join(const char *a, const char *b)
-{
-    size_t n = strlen(a) + strlen(b) + 2;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", a, b);
-    return p;
-}
 
 static const char *suite_member(const struct shard *s, const char *key)
 {
@@ -45,7 +37,7 @@ static const char *suite_member(const struct shard *s, const char *key)
 static dlb_status load_shard(const char *dir, struct shard *s,
                              struct dlb_error *err)
 {
-    char *res = join(dir, "results.json"), *inv = join(dir, "invocation.json");
+    char *res = dlb_path_join(dir, "results.json"), *inv = dlb_path_join(dir, "invocation.json");
     dlb_status st = DLB_OK;
     s->dir = dir;
     if (!res || !inv)
@@ -221,8 +213,8 @@ static dlb_status copy_text(const char *from, const char *to,
 static dlb_status write_run_files(const char *dir, const struct shard *first,
                                   json_t *records, size_t reps, struct dlb_error *err)
 {
-    char *src = join(first->dir, "suite.ini"), *dst = join(dir, "suite.ini");
-    char *inv = join(dir, "invocation.json"), *logs = join(dir, "logs");
+    char *src = dlb_path_join(first->dir, "suite.ini"), *dst = dlb_path_join(dir, "suite.ini");
+    char *inv = dlb_path_join(dir, "invocation.json"), *logs = dlb_path_join(dir, "logs");
     struct dlb_journal *j = NULL;
     dlb_status st = src && dst && inv && logs
         ? copy_text(src, dst, err) : dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
@@ -308,7 +300,7 @@ static int finish(const char *dir, struct dlb_session *ses, json_t *ctx,
         json_decref(sel);
         return 1;
     }
-    char *table = join(dir, "table.txt");
+    char *table = dlb_path_join(dir, "table.txt");
     FILE *tf = table ? fopen(table, "w") : NULL;
     free(table);
     if (tf) {
@@ -373,7 +365,7 @@ int dlb_cmd_merge(struct dlb_options *o)
     }
     if (st == DLB_OK)
         st = write_run_files(dir, &sh[0], all, o->as_repetitions ? n : 1, &err);
-    if (st == DLB_OK && !(suite = join(dir, "suite.ini")))
+    if (st == DLB_OK && !(suite = dlb_path_join(dir, "suite.ini")))
         st = DLB_ERR_NOMEM;
     if (st == DLB_OK)
         st = dlb_session_open(&ses, &m, suite, &err);

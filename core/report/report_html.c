@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report/report_impl.h"
+#include "util/path.h"
 
 static const char css[] =
     "body{font-family:sans-serif;max-width:80em;margin:1em auto;padding:0 1em}"
@@ -32,9 +33,8 @@ static void esc(FILE *f, const char *s)
  * appear inside HTML. */
 static void inline_svg(FILE *f, const char *dir, const char *rel)
 {
-    size_t n = strlen(dir) + strlen(rel) + 2;
-    char *path = malloc(n);
-    FILE *in = path ? (snprintf(path, n, "%s/%s", dir, rel), fopen(path, "r")) : NULL;
+    char *path = dlb_path_join(dir, rel);
+    FILE *in = path ? fopen(path, "r") : NULL;
     free(path);
     if (!in) {
         fputs("<p>(plot not drawn)</p>", f);

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "results/results.h"
+#include "util/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -133,15 +134,6 @@ dlb_status dlb_journal_read(const char *path, json_t **records, int *torn,
     return DLB_OK;
 }
 
-static char *join(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p)
-        snprintf(p, n, "%s/%s", dir, name);
-    return p;
-}
-
 /* Cut a torn tail off an existing journal, so the next append does not
  * glue a good record onto it and turn it into a bad middle line. */
 static dlb_status trim_torn_tail(struct dlb_journal *j, struct dlb_error *err)
@@ -168,7 +160,7 @@ dlb_status dlb_journal_open(const char *dir, struct dlb_journal **out,
                             struct dlb_error *err)
 {
     struct dlb_journal *j = calloc(1, sizeof *j);
-    if (!j || !(j->path = join(dir, JOURNAL_NAME))) {
+    if (!j || !(j->path = dlb_path_join(dir, JOURNAL_NAME))) {
         free(j);
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory opening journal");
     }

@@ -14,6 +14,7 @@
 #include "suite/param.h"
 #include "plan/session.h"
 #include "results/selection.h"
+#include "util/path.h"
 
 /* Keys that describe the sweep, not the configuration. */
 static int skipped_key(unsigned ns, const char *name)
@@ -89,11 +90,9 @@ static dlb_status write_one(const char *dir, const char *name,
     if (!c)
         return dlb_errorf(err, DLB_ERR_INTERNAL, "%s: winner %lld is not in the "
                           "plan", name, w);
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *path = malloc(n);
+    char *path = dlb_path_join(dir, name);
     if (!path)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
-    snprintf(path, n, "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
     if (!f) {
         dlb_status st = dlb_errorf(err, DLB_ERR_IO, "cannot create %s: %s", path,
