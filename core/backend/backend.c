@@ -116,6 +116,16 @@ const struct dlb_backend_bn_relu *dlb_backend_bn_relu(const struct dlb_backend *
     return f;
 }
 
+const struct dlb_backend_conv_pool *dlb_backend_conv_pool(const struct dlb_backend *be)
+{
+#ifdef HAVE_ONEDNN
+    return dlb_cpu_conv_pool_of(be);
+#else
+    (void)be;
+    return NULL;
+#endif
+}
+
 void *dlb_backend_ctx(const struct dlb_backend *be)
 {
     return be->ctx;

@@ -68,5 +68,6 @@ dlb_status dlb_backend_cpu_create(const struct dlb_backend_config *cfg,
 struct dlb_backend_bn_relu;
 const struct dlb_backend_bn_relu *dlb_ref_bn_relu_of(const struct dlb_backend *be);
 const struct dlb_backend_bn_relu *dlb_cpu_bn_relu_of(const struct dlb_backend *be);
+const struct dlb_backend_conv_pool *dlb_cpu_conv_pool_of(const struct dlb_backend *be);
 
 #endif

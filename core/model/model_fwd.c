@@ -145,6 +145,14 @@ dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
 
     *y = NULL;
     *owned = 0;
+    /* Before the int8 check: a convolution's forward marks the layers
+     * after it whether it fuses or not (model_fuse.c). */
+    if (dlb_model_fused_fwd(m, i, train, x, y, owned, &s, err))
+        return s;
+    if (m->fuse && ml->in_conv_pool) {
+        *y = x;
+        return DLB_OK;
+    }
     if (ml->q) /* int8 inference (model_quant_fwd.c) */
         return dlb_model_quant_fwd(m, i, train, x, y, owned, err);
     if (L->kind == DLB_LAYER_FLATTEN || (L->kind == DLB_LAYER_DROPOUT && !train) ||

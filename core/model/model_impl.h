@@ -42,6 +42,10 @@ struct dlb_model_layer {
      * (dlb_backend_bn_relu, model_fwd.c): it passes its input and gradient
      * through. */
     int relu_in_bn;
+    /* A max pooling or ReLU that the convolution before it computed in
+     * the fusing pass in flight (dlb_backend_conv_pool, model_fuse.c): it
+     * passes its input through. */
+    int in_conv_pool;
 };
 
 struct dlb_model_qlayer;   /* model_quant*.c */
@@ -88,6 +92,10 @@ struct dlb_model {
      * was posted for the host and not read yet. */
     struct dlb_buffer *found;
     int found_posted;
+    /* Layers may fuse in the pass in flight (model_fuse.c); fused_layers
+     * counts the layers the last such pass ran inside others. */
+    int fuse;
+    size_t fused_layers;
 };
 
 /* Per-step memory: the backend's buffers, allocated at every step as an
@@ -118,6 +126,19 @@ dlb_status dlb_model_upload_input(struct dlb_model *m, const float *images,
 dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
                                struct dlb_buffer *x, struct dlb_buffer **y,
                                int *owned, struct dlb_error *err);
+
+/* model_fuse.c: passes over the whole network, whose callers read only
+ * the last output and what backward saved, may fuse layers between begin
+ * and end. dlb_model_fused_fwd: the forward of layer i fused with layers
+ * after it when such a pass is in flight and the backend has the fusion;
+ * 0 (nothing done) otherwise, else 1 with the status in *st, *y the
+ * output of the last layer fused, and the layers it covered marked to
+ * pass their input through. */
+void dlb_model_fuse_begin(struct dlb_model *m);
+void dlb_model_fuse_end(struct dlb_model *m);
+int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
+                        struct dlb_buffer *x, struct dlb_buffer **y,
+                        int *owned, dlb_status *st, struct dlb_error *err);
 
 /* Backward from the loss (the last layer is a logsoftmax) to the first
  * layer, after a training forward; releases the activations on the way. */

@@ -38,7 +38,9 @@ dlb_status dlb_model_infer(struct dlb_model *m, const float *images, uint32_t n,
         (s = dlb_model_upload_input(m, images, n, &cur, err)))
         return s;
     /* Only the current activation is alive: inference frees each input as
-     * soon as the layer's output exists. */
+     * soon as the layer's output exists. Only the last output is read, so
+     * layers may fuse (model_fuse.c). */
+    dlb_model_fuse_begin(m);
     for (size_t i = 0; i < nl && s == DLB_OK; i++) {
         struct dlb_buffer *y = NULL;
         int owned = 0;
@@ -50,6 +52,7 @@ dlb_status dlb_model_infer(struct dlb_model *m, const float *images, uint32_t n,
             cur_owned = 1;
         }
     }
+    dlb_model_fuse_end(m);
     if (s == DLB_OK && logprobs)
         s = download(m, cur, (size_t)n * dlb_model_act_size(m, nl), logprobs, err);
     if (cur_owned)

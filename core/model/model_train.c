@@ -45,14 +45,16 @@ static dlb_status forward_layers(struct dlb_model *m, struct dlb_error *err)
     for (size_t i = 0; i < nl; i++)
         if (m->layers[i].spec->kind == DLB_LAYER_DROPOUT)
             m->layers[i].drop_seed = dlb_rng_u64(&m->drop_rng);
-    for (size_t i = 0; i < nl; i++) {
+    /* The whole network: layers may fuse (model_fuse.c). */
+    dlb_model_fuse_begin(m);
+    s = DLB_OK;
+    for (size_t i = 0; i < nl && s == DLB_OK; i++) {
         int owned = 0;
         s = dlb_model_layer_fwd(m, i, 1, m->act[i], &m->act[i + 1], &owned, err);
         m->own[i + 1] = (unsigned char)owned;
-        if (s != DLB_OK)
-            return s;
     }
-    return DLB_OK;
+    dlb_model_fuse_end(m);
+    return s;
 }
 
 dlb_status dlb_model_forward_train(struct dlb_model *m, const float *images,

@@ -410,6 +410,37 @@ dlb_status dlb_cpu_pool16_fwd(struct dlb_backend *be,
 dlb_status dlb_cpu_pool16_bwd(struct dlb_backend *be,
                               const struct dlb_cpu_pool_blocks *r,
                               const int32_t *ws);
+/* cpu_conv1.c: an f32 convolution with one input channel, fewer than
+ * 16 output channels and no padding on AVX-512 (the fits functions say
+ * when; backward-weights also wants 5x5 or 3x3 and its gradient in
+ * nhwc). Forward writes y in nhwc, as oneDNN would for these channels. */
+int dlb_cpu_conv1_fwd_fits(const struct dlb_conv2d_desc *d,
+                           const struct dlb_buffer *x,
+                           const struct dlb_buffer *w,
+                           const struct dlb_buffer *b,
+                           const struct dlb_buffer *y);
+int dlb_cpu_conv1_bwd_weights_fits(const struct dlb_conv2d_desc *d,
+                                   const struct dlb_buffer *x,
+                                   const struct dlb_buffer *dy,
+                                   const struct dlb_buffer *dw,
+                                   const struct dlb_buffer *db);
+dlb_status dlb_cpu_conv1_fwd(struct dlb_backend *be,
+                             const struct dlb_conv2d_desc *d,
+                             const struct dlb_buffer *x,
+                             const struct dlb_buffer *w,
+                             const struct dlb_buffer *b, struct dlb_buffer *y);
+dlb_status dlb_cpu_conv1_bwd_weights(struct dlb_backend *be,
+                                     const struct dlb_conv2d_desc *d,
+                                     const struct dlb_buffer *x,
+                                     const struct dlb_buffer *dy,
+                                     struct dlb_buffer *dw,
+                                     struct dlb_buffer *db);
+/* cpu_conv1.c: the same convolution with 2x2 stride-2 max pooling
+ * and optionally a ReLU in one pass (backend.h's dlb_backend_conv_pool). */
+extern __typeof__(*((struct dlb_backend_conv_pool *)0)->applies)
+    dlb_cpu_conv1_pool_applies;
+extern __typeof__(*((struct dlb_backend_conv_pool *)0)->fwd)
+    dlb_cpu_conv1_pool_fwd;
 /* cpu_int8_cols.c: a convolution with one input channel as a matrix
  * product over im2col rows (dlb_cpu_int8_cols_fit says when); x F32 is
  * quantised on the way, in the same pass. */

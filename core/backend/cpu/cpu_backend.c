@@ -181,6 +181,10 @@ static const struct dlb_backend_bn_relu cpu_bn_relu = {
     dlb_cpu_batchnorm_relu_fwd_train, dlb_cpu_batchnorm_relu_bwd
 };
 
+static const struct dlb_backend_conv_pool cpu_conv_pool = {
+    dlb_cpu_conv1_pool_applies, dlb_cpu_conv1_pool_fwd
+};
+
 static const struct dlb_backend_ops cpu_ops = {
     DLB_OPS_HEAD(cpu),
     DLB_CPU_OPS(DLB_OP_ENTRY)
@@ -227,4 +231,9 @@ dlb_status dlb_backend_cpu_create(const struct dlb_backend_config *cfg,
 const struct dlb_backend_bn_relu *dlb_cpu_bn_relu_of(const struct dlb_backend *be)
 {
     return be->ops == &cpu_ops ? &cpu_bn_relu : NULL;
+}
+
+const struct dlb_backend_conv_pool *dlb_cpu_conv_pool_of(const struct dlb_backend *be)
+{
+    return be->ops == &cpu_ops ? &cpu_conv_pool : NULL;
 }

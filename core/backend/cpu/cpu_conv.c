@@ -223,8 +223,11 @@ dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
         (s = dlb_cpu_check_float(be, op, "x", x, dlb_conv2d_x_count(d))) ||
         (s = dlb_cpu_check_float(be, op, "w", w, dlb_conv2d_w_count(d))) ||
         (b && (s = dlb_cpu_check_float(be, op, "b", b, d->out_c))) ||
-        (s = dlb_cpu_check_float(be, op, "y", y, dlb_conv2d_y_count(d))) ||
-        (s = get(be, op, DLB_CPU_CONV_FWD, d, t, &p)))
+        (s = dlb_cpu_check_float(be, op, "y", y, dlb_conv2d_y_count(d))))
+        return s;
+    if (dlb_cpu_conv1_fwd_fits(d, x, w, b, y))
+        return dlb_cpu_conv1_fwd(be, d, x, w, b, y);
+    if ((s = get(be, op, DLB_CPU_CONV_FWD, d, t, &p)))
         return s;
     dnnl_exec_arg_t bias = { DNNL_ARG_BIAS, p->mem[12] };
     dnnl_status_t st = b ? dlb_cpu_bind(p->mem[12], b->data) : dnnl_success;
@@ -269,8 +272,11 @@ dlb_status dlb_cpu_conv2d_bwd_weights(struct dlb_backend *be,
         (s = dlb_cpu_check_float(be, op, "x", x, dlb_conv2d_x_count(d))) ||
         (s = dlb_cpu_check_float(be, op, "dy", dy, dlb_conv2d_y_count(d))) ||
         (s = dlb_cpu_check_float(be, op, "dw", dw, dlb_conv2d_w_count(d))) ||
-        (db && (s = dlb_cpu_check_float(be, op, "db", db, d->out_c))) ||
-        (s = get(be, op, DLB_CPU_CONV_BWD_WEIGHTS, d, t, &p)))
+        (db && (s = dlb_cpu_check_float(be, op, "db", db, d->out_c))))
+        return s;
+    if (dlb_cpu_conv1_bwd_weights_fits(d, x, dy, dw, db))
+        return dlb_cpu_conv1_bwd_weights(be, d, x, dy, dw, db);
+    if ((s = get(be, op, DLB_CPU_CONV_BWD_WEIGHTS, d, t, &p)))
         return s;
     dnnl_exec_arg_t bias = { DNNL_ARG_DIFF_BIAS, p->mem[12] };
     dnnl_status_t st = db ? dlb_cpu_bind(p->mem[12], db->data) : dnnl_success;

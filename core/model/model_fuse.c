@@ -1,0 +1,109 @@
+/* Layers fused into one backend pass where the backend has the fusion
+ * (dlb_backend_conv_pool): a convolution and the 2x2 max pooling after
+ * it, and in inference the ReLU after that too. Its output is never
+ * written: for LeNet's conv1 the pass saves a write and a read of the
+ * largest activation.
+ *
+ * Only passes over the whole network fuse, between dlb_model_fuse_begin
+ * and dlb_model_fuse_end: the training step's forward and inference,
+ * whose callers read the last output and backward's saved state. The
+ * int8 calibration looks at every layer's output, and a pipeline stage
+ * runs part of the layers, so they do not. A training pass keeps the
+ * ReLU apart (its backward reads its output) and has the pooling's
+ * workspace written for the pooling's own backward. */
+#include "model/model_impl.h"
+
+#include "backend/backend.h"
+
+static void clear_marks(struct dlb_model *m)
+{
+    for (size_t i = 0; i < m->spec->n_layers; i++)
+        m->layers[i].in_conv_pool = 0;
+}
+
+void dlb_model_fuse_begin(struct dlb_model *m)
+{
+    clear_marks(m);
+    m->fuse = 1;
+    m->fused_layers = 0;
+}
+
+void dlb_model_fuse_end(struct dlb_model *m)
+{
+    clear_marks(m);
+    m->fuse = 0;
+}
+
+/* Layers i + 1 .. i + span pass their input through in this pass. */
+static void mark(struct dlb_model *m, size_t i, size_t span)
+{
+    for (size_t k = 1; k <= 2 && i + k < m->spec->n_layers; k++)
+        m->layers[i + k].in_conv_pool = k <= span;
+    m->fused_layers += span;
+}
+
+static int f32_layer(const struct dlb_model *m, size_t i)
+{
+    return !m->layers[i].q && dlb_model_layer_type(m, i) == DLB_F32 &&
+           dlb_model_out_type(m, i) == DLB_F32;
+}
+
+/* How many layers after convolution i the fusion covers (0: none): a max
+ * pooling the backend takes, then in inference a ReLU if one follows.
+ * Every layer involved computes in F32 and none is quantised. */
+static size_t span_of(const struct dlb_model *m, size_t i, int train,
+                      const struct dlb_backend_conv_pool *f,
+                      const struct dlb_buffer *x, int *relu)
+{
+    size_t nl = m->spec->n_layers;
+    *relu = 0;
+    if (!f || i + 1 >= nl || dlb_buffer_dtype(x) != DLB_F32 ||
+        m->layers[i + 1].spec->kind != DLB_LAYER_MAXPOOL ||
+        !f32_layer(m, i) || !f32_layer(m, i + 1))
+        return 0;
+    struct dlb_conv2d_desc cd = dlb_model_conv_desc(m->layers[i].spec, m->n);
+    struct dlb_pool_desc pd = dlb_model_pool_desc(m->layers[i + 1].spec, m->n);
+    if (!f->applies(&cd, &pd, DLB_F32))
+        return 0;
+    if (!train && i + 2 < nl &&
+        m->layers[i + 2].spec->kind == DLB_LAYER_RELU && f32_layer(m, i + 2)) {
+        *relu = 1;
+        return 2;
+    }
+    return 1;
+}
+
+int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
+                        struct dlb_buffer *x, struct dlb_buffer **y,
+                        int *owned, dlb_status *st, struct dlb_error *err)
+{
+    struct dlb_model_layer *ml = &m->layers[i];
+    const struct dlb_backend_conv_pool *f = dlb_backend_conv_pool(m->be);
+    int relu = 0;
+    size_t span;
+    if (!m->fuse || ml->spec->kind != DLB_LAYER_CONV)
+        return 0;
+    span = span_of(m, i, train, f, x, &relu);
+    mark(m, i, span);
+    if (!span)
+        return 0;
+    struct dlb_model_layer *pool = &m->layers[i + 1];
+    struct dlb_conv2d_desc cd = dlb_model_conv_desc(ml->spec, m->n);
+    struct dlb_pool_desc pd = dlb_model_pool_desc(pool->spec, m->n);
+    size_t count = (size_t)m->n * dlb_model_act_size(m, i + 2);
+    /* Backward of the pooling reads where each maximum was. */
+    if ((train && (*st = dlb_model_step_alloc(m, DLB_S32, count,
+                                              pool->spec->name, &pool->ws,
+                                              err))) ||
+        (*st = dlb_model_step_alloc(m, DLB_F32, (size_t)m->n *
+                                        dlb_model_act_size(m, i + 1 + span),
+                                    ml->spec->name, y, err)))
+        return 1;
+    *owned = 1;
+    *st = f->fwd(m->be, &cd, &pd, relu, x, dlb_model_layer_weights(m, i),
+                 ml->bias >= 0 ? m->params[ml->bias].t.buf : NULL, *y,
+                 train ? pool->ws : NULL);
+    if (*st != DLB_OK)
+        *st = dlb_model_be_fail(m, *st, ml->spec->name, "forward", err);
+    return 1;
+}
