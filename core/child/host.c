@@ -187,8 +187,9 @@ static dlb_status host_batch_fill(const struct dlb_host *h,
                                   int32_t *labels)
 {
     (void)h;
+    /* a plugin's worker threads call it: one thread each */
     return dlb_batches_fill(ds, indices, n, augment, seed, epoch, batch_no,
-                            images, labels);
+                            images, labels, 0);
 }
 
 static dlb_status host_cache_dir(const struct dlb_host *h, char *buf,

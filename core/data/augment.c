@@ -4,6 +4,7 @@
 #include "data/augment.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 
 /* Stream id of the epoch orders, distinct from the small ids other modules
  * use with the same seed. */
@@ -58,19 +59,41 @@ void dlb_augment_image(const uint8_t *src, uint32_t c, uint32_t h, uint32_t w,
     }
 }
 
-dlb_status dlb_batch_fill(const struct dlb_dataset *d, const uint32_t *indices,
-                          uint32_t n, int augment, struct dlb_rng *rng,
-                          float *images_out, int32_t *labels_out)
+/* Images per parallel share: below about a LeNet batch of 64 the fork
+ * and join cost more than the copies. */
+#define FILL_PAR_PIXELS 65536
+
+static dlb_status fill(const struct dlb_dataset *d, const uint32_t *indices,
+                       uint32_t n, int augment, struct dlb_rng *rng,
+                       float *images_out, int32_t *labels_out, int par)
 {
     const size_t per = (size_t)d->c * d->h * d->w;
     const int side = 2 * DLB_AUGMENT_PAD + 1;
     float lut[256];
+    int *draw = NULL;
 
+    for (uint32_t i = 0; i < n; i++)
+        if (indices[i] >= d->n)
+            return DLB_ERR_INTERNAL;
+    /* The draws in image order first (one decides flip and both offsets:
+     * 2 x 5 x 5 outcomes), so that the images can be filled in parallel
+     * with the same result. */
+    if (augment) {
+        draw = malloc((size_t)n * sizeof *draw + 1);
+        if (!draw)
+            return DLB_ERR_NOMEM;
+        for (uint32_t i = 0; i < n; i++)
+            draw[i] = (int)dlb_rng_below(rng, (uint64_t)(2 * side * side));
+    }
     dlb_norm_lut(d, lut);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) \
+    if (par && (size_t)n * per >= FILL_PAR_PIXELS)
+#else
+    (void)par;
+#endif
     for (uint32_t i = 0; i < n; i++) {
         uint32_t k = indices[i];
-        if (k >= d->n)
-            return DLB_ERR_INTERNAL;
         const uint8_t *src = d->images + (size_t)k * per;
         float *out = images_out + (size_t)i * per;
         if (labels_out)
@@ -80,15 +103,29 @@ dlb_status dlb_batch_fill(const struct dlb_dataset *d, const uint32_t *indices,
                 out[p] = lut[src[p]];
             continue;
         }
-        /* One draw decides flip and both offsets: 2 x 5 x 5 outcomes. */
-        int r = (int)dlb_rng_below(rng, (uint64_t)(2 * side * side));
-        int flip = r & 1;
-        int off = r >> 1;
+        int flip = draw[i] & 1;
+        int off = draw[i] >> 1;
         dlb_augment_image(src, d->c, d->h, d->w, lut, flip,
                           off % side - DLB_AUGMENT_PAD,
                           off / side - DLB_AUGMENT_PAD, out);
     }
+    free(draw);
     return DLB_OK;
+}
+
+dlb_status dlb_batch_fill(const struct dlb_dataset *d, const uint32_t *indices,
+                          uint32_t n, int augment, struct dlb_rng *rng,
+                          float *images_out, int32_t *labels_out)
+{
+    return fill(d, indices, n, augment, rng, images_out, labels_out, 0);
+}
+
+dlb_status dlb_batch_fill_par(const struct dlb_dataset *d,
+                              const uint32_t *indices, uint32_t n, int augment,
+                              struct dlb_rng *rng, float *images_out,
+                              int32_t *labels_out)
+{
+    return fill(d, indices, n, augment, rng, images_out, labels_out, 1);
 }
 
 void dlb_shuffle(uint32_t *idx, uint32_t n, struct dlb_rng *rng)

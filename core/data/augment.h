@@ -35,6 +35,16 @@ dlb_status dlb_batch_fill(const struct dlb_dataset *d, const uint32_t *indices,
                           uint32_t n, int augment, struct dlb_rng *rng,
                           float *images_out, int32_t *labels_out);
 
+/* dlb_batch_fill with the images shared out over the calling thread's
+ * OpenMP threads (the backend's), with the same result: for a fill inside
+ * the step, whose threads wait meanwhile (on one thread it took a tenth
+ * of a LeNet training step at batch 256). Not for threads of their own
+ * (a loader's workers): each would start a team beside the step's. */
+dlb_status dlb_batch_fill_par(const struct dlb_dataset *d,
+                              const uint32_t *indices, uint32_t n, int augment,
+                              struct dlb_rng *rng, float *images_out,
+                              int32_t *labels_out);
+
 /* Shuffle idx in place (Fisher-Yates, unbiased through dlb_rng_below). */
 void dlb_shuffle(uint32_t *idx, uint32_t n, struct dlb_rng *rng);
 

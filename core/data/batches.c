@@ -64,11 +64,14 @@ dlb_status dlb_batches_open(const struct dlb_dataset *d,
 dlb_status dlb_batches_fill(const struct dlb_dataset *d, const uint32_t *indices,
                             uint32_t n, int augment, uint64_t seed,
                             uint64_t epoch, uint64_t index, float *images,
-                            int32_t *labels)
+                            int32_t *labels, int in_step)
 {
     struct dlb_rng rng;
     dlb_rng_seed_stream(&rng, seed, DLB_BATCH_AUG_STREAM + (epoch << 32) + index);
-    return dlb_batch_fill(d, indices, n, augment, &rng, images, labels);
+    return in_step ? dlb_batch_fill_par(d, indices, n, augment, &rng, images,
+                                        labels)
+                   : dlb_batch_fill(d, indices, n, augment, &rng, images,
+                                    labels);
 }
 
 static dlb_status baseline_next(struct dlb_batches *b, struct dlb_batch *out,
@@ -83,7 +86,7 @@ static dlb_status baseline_next(struct dlb_batches *b, struct dlb_batch *out,
     }
     dlb_status s = dlb_batches_fill(d, b->order + b->pos, n, b->spec.augment,
                                     b->spec.seed, b->epoch, b->index,
-                                    b->images, b->labels);
+                                    b->images, b->labels, 1);
     if (s != DLB_OK)
         return dlb_errorf(err, s, "filling a batch from %s failed", d->source);
     b->pos += n;

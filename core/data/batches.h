@@ -19,11 +19,14 @@ struct dlb_batches;
 /* Batch `index` of epoch `epoch` from d->images[indices[i]], i < n, with the
  * augmentation draws of stream DLB_BATCH_AUG_STREAM + (epoch << 32) + index
  * of `seed`: the one derivation shared by the baseline and the host's
- * batch_fill service, so a plugin's batches are the baseline's bit for bit. */
+ * batch_fill service, so a plugin's batches are the baseline's bit for bit.
+ * in_step: the fill is the step's own, on its thread (the baseline), and
+ * may use that thread's OpenMP threads (dlb_batch_fill_par); a plugin's
+ * workers pass 0. */
 dlb_status dlb_batches_fill(const struct dlb_dataset *d, const uint32_t *indices,
                             uint32_t n, int augment, uint64_t seed,
                             uint64_t epoch, uint64_t index, float *images,
-                            int32_t *labels);
+                            int32_t *labels, int in_step);
 
 /* A plugin's batch source, or all NULL for the baseline. */
 struct dlb_batch_plugin {

@@ -107,7 +107,8 @@ dlb_status dlb_model_evaluate(struct dlb_model *m, const struct dlb_dataset *d,
         uint32_t nb = d->n - start < batch ? d->n - start : batch;
         for (uint32_t i = 0; i < nb; i++)
             idx[i] = start + i;
-        if ((s = dlb_batch_fill(d, idx, nb, 0, NULL, images, labels)) != DLB_OK)
+        if ((s = dlb_batch_fill_par(d, idx, nb, 0, NULL, images, labels)) !=
+            DLB_OK)
             s = dlb_errorf(err, s, "evaluating %s: bad batch", sp->path);
         else if ((s = dlb_model_infer(m, images, nb, lp, err)) == DLB_OK)
             score(lp, labels, nb, sp->classes, &loss_sum, &correct);

@@ -190,6 +190,11 @@ static void lenet(enum dlb_dtype t, uint32_t n, int train, const char *title)
         *lab = buf(DLB_S32, n), *loss = buf(DLB_F32, 1),
         *g6 = buf(t, (size_t)n * 10), *g5 = buf(t, (size_t)n * 50),
         *g4 = buf(t, a4), *g3 = buf(t, a3), *g2 = buf(t, a2), *g1 = buf(t, a1);
+    /* conv1, pool1 (and in inference relu1) in one pass where the model
+     * fuses them (model_fuse.c) */
+    const struct dlb_backend_conv_pool *fuse = dlb_backend_conv_pool(be);
+    if (fuse && !fuse->applies(&c1, &p1, t))
+        fuse = NULL;
     n_ops = 0;
     for (step_i = -3; step_i < steps; step_i++) {
         int keep = step_i;
@@ -199,9 +204,19 @@ static void lenet(enum dlb_dtype t, uint32_t n, int train, const char *title)
         struct param *ps[] = { &w1, &b1, &w2, &b2, &w3, &b3, &w4, &b4 };
         for (int i = 0; i < 8; i++)
             to_compute(ps[i], "weight cast");
-        T("conv1 fwd", DLB_BE_CALL(be, conv2d_fwd, &c1, x, w1.w, b1.w, y1));
-        T("pool1 fwd", DLB_BE_CALL(be, pool_fwd, &p1, y1, y2, train ? ws1 : NULL));
-        T("relu1 fwd", DLB_BE_CALL(be, relu_fwd, a2, y2, y2));
+        if (fuse && train) {
+            T("conv1+pool1 fwd", fuse->fwd(be, &c1, &p1, 0, x, w1.w, b1.w, y2,
+                                           ws1));
+            T("relu1 fwd", DLB_BE_CALL(be, relu_fwd, a2, y2, y2));
+        } else if (fuse) {
+            T("conv1+pool1+relu1 fwd", fuse->fwd(be, &c1, &p1, 1, x, w1.w,
+                                                 b1.w, y2, NULL));
+        } else {
+            T("conv1 fwd", DLB_BE_CALL(be, conv2d_fwd, &c1, x, w1.w, b1.w, y1));
+            T("pool1 fwd", DLB_BE_CALL(be, pool_fwd, &p1, y1, y2,
+                                       train ? ws1 : NULL));
+            T("relu1 fwd", DLB_BE_CALL(be, relu_fwd, a2, y2, y2));
+        }
         T("conv2 fwd", DLB_BE_CALL(be, conv2d_fwd, &c2, y2, w2.w, b2.w, y3));
         if (train)
             T("dropout2d fwd", DLB_BE_CALL(be, dropout_fwd, &d2, y3, y3));

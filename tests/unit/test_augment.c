@@ -191,6 +191,37 @@ static void test_same_seed(void)
     dlb_dataset_free(&d);
 }
 
+/* The in-step fill on several threads gives the serial fill's batch bit
+ * for bit, with augmentation (the draws stay in image order) and without,
+ * at a size that shares out (256 images). */
+static void test_parallel_same(void)
+{
+    struct dlb_dataset d;
+    struct dlb_rng r1, r2;
+    const uint32_t n = 256;
+    static uint32_t idx[256];
+    float *a = malloc(sizeof(float) * n * 784);
+    float *b = malloc(sizeof(float) * n * 784);
+    static int32_t la[256], lb[256];
+
+    CHECK(dlb_dataset_synthetic(1000, 5, 1, &d) == DLB_OK);
+    dlb_epoch_order(idx, n, 5, 0, 1);
+    for (int augment = 0; augment <= 1; augment++) {
+        dlb_rng_seed(&r1, 42);
+        dlb_rng_seed(&r2, 42);
+        memset(b, 0, sizeof(float) * n * 784);
+        CHECK(dlb_batch_fill(&d, idx, n, augment, &r1, a, la) == DLB_OK);
+        CHECK(dlb_batch_fill_par(&d, idx, n, augment, &r2, b, lb) == DLB_OK);
+        CHECK(memcmp(a, b, sizeof(float) * n * 784) == 0);
+        CHECK(memcmp(la, lb, sizeof la) == 0);
+        /* the streams moved on alike */
+        CHECK(dlb_rng_u64(&r1) == dlb_rng_u64(&r2));
+    }
+    free(a);
+    free(b);
+    dlb_dataset_free(&d);
+}
+
 static int is_permutation(const uint32_t *idx, uint32_t n)
 {
     uint8_t *seen = calloc(n, 1);
@@ -318,6 +349,7 @@ int main(void)
     test_transforms();
     test_random_augment();
     test_same_seed();
+    test_parallel_same();
     test_orders();
     test_synthetic();
     return check_exit();
