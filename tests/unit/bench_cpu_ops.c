@@ -7,7 +7,8 @@
  *
  *   bench_cpu_ops [steps] [threads]     defaults: 20 steps, all cores
  *
- * BENCH_ONLY=lenet,infer,vgg picks parts. BENCH_CLOCK=cpu times with the
+ * BENCH_ONLY=lenet,infer,vgg picks parts. BENCH_FUSE=0 runs every layer
+ * apart instead of fusing them as the model does (model_fuse.c). BENCH_CLOCK=cpu times with the
  * process's CPU clock instead of the wall clock: with one thread on a
  * shared machine that leaves out the time other processes take the core
  * (not their cache pollution), so figures taken while the machine is busy
@@ -194,6 +195,9 @@ static void lenet(enum dlb_dtype t, uint32_t n, int train, const char *title)
      * fuses them (model_fuse.c) */
     const struct dlb_backend_conv_pool *fuse = dlb_backend_conv_pool(be);
     if (fuse && !fuse->applies(&c1, &p1, t))
+        fuse = NULL;
+    /* BENCH_FUSE=0: every layer apart, as a model without the fusion */
+    if (getenv("BENCH_FUSE") && !strcmp(getenv("BENCH_FUSE"), "0"))
         fuse = NULL;
     n_ops = 0;
     for (step_i = -3; step_i < steps; step_i++) {

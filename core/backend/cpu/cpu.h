@@ -435,12 +435,27 @@ dlb_status dlb_cpu_conv1_bwd_weights(struct dlb_backend *be,
                                      const struct dlb_buffer *dy,
                                      struct dlb_buffer *dw,
                                      struct dlb_buffer *db);
-/* cpu_conv1.c: the same convolution with 2x2 stride-2 max pooling
+/* cpu_conv1_pool.c: the same convolution with 2x2 stride-2 max pooling
  * and optionally a ReLU in one pass (backend.h's dlb_backend_conv_pool). */
 extern __typeof__(*((struct dlb_backend_conv_pool *)0)->applies)
-    dlb_cpu_conv1_pool_applies;
+    dlb_cpu_conv_pool_applies;
 extern __typeof__(*((struct dlb_backend_conv_pool *)0)->fwd)
-    dlb_cpu_conv1_pool_fwd;
+    dlb_cpu_conv_pool_fwd;
+/* cpu_conv_quads.c: an f32 convolution of 2-32 input channels to 4, 8,
+ * 12 or 20 output channels on the host view, stride 1, no padding, out_w
+ * a multiple of 4, on AVX-512 (fits says when; x must be in the host
+ * view). y is written in the host view. */
+int dlb_cpu_conv_quads_fits(const struct dlb_conv2d_desc *d,
+                            const struct dlb_buffer *x,
+                            const struct dlb_buffer *w,
+                            const struct dlb_buffer *b,
+                            const struct dlb_buffer *y);
+dlb_status dlb_cpu_conv_quads_fwd(struct dlb_backend *be,
+                                  const struct dlb_conv2d_desc *d,
+                                  const struct dlb_buffer *x,
+                                  const struct dlb_buffer *w,
+                                  const struct dlb_buffer *b,
+                                  struct dlb_buffer *y);
 /* cpu_int8_cols.c: a convolution with one input channel as a matrix
  * product over im2col rows (dlb_cpu_int8_cols_fit says when); x F32 is
  * quantised on the way, in the same pass. */

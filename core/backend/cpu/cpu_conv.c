@@ -227,6 +227,8 @@ dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
         return s;
     if (dlb_cpu_conv1_fwd_fits(d, x, w, b, y))
         return dlb_cpu_conv1_fwd(be, d, x, w, b, y);
+    if (dlb_cpu_conv_quads_fits(d, x, w, b, y))
+        return dlb_cpu_conv_quads_fwd(be, d, x, w, b, y);
     if ((s = get(be, op, DLB_CPU_CONV_FWD, d, t, &p)))
         return s;
     dnnl_exec_arg_t bias = { DNNL_ARG_BIAS, p->mem[12] };

@@ -28,24 +28,13 @@
 #include <omp.h>
 #endif
 
-/* Taps of a kernel the forward pass takes (weights on the stack). */
-#define CONV1_MAX_TAPS 64
 /* Pixels whose accumulators a forward block keeps in registers. */
 #define CONV1_PIX 12
-/* Below this many multiply-adds a pass runs on the calling thread: a
- * parallel region costs more than LeNet's batch-1 conv1 (144k). */
-#define CONV1_PAR_MACS (1u << 20)
 
 #if defined(__GNUC__) && defined(__x86_64__)
-#include <immintrin.h>
+#include "cpu_kernels.h"
 
-#define AVX512 __attribute__((target("avx512f")))
-#define AVX512_INLINE __attribute__((target("avx512f"), always_inline)) inline
-/* Loops over a block's accumulators, unrolled whole so that they stay in
- * registers (-O2 leaves them as an array on the stack, at half speed). */
-#define UNROLL _Pragma("GCC unroll 32")
-
-static int conv1_shape(const struct dlb_conv2d_desc *d)
+int dlb_cpu_conv1_shape(const struct dlb_conv2d_desc *d)
 {
     return d->in_c == 1 && d->out_c >= 1 && d->out_c < 16 &&
            d->pad_h == 0 && d->pad_w == 0 && d->stride_h >= 1 &&
@@ -56,7 +45,7 @@ static int conv1_shape(const struct dlb_conv2d_desc *d)
            __builtin_cpu_supports("avx512f");
 }
 
-static int all_f32(const struct dlb_buffer *const *b, int n)
+int dlb_cpu_all_f32(const struct dlb_buffer *const *b, int n)
 {
     for (int i = 0; i < n; i++)
         if (b[i] && b[i]->dtype != DLB_F32)
@@ -71,7 +60,7 @@ int dlb_cpu_conv1_fwd_fits(const struct dlb_conv2d_desc *d,
                            const struct dlb_buffer *y)
 {
     const struct dlb_buffer *t[4] = { x, w, b, y };
-    return conv1_shape(d) && all_f32(t, 4);
+    return dlb_cpu_conv1_shape(d) && dlb_cpu_all_f32(t, 4);
 }
 
 /* The gradient must already be in nhwc: a reorder into it would cost
@@ -85,13 +74,11 @@ int dlb_cpu_conv1_bwd_weights_fits(const struct dlb_conv2d_desc *d,
     const struct dlb_buffer *t[4] = { x, dy, dw, db };
     const dlb_dnnl_md *lay = dlb_cpu_layout(dy);
     int nhwc = lay ? dlb_cpu_layout_code(lay) == 3 : d->out_c == 1;
-    return conv1_shape(d) && all_f32(t, 4) && nhwc &&
+    return dlb_cpu_conv1_shape(d) && dlb_cpu_all_f32(t, 4) && nhwc &&
            ((d->kh == 5 && d->kw == 5) || (d->kh == 3 && d->kw == 3));
 }
 
-/* Weights [out_c][kh][kw] as one vector of out_c lanes per tap, zero in
- * the lanes beyond out_c. */
-static void tap_vectors(const struct dlb_conv2d_desc *d, const float *w,
+void dlb_cpu_conv1_taps(const struct dlb_conv2d_desc *d, const float *w,
                         float (*wt)[16])
 {
     size_t taps = (size_t)d->kh * d->kw;
@@ -151,7 +138,7 @@ AVX512 static void fwd(const struct dlb_conv2d_desc *d, const float *x,
     size_t macs = rows * d->out_w * taps * c;
     __attribute__((aligned(64))) float wt[CONV1_MAX_TAPS][16];
     __mmask16 m = (__mmask16)((1u << c) - 1);
-    tap_vectors(d, w, wt);
+    dlb_cpu_conv1_taps(d, w, wt);
     __m512 bias = b ? _mm512_maskz_loadu_ps(m, b) : _mm512_setzero_ps();
     DLB_OMP("omp parallel for schedule(static) if(macs >= CONV1_PAR_MACS)")
     for (size_t i = 0; i < rows; i++) {
@@ -159,104 +146,6 @@ AVX512 static void fwd(const struct dlb_conv2d_desc *d, const float *x,
         const float *xr = x + (n * d->in_h + oh * d->stride_h) * d->in_w;
         fwd_row(d, xr, (const float (*)[16])wt, bias, m,
                 y + i * d->out_w * c);
-    }
-    (void)macs;
-}
-
-/* Fused with 2x2 stride-2 max pooling: P pooled pixels of one pooled
- * row from the 2 x 2P convolution outputs under them, all in registers
- * (P = 6: 24 accumulators). x is the window's top-left input of the
- * first convolution output; base is the index of that output in its
- * plane (the workspace's unit). Each output is summed as fwd_pixels sums
- * it and the window is scanned as cpu_pool_loops.c scans it (first
- * maximum in row-major order; a comparison with NaN keeps the earlier
- * value), so maxima and workspace are those of the unfused passes. */
-static AVX512_INLINE void pool_pixels(const struct dlb_conv2d_desc *d,
-                                      const float *x, const float (*wt)[16],
-                                      __m512 bias, __m512 lo, __mmask16 m,
-                                      float *y, int32_t *ws, int32_t base,
-                                      const int P)
-{
-    size_t sw = d->stride_w, in_w = d->in_w, c = d->out_c;
-    size_t down = d->stride_h * in_w; /* the second output row's input */
-    int32_t W = (int32_t)d->out_w;
-    __m512 a0[2 * 6], a1[2 * 6];
-    UNROLL
-    for (int j = 0; j < 2 * P; j++)
-        a0[j] = a1[j] = bias;
-    for (uint32_t r = 0; r < d->kh; r++)
-        for (uint32_t s = 0; s < d->kw; s++) {
-            __m512 wv = _mm512_load_ps(wt[r * d->kw + s]);
-            const float *xr = x + r * in_w + s;
-            UNROLL
-            for (int j = 0; j < 2 * P; j++) {
-                a0[j] = _mm512_fmadd_ps(_mm512_set1_ps(xr[(size_t)j * sw]),
-                                        wv, a0[j]);
-                a1[j] = _mm512_fmadd_ps(
-                    _mm512_set1_ps(xr[down + (size_t)j * sw]), wv, a1[j]);
-            }
-        }
-    UNROLL
-    for (int k = 0; k < P; k++) {
-        __m512 best = a0[2 * k];
-        __mmask16 gt = _mm512_cmp_ps_mask(a0[2 * k + 1], best, _CMP_GT_OQ);
-        __m512i at = _mm512_maskz_mov_epi32(gt, _mm512_set1_epi32(1));
-        best = _mm512_mask_blend_ps(gt, best, a0[2 * k + 1]);
-        gt = _mm512_cmp_ps_mask(a1[2 * k], best, _CMP_GT_OQ);
-        at = _mm512_mask_blend_epi32(gt, at, _mm512_set1_epi32(W));
-        best = _mm512_mask_blend_ps(gt, best, a1[2 * k]);
-        gt = _mm512_cmp_ps_mask(a1[2 * k + 1], best, _CMP_GT_OQ);
-        at = _mm512_mask_blend_epi32(gt, at, _mm512_set1_epi32(W + 1));
-        best = _mm512_mask_blend_ps(gt, best, a1[2 * k + 1]);
-        _mm512_mask_storeu_ps(y + (size_t)k * c, m, _mm512_max_ps(best, lo));
-        if (ws)
-            _mm512_mask_storeu_epi32(
-                ws + (size_t)k * c, m,
-                _mm512_add_epi32(at, _mm512_set1_epi32(base + 2 * k)));
-    }
-}
-
-AVX512 static void pool_row(const struct dlb_conv2d_desc *d, size_t pw,
-                            const float *x, const float (*wt)[16],
-                            __m512 bias, __m512 lo, __mmask16 m, float *y,
-                            int32_t *ws, int32_t base)
-{
-    size_t step = 2 * d->stride_w, k = 0, c = d->out_c;
-#define POOL_AT(P)                                                          \
-    pool_pixels(d, x + k * step, wt, bias, lo, m, y + k * c,                \
-                ws ? ws + k * c : NULL, base + 2 * (int32_t)k, (P))
-    for (; k + 6 <= pw; k += 6)
-        POOL_AT(6);
-    for (; k + 2 <= pw; k += 2)
-        POOL_AT(2);
-    for (; k < pw; k++)
-        POOL_AT(1);
-#undef POOL_AT
-}
-
-AVX512 static void pool_fwd(const struct dlb_conv2d_desc *d,
-                            const struct dlb_pool_desc *p, int relu,
-                            const float *x, const float *w, const float *b,
-                            float *y, int32_t *ws)
-{
-    size_t taps = (size_t)d->kh * d->kw, c = d->out_c;
-    size_t rows = (size_t)d->n * p->out_h;
-    size_t macs = rows * 4 * p->out_w * taps * c;
-    __attribute__((aligned(64))) float wt[CONV1_MAX_TAPS][16];
-    __mmask16 m = (__mmask16)((1u << c) - 1);
-    tap_vectors(d, w, wt);
-    __m512 bias = b ? _mm512_maskz_loadu_ps(m, b) : _mm512_setzero_ps();
-    /* without the ReLU, max(v, -inf) = v */
-    __m512 lo = relu ? _mm512_setzero_ps() : _mm512_set1_ps(-__builtin_inff());
-    DLB_OMP("omp parallel for schedule(static) if(macs >= CONV1_PAR_MACS)")
-    for (size_t i = 0; i < rows; i++) {
-        size_t n = i / p->out_h, ph = i % p->out_h;
-        const float *xr =
-            x + (n * d->in_h + 2 * ph * d->stride_h) * d->in_w;
-        size_t off = i * p->out_w * c;
-        pool_row(d, p->out_w, xr, (const float (*)[16])wt, bias, lo, m,
-                 y + off, ws ? ws + off : NULL,
-                 (int32_t)(2 * ph * d->out_w));
     }
     (void)macs;
 }
@@ -396,63 +285,6 @@ dlb_status dlb_cpu_conv1_bwd_weights(struct dlb_backend *be,
     return DLB_OK;
 }
 
-int dlb_cpu_conv1_pool_applies(const struct dlb_conv2d_desc *c,
-                               const struct dlb_pool_desc *p, enum dlb_dtype t)
-{
-    return t == DLB_F32 && conv1_shape(c) && p->kind == DLB_POOL_MAX &&
-           p->kh == 2 && p->kw == 2 && p->stride_h == 2 &&
-           p->stride_w == 2 && p->pad_h == 0 && p->pad_w == 0 &&
-           p->n == c->n && p->c == c->out_c && p->in_h == c->out_h &&
-           p->in_w == c->out_w && p->out_h == c->out_h / 2 &&
-           p->out_w == c->out_w / 2 && p->out_h >= 1 && p->out_w >= 1;
-}
-
-dlb_status dlb_cpu_conv1_pool_fwd(struct dlb_backend *be,
-                                  const struct dlb_conv2d_desc *c,
-                                  const struct dlb_pool_desc *p, int relu,
-                                  const struct dlb_buffer *x,
-                                  const struct dlb_buffer *w,
-                                  const struct dlb_buffer *b,
-                                  struct dlb_buffer *y, struct dlb_buffer *ws)
-{
-    const char *op = "conv2d_pool_fwd";
-    dnnl_dims_t yd = { p->n, p->c, p->out_h, p->out_w };
-    size_t yn = (size_t)p->n * p->c * p->out_h * p->out_w;
-    const struct dlb_buffer *t[4] = { x, w, b, y };
-    dlb_dnnl_md nhwc, wsmd;
-    dnnl_status_t st;
-    dlb_status s;
-    if (!dlb_cpu_conv1_pool_applies(c, p, DLB_F32) || !all_f32(t, 4) ||
-        (ws && (relu || ws->dtype != DLB_S32)))
-        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu %s: these shapes "
-                                "or types are not the kernel's (ask applies "
-                                "first; a workspace is S32 and has no ReLU "
-                                "after it)", op);
-    if ((s = dlb_conv2d_desc_check(be, op, c)) ||
-        (s = dlb_cpu_check_float(be, op, "x", x, dlb_conv2d_x_count(c))) ||
-        (s = dlb_cpu_check_float(be, op, "w", w, dlb_conv2d_w_count(c))) ||
-        (b && (s = dlb_cpu_check_float(be, op, "b", b, c->out_c))) ||
-        (s = dlb_cpu_check_float(be, op, "y", y, yn)) ||
-        (ws && (s = dlb_cpu_check_s32(be, op, "ws", ws, yn))))
-        return s;
-    /* y and the workspace in nhwc, as pool_fwd leaves them after the
-     * convolution's nhwc output (cpu_pool_blocked.c) */
-    if ((st = dlb_dnnl_md_tag(&nhwc, 4, yd, dnnl_f32, dnnl_acdb)) ||
-        (st = dlb_dnnl_md_tag(&wsmd, 4, yd, dnnl_s32, dnnl_acdb)))
-        return dlb_cpu_dnnl_fail(be, st, op, "md(nhwc)");
-    if ((s = DLB_CPU_PLAIN(be, x, w, b)) ||
-        (s = dlb_cpu_set_layout(be, y, c->out_c == 1 ? NULL : &nhwc)) ||
-        (ws && (s = dlb_cpu_set_layout(be, ws,
-                                       c->out_c == 1 ? NULL : &wsmd))))
-        return s;
-    pool_fwd(c, p, relu, x->data, w->data, b ? b->data : NULL, y->data,
-             ws ? ws->data : NULL);
-    dlb_cpu_written(y);
-    if (ws)
-        dlb_cpu_written(ws);
-    return DLB_OK;
-}
-
 #else /* not x86-64 with GCC or clang: oneDNN runs every convolution */
 
 int dlb_cpu_conv1_fwd_fits(const struct dlb_conv2d_desc *d,
@@ -499,24 +331,4 @@ dlb_status dlb_cpu_conv1_bwd_weights(struct dlb_backend *be,
                             "needs x86-64");
 }
 
-int dlb_cpu_conv1_pool_applies(const struct dlb_conv2d_desc *c,
-                               const struct dlb_pool_desc *p, enum dlb_dtype t)
-{
-    (void)c, (void)p, (void)t;
-    return 0;
-}
-
-dlb_status dlb_cpu_conv1_pool_fwd(struct dlb_backend *be,
-                                  const struct dlb_conv2d_desc *c,
-                                  const struct dlb_pool_desc *p, int relu,
-                                  const struct dlb_buffer *x,
-                                  const struct dlb_buffer *w,
-                                  const struct dlb_buffer *b,
-                                  struct dlb_buffer *y, struct dlb_buffer *ws)
-{
-    (void)c, (void)p, (void)relu, (void)x, (void)w, (void)b, (void)y;
-    (void)ws;
-    return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu conv2d_pool_fwd: the "
-                            "one-channel kernel needs x86-64");
-}
 #endif
