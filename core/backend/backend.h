@@ -86,7 +86,11 @@ const struct dlb_backend_bn_relu *dlb_backend_bn_relu(const struct dlb_backend *
  *   type t; p pools c's output (p->in_* are c's out_*).
  * fwd: y = [relu](maxpool(conv(x, w) + b)), b may be NULL; ws, when not
  *   NULL (training, without the ReLU), receives the pooling's workspace
- *   as pool_fwd writes it, so that pool_bwd runs on it as usual. */
+ *   as pool_fwd writes it, so that pool_bwd runs on it as usual.
+ * conv_fwd_infer: conv2d_fwd for an inference pass, on kernels that may
+ *   round otherwise than the ones training runs (a model's training
+ *   passes keep one kernel per layer, so that a pipeline's stages compute
+ *   what one worker computes bit for bit). */
 struct dlb_backend_conv_pool {
     int (*applies)(const struct dlb_conv2d_desc *c,
                    const struct dlb_pool_desc *p, enum dlb_dtype t);
@@ -95,6 +99,12 @@ struct dlb_backend_conv_pool {
                       const struct dlb_buffer *x, const struct dlb_buffer *w,
                       const struct dlb_buffer *b, struct dlb_buffer *y,
                       struct dlb_buffer *ws);
+    dlb_status (*conv_fwd_infer)(struct dlb_backend *be,
+                                 const struct dlb_conv2d_desc *d,
+                                 const struct dlb_buffer *x,
+                                 const struct dlb_buffer *w,
+                                 const struct dlb_buffer *b,
+                                 struct dlb_buffer *y);
 };
 const struct dlb_backend_conv_pool *dlb_backend_conv_pool(const struct dlb_backend *be);
 

@@ -10,7 +10,11 @@
  * int8 calibration looks at every layer's output, and a pipeline stage
  * runs part of the layers, so they do not. A training pass keeps the
  * ReLU apart (its backward reads its output) and has the pooling's
- * workspace written for the pooling's own backward. */
+ * workspace written for the pooling's own backward. In inference a
+ * convolution that fuses nothing runs on the backend's inference kernels
+ * (conv_fwd_infer), which may round otherwise than training's: training
+ * keeps one kernel per layer, so that a pipeline's stages and one worker
+ * compute the same bits. */
 #include "model/model_impl.h"
 
 #include "backend/backend.h"
@@ -85,6 +89,24 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
         return 0;
     span = span_of(m, i, train, f, x, &relu);
     mark(m, i, span);
+    if (!span && !train && f && f->conv_fwd_infer && f32_layer(m, i) &&
+        dlb_buffer_dtype(x) == DLB_F32) {
+        /* alone, on the backend's inference kernels */
+        struct dlb_conv2d_desc cd = dlb_model_conv_desc(ml->spec, m->n);
+        if ((*st = dlb_model_step_alloc(m, dlb_model_out_type(m, i),
+                                        (size_t)m->n *
+                                            dlb_model_act_size(m, i + 1),
+                                        ml->spec->name, y, err)))
+            return 1;
+        *owned = 1;
+        *st = f->conv_fwd_infer(m->be, &cd, x, dlb_model_layer_weights(m, i),
+                                ml->bias >= 0 ? m->params[ml->bias].t.buf
+                                              : NULL,
+                                *y);
+        if (*st != DLB_OK)
+            *st = dlb_model_be_fail(m, *st, ml->spec->name, "forward", err);
+        return 1;
+    }
     if (!span)
         return 0;
     struct dlb_model_layer *pool = &m->layers[i + 1];

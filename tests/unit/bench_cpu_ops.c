@@ -8,7 +8,8 @@
  *   bench_cpu_ops [steps] [threads]     defaults: 20 steps, all cores
  *
  * BENCH_ONLY=lenet,infer,vgg picks parts. BENCH_FUSE=0 runs every layer
- * apart instead of fusing them as the model does (model_fuse.c). BENCH_CLOCK=cpu times with the
+ * apart on the training kernels instead of fusing them and running
+ * inference on the inference kernels as the model does (model_fuse.c). BENCH_CLOCK=cpu times with the
  * process's CPU clock instead of the wall clock: with one thread on a
  * shared machine that leaves out the time other processes take the core
  * (not their cache pollution), so figures taken while the machine is busy
@@ -194,11 +195,16 @@ static void lenet(enum dlb_dtype t, uint32_t n, int train, const char *title)
     /* conv1, pool1 (and in inference relu1) in one pass where the model
      * fuses them (model_fuse.c) */
     const struct dlb_backend_conv_pool *fuse = dlb_backend_conv_pool(be);
+    /* and inference's convolutions on the inference kernels */
+    dlb_status (*infer_conv)(struct dlb_backend *, const struct dlb_conv2d_desc *,
+                             const struct dlb_buffer *, const struct dlb_buffer *,
+                             const struct dlb_buffer *, struct dlb_buffer *) =
+        fuse && !train ? fuse->conv_fwd_infer : NULL;
     if (fuse && !fuse->applies(&c1, &p1, t))
         fuse = NULL;
     /* BENCH_FUSE=0: every layer apart, as a model without the fusion */
     if (getenv("BENCH_FUSE") && !strcmp(getenv("BENCH_FUSE"), "0"))
-        fuse = NULL;
+        fuse = NULL, infer_conv = NULL;
     n_ops = 0;
     for (step_i = -3; step_i < steps; step_i++) {
         int keep = step_i;
@@ -221,7 +227,11 @@ static void lenet(enum dlb_dtype t, uint32_t n, int train, const char *title)
                                        train ? ws1 : NULL));
             T("relu1 fwd", DLB_BE_CALL(be, relu_fwd, a2, y2, y2));
         }
-        T("conv2 fwd", DLB_BE_CALL(be, conv2d_fwd, &c2, y2, w2.w, b2.w, y3));
+        if (infer_conv)
+            T("conv2 fwd", infer_conv(be, &c2, y2, w2.w, b2.w, y3));
+        else
+            T("conv2 fwd", DLB_BE_CALL(be, conv2d_fwd, &c2, y2, w2.w, b2.w,
+                                       y3));
         if (train)
             T("dropout2d fwd", DLB_BE_CALL(be, dropout_fwd, &d2, y3, y3));
         T("pool2 fwd", DLB_BE_CALL(be, pool_fwd, &p2, y3, y4, train ? ws2 : NULL));

@@ -441,10 +441,15 @@ extern __typeof__(*((struct dlb_backend_conv_pool *)0)->applies)
     dlb_cpu_conv_pool_applies;
 extern __typeof__(*((struct dlb_backend_conv_pool *)0)->fwd)
     dlb_cpu_conv_pool_fwd;
+/* cpu_conv.c: an inference pass's convolution, on cpu_conv_quads.c's
+ * kernel where it fits. */
+extern __typeof__(*((struct dlb_backend_conv_pool *)0)->conv_fwd_infer)
+    dlb_cpu_conv2d_fwd_infer;
 /* cpu_conv_quads.c: an f32 convolution of 2-32 input channels to 4, 8,
  * 12 or 20 output channels on the host view, stride 1, no padding, out_w
  * a multiple of 4, on AVX-512 (fits says when; x must be in the host
- * view). y is written in the host view. */
+ * view), for inference passes (dlb_cpu_conv2d_fwd_infer). y is written
+ * in the host view. */
 int dlb_cpu_conv_quads_fits(const struct dlb_conv2d_desc *d,
                             const struct dlb_buffer *x,
                             const struct dlb_buffer *w,

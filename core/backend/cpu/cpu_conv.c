@@ -227,8 +227,6 @@ dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
         return s;
     if (dlb_cpu_conv1_fwd_fits(d, x, w, b, y))
         return dlb_cpu_conv1_fwd(be, d, x, w, b, y);
-    if (dlb_cpu_conv_quads_fits(d, x, w, b, y))
-        return dlb_cpu_conv_quads_fwd(be, d, x, w, b, y);
     if ((s = get(be, op, DLB_CPU_CONV_FWD, d, t, &p)))
         return s;
     dnnl_exec_arg_t bias = { DNNL_ARG_BIAS, p->mem[12] };
@@ -289,4 +287,26 @@ dlb_status dlb_cpu_conv2d_bwd_weights(struct dlb_backend *be,
     if (!s && db)
         dlb_cpu_written(db);
     return s;
+}
+
+/* An inference pass's convolution (backend.h's dlb_backend_conv_pool):
+ * the quads kernel where it applies, else the training one. */
+dlb_status dlb_cpu_conv2d_fwd_infer(struct dlb_backend *be,
+                                    const struct dlb_conv2d_desc *d,
+                                    const struct dlb_buffer *x,
+                                    const struct dlb_buffer *w,
+                                    const struct dlb_buffer *b,
+                                    struct dlb_buffer *y)
+{
+    const char *op = "conv2d_fwd";
+    dlb_status s;
+    if ((s = dlb_conv2d_desc_check(be, op, d)) ||
+        (s = dlb_cpu_check_float(be, op, "x", x, dlb_conv2d_x_count(d))) ||
+        (s = dlb_cpu_check_float(be, op, "w", w, dlb_conv2d_w_count(d))) ||
+        (b && (s = dlb_cpu_check_float(be, op, "b", b, d->out_c))) ||
+        (s = dlb_cpu_check_float(be, op, "y", y, dlb_conv2d_y_count(d))))
+        return s;
+    if (dlb_cpu_conv_quads_fits(d, x, w, b, y))
+        return dlb_cpu_conv_quads_fwd(be, d, x, w, b, y);
+    return dlb_cpu_conv2d_fwd(be, d, x, w, b, y);
 }
