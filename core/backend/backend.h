@@ -87,6 +87,14 @@ const struct dlb_backend_bn_relu *dlb_backend_bn_relu(const struct dlb_backend *
  * fwd: y = [relu](maxpool(conv(x, w) + b)), b may be NULL; ws, when not
  *   NULL (training, without the ReLU), receives the pooling's workspace
  *   as pool_fwd writes it, so that pool_bwd runs on it as usual.
+ * bwd_weights: conv2d_bwd_weights of a convolution whose training fwd
+ *   wrote ws, from the pooling's output gradient dy (p's output shape)
+ *   and ws instead of the convolution's output gradient, which pool_bwd
+ *   would have written (dy at each window's maximum, 0 elsewhere): the
+ *   same values, without that pass where it can (the cpu backend: dy
+ *   and ws in the layout its training fwd left; else it runs pool_bwd
+ *   into a buffer of its own, then conv2d_bwd_weights); for a first
+ *   layer, whose input needs no gradient.
  * conv_fwd_infer: conv2d_fwd for an inference pass, on kernels that may
  *   round otherwise than the ones training runs (a model's training
  *   passes keep one kernel per layer, so that a pipeline's stages compute
@@ -99,6 +107,13 @@ struct dlb_backend_conv_pool {
                       const struct dlb_buffer *x, const struct dlb_buffer *w,
                       const struct dlb_buffer *b, struct dlb_buffer *y,
                       struct dlb_buffer *ws);
+    dlb_status (*bwd_weights)(struct dlb_backend *be,
+                              const struct dlb_conv2d_desc *c,
+                              const struct dlb_pool_desc *p,
+                              const struct dlb_buffer *x,
+                              const struct dlb_buffer *dy,
+                              const struct dlb_buffer *ws,
+                              struct dlb_buffer *dw, struct dlb_buffer *db);
     dlb_status (*conv_fwd_infer)(struct dlb_backend *be,
                                  const struct dlb_conv2d_desc *d,
                                  const struct dlb_buffer *x,

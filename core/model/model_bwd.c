@@ -55,6 +55,18 @@ static dlb_status bwd_conv(struct dlb_model *m, struct dlb_model_layer *ml,
     dlb_status s = weight_grad(m, ml, &dw, err);
     if (s != DLB_OK)
         return s;
+    if (ml->pool_bwd) {
+        /* io->dy is the pooling's gradient, passed through (layer_bwd) */
+        struct dlb_model_layer *pool = ml + 1;
+        struct dlb_pool_desc pd = dlb_model_pool_desc(pool->spec, m->n);
+        s = dlb_backend_conv_pool(m->be)->bwd_weights(
+            m->be, &d, &pd, io->x, io->dy, pool->ws, dw, b ? b->grad : NULL);
+        dlb_model_step_free(m, &pool->ws);
+        ml->pool_bwd = 0;
+        if (s != DLB_OK)
+            s = dlb_model_be_fail(m, s, ml->spec->name, "backward", err);
+        return weight_grad_done(m, ml, &dw, s, err);
+    }
     if (io->need_dx)
         s = DLB_BE_CALL(m->be, conv2d_bwd_data, &d, wb, io->dy, io->dx);
     if (s == DLB_OK)
@@ -136,8 +148,11 @@ static dlb_status layer_bwd(struct dlb_model *m, size_t i, struct bwd_io *io,
     dlb_status s;
     io->dx = NULL;
     io->dx_owned = 0;
+    /* A pooling whose first layer's backward reads its gradient
+     * (pool_bwd, model_fuse.c) hands it through as it is. */
     if (L->kind == DLB_LAYER_FLATTEN ||
-        (L->kind == DLB_LAYER_RELU && ml->relu_in_bn)) {
+        (L->kind == DLB_LAYER_RELU && ml->relu_in_bn) ||
+        (i == 1 && m->layers[0].pool_bwd)) {
         io->dx = io->dy;
         return DLB_OK;
     }

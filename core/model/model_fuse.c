@@ -10,7 +10,8 @@
  * int8 calibration looks at every layer's output, and a pipeline stage
  * runs part of the layers, so they do not. A training pass keeps the
  * ReLU apart (its backward reads its output) and has the pooling's
- * workspace written for the pooling's own backward. In inference a
+ * workspace written for the pooling's backward; after a first layer the
+ * two backward passes are one as well (pool_bwd). In inference a
  * convolution that fuses nothing runs on the backend's inference kernels
  * (conv_fwd_infer), which may round otherwise than training's: training
  * keeps one kernel per layer, so that a pipeline's stages and one worker
@@ -85,7 +86,11 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
     const struct dlb_backend_conv_pool *f = dlb_backend_conv_pool(m->be);
     int relu = 0;
     size_t span;
-    if (!m->fuse || ml->spec->kind != DLB_LAYER_CONV)
+    if (ml->spec->kind != DLB_LAYER_CONV)
+        return 0;
+    if (train)
+        ml->pool_bwd = 0;
+    if (!m->fuse)
         return 0;
     span = span_of(m, i, train, f, x, &relu);
     mark(m, i, span);
@@ -127,5 +132,9 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
                  train ? pool->ws : NULL);
     if (*st != DLB_OK)
         *st = dlb_model_be_fail(m, *st, ml->spec->name, "forward", err);
+    /* The first layer's input needs no gradient: its backward can take
+     * the pooling's gradient as it is (model_bwd.c). */
+    else if (train && i == 0 && f->bwd_weights)
+        ml->pool_bwd = 1;
     return 1;
 }

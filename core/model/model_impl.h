@@ -46,6 +46,11 @@ struct dlb_model_layer {
      * the fusing pass in flight (dlb_backend_conv_pool, model_fuse.c): it
      * passes its input through. */
     int in_conv_pool;
+    /* A first convolution whose training pass fused the max pooling
+     * after it: its backward reads the pooling's gradient and workspace
+     * (dlb_backend_conv_pool.bwd_weights), and the pooling passes its
+     * gradient through. Set by every training forward of the layer. */
+    int pool_bwd;
 };
 
 struct dlb_model_qlayer;   /* model_quant*.c */

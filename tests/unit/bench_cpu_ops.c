@@ -259,9 +259,14 @@ static void lenet(enum dlb_dtype t, uint32_t n, int train, const char *title)
             T("conv2 bwd_weights", DLB_BE_CALL(be, conv2d_bwd_weights, &c2, y2,
                                                g3, w2.g, b2.g));
             T("relu1 bwd", DLB_BE_CALL(be, relu_bwd, a2, y2, g2, g2));
-            T("pool1 bwd", DLB_BE_CALL(be, pool_bwd, &p1, g2, ws1, g1));
-            T("conv1 bwd_weights", DLB_BE_CALL(be, conv2d_bwd_weights, &c1, x,
-                                               g1, w1.g, b1.g));
+            if (fuse) {
+                T("pool1+conv1 bwd_weights",
+                  fuse->bwd_weights(be, &c1, &p1, x, g2, ws1, w1.g, b1.g));
+            } else {
+                T("pool1 bwd", DLB_BE_CALL(be, pool_bwd, &p1, g2, ws1, g1));
+                T("conv1 bwd_weights", DLB_BE_CALL(be, conv2d_bwd_weights, &c1,
+                                                   x, g1, w1.g, b1.g));
+            }
             for (int i = 0; i < 8; i++)
                 update(ps[i], "sgd");
         }

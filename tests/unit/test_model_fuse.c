@@ -1,12 +1,16 @@
-/* Layers fused (model_fuse.c): LeNet's conv1, pool1 and relu1 run as one
- * cpu backend pass in dlb_model_infer, conv1 and pool1 in a training
- * step. Against the ref backend's unfused layers (same weights: same
- * seed), on random images: the log probabilities within 1e-5 of the
- * norm, the bound of the cpu backend's convolutions, and after a
- * training step every parameter's gradient within the same bound. On a CPU with AVX-512 the fusions must have
- * run (2 layers inside conv1 in inference, 1 in training); a pass that
- * does not fuse (dlb_model_logits, as distillation's teacher runs it)
- * must still agree. Exits 77 without the cpu backend. */
+/* Layers fused (model_fuse.c): in dlb_model_infer LeNet's conv1, pool1
+ * and relu1 run as one cpu backend pass (and conv2 on the inference
+ * kernel); in a training step conv1 and pool1, forward and backward
+ * (conv1's weight gradient read from pool1's output gradient). Against
+ * the ref backend's unfused layers (same weights: same seed), on random
+ * images: the log probabilities within 1e-5 of the norm, the bound of
+ * the cpu backend's convolutions, and after a training step every
+ * parameter's gradient within the same bound. On a CPU with AVX-512 the
+ * fusions must have run (2 layers inside conv1 in inference, 1 in
+ * training, whose backward is one pass); a pass that does not fuse
+ * (dlb_model_logits, as distillation's teacher runs it) must still
+ * agree. test_mp checks the same steps unfused to the bit. Exits 77
+ * without the cpu backend. */
 #include "check.h"
 
 #include <math.h>
@@ -109,10 +113,15 @@ int main(void)
     double loss_c = 0.0, loss_r = 0.0;
     for (size_t r = 0; r < N; r++)
         labels[r] = (int32_t)dlb_rng_below(&rng, CLASSES);
-    CHECK(dlb_model_forward_backward(mc, img, labels, N, 1.0f, &loss_c,
-                                     &err) == DLB_OK);
-    if (have_avx512())
-        CHECK(mc->fused_layers == 1); /* pool1; relu1 runs apart */
+    CHECK(dlb_model_forward_train(mc, img, labels, N, &err) == DLB_OK);
+    if (have_avx512()) {
+        CHECK(mc->fused_layers == 1);        /* pool1; relu1 runs apart */
+        CHECK(mc->layers[0].pool_bwd == 1);  /* and one backward pass */
+    }
+    CHECK(dlb_model_read_loss(mc, &loss_c, &err) == DLB_OK);
+    CHECK(dlb_model_backward(mc, 1.0f, &err) == DLB_OK);
+    CHECK(mc->layers[0].pool_bwd == 0 && mc->layers[1].ws == NULL);
+    dlb_model_step_release(mc);
     CHECK(dlb_model_forward_backward(mr, img, labels, N, 1.0f, &loss_r,
                                      &err) == DLB_OK);
     CHECK_NEAR(loss_c, loss_r, 1e-5);

@@ -435,12 +435,27 @@ dlb_status dlb_cpu_conv1_bwd_weights(struct dlb_backend *be,
                                      const struct dlb_buffer *dy,
                                      struct dlb_buffer *dw,
                                      struct dlb_buffer *db);
+/* cpu_conv1.c: backward-weights of the same convolution when a 2x2
+ * stride-2 max pooling followed it, from the pooling's output gradient
+ * dy and workspace ws (both nhwc, as cpu_conv1_pool.c's training pass
+ * leaves them), without the pooling's backward: the same bits as
+ * pool_bwd then conv2d_bwd_weights. */
+dlb_status dlb_cpu_conv1_bwd_weights_pooled(struct dlb_backend *be,
+                                            const struct dlb_conv2d_desc *d,
+                                            const struct dlb_pool_desc *p,
+                                            const struct dlb_buffer *x,
+                                            const struct dlb_buffer *dy,
+                                            const struct dlb_buffer *ws,
+                                            struct dlb_buffer *dw,
+                                            struct dlb_buffer *db);
 /* cpu_conv1_pool.c: the same convolution with 2x2 stride-2 max pooling
  * and optionally a ReLU in one pass (backend.h's dlb_backend_conv_pool). */
 extern __typeof__(*((struct dlb_backend_conv_pool *)0)->applies)
     dlb_cpu_conv_pool_applies;
 extern __typeof__(*((struct dlb_backend_conv_pool *)0)->fwd)
     dlb_cpu_conv_pool_fwd;
+extern __typeof__(*((struct dlb_backend_conv_pool *)0)->bwd_weights)
+    dlb_cpu_conv_pool_bwd_weights;
 /* cpu_conv.c: an inference pass's convolution, on cpu_conv_quads.c's
  * kernel where it fits. */
 extern __typeof__(*((struct dlb_backend_conv_pool *)0)->conv_fwd_infer)

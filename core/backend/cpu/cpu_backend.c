@@ -182,7 +182,8 @@ static const struct dlb_backend_bn_relu cpu_bn_relu = {
 };
 
 static const struct dlb_backend_conv_pool cpu_conv_pool = {
-    dlb_cpu_conv_pool_applies, dlb_cpu_conv_pool_fwd, dlb_cpu_conv2d_fwd_infer
+    dlb_cpu_conv_pool_applies, dlb_cpu_conv_pool_fwd,
+    dlb_cpu_conv_pool_bwd_weights, dlb_cpu_conv2d_fwd_infer
 };
 
 static const struct dlb_backend_ops cpu_ops = {

@@ -150,12 +150,26 @@ AVX512 static void fwd(const struct dlb_conv2d_desc *d, const float *x,
     (void)macs;
 }
 
+/* The convolution's output gradient as 2x2 stride-2 max pooling's
+ * backward would write it, read straight from the pooling's: dy at the
+ * maximum its workspace names, 0 elsewhere (cpu_conv1_pool.c). */
+struct pooled {
+    const struct dlb_pool_desc *p;
+    const float *dy;  /* the pooling's output gradient, nhwc */
+    const int32_t *ws; /* its workspace, nhwc */
+};
+
 /* One thread's share of rows [r0, r1): the gradient of each tap (and of
- * the bias, acc[KH * KW]) summed over its pixels into part. */
+ * the bias, acc[KH * KW]) summed over its pixels into part. With pl
+ * (POOLED), a pixel's gradient comes from the pooling's instead of dy:
+ * the same values in the same order as after pool_bwd, so the sums are
+ * the same bits (a pixel no window covers, or whose window's maximum
+ * lies elsewhere, adds 0: skipped or masked). */
 static AVX512_INLINE void bwd_rows(const struct dlb_conv2d_desc *d,
                                    const float *x, const float *dy,
-                                   size_t r0, size_t r1, float *part,
-                                   const int KH, const int KW)
+                                   const struct pooled *pl, size_t r0,
+                                   size_t r1, float *part, const int KH,
+                                   const int KW, const int POOLED)
 {
     size_t c = d->out_c, sw = d->stride_w, in_w = d->in_w;
     __mmask16 m = (__mmask16)((1u << c) - 1);
@@ -166,9 +180,25 @@ static AVX512_INLINE void bwd_rows(const struct dlb_conv2d_desc *d,
     for (size_t i = r0; i < r1; i++) {
         size_t n = i / d->out_h, oh = i % d->out_h;
         const float *xr = x + (n * d->in_h + oh * d->stride_h) * in_w;
-        const float *g = dy + i * d->out_w * c;
-        for (size_t ow = 0; ow < d->out_w; ow++) {
-            __m512 gv = _mm512_maskz_loadu_ps(m, g + ow * c);
+        const float *g = POOLED ? NULL : dy + i * d->out_w * c;
+        size_t width = d->out_w, prow = 0;
+        if (POOLED) {
+            if (oh >= 2 * (size_t)pl->p->out_h)
+                continue;
+            width = 2 * (size_t)pl->p->out_w;
+            prow = ((n * pl->p->out_h + oh / 2) * pl->p->out_w) * c;
+        }
+        for (size_t ow = 0; ow < width; ow++) {
+            __m512 gv;
+            if (POOLED) {
+                size_t o = prow + ow / 2 * c;
+                __m512i at = _mm512_maskz_loadu_epi32(m, pl->ws + o);
+                __mmask16 here = _mm512_mask_cmpeq_epi32_mask(
+                    m, at, _mm512_set1_epi32((int32_t)(oh * d->out_w + ow)));
+                gv = _mm512_maskz_loadu_ps(here, pl->dy + o);
+            } else {
+                gv = _mm512_maskz_loadu_ps(m, g + ow * c);
+            }
             const float *xp = xr + ow * sw;
             UNROLL
             for (int r = 0; r < KH; r++)
@@ -186,26 +216,32 @@ static AVX512_INLINE void bwd_rows(const struct dlb_conv2d_desc *d,
 }
 
 AVX512 static void bwd_share(const struct dlb_conv2d_desc *d, const float *x,
-                             const float *dy, size_t r0, size_t r1,
-                             float *part)
+                             const float *dy, const struct pooled *pl,
+                             size_t r0, size_t r1, float *part)
 {
-    if (d->kh == 5)
-        bwd_rows(d, x, dy, r0, r1, part, 5, 5);
+    if (pl && d->kh == 5)
+        bwd_rows(d, x, dy, pl, r0, r1, part, 5, 5, 1);
+    else if (pl)
+        bwd_rows(d, x, dy, pl, r0, r1, part, 3, 3, 1);
+    else if (d->kh == 5)
+        bwd_rows(d, x, dy, pl, r0, r1, part, 5, 5, 0);
     else
-        bwd_rows(d, x, dy, r0, r1, part, 3, 3);
+        bwd_rows(d, x, dy, pl, r0, r1, part, 3, 3, 0);
 }
 
 /* Each thread's partial sums in part[thread][tap + 1][16]; the caller
- * adds them in thread order. Returns the number of threads used. */
+ * adds them in thread order. Returns the number of threads used. The
+ * share of rows depends on the thread count only, pooled or not. */
 static int bwd(const struct dlb_conv2d_desc *d, const float *x,
-               const float *dy, float *part, int max_threads)
+               const float *dy, const struct pooled *pl, float *part,
+               int max_threads)
 {
     size_t taps = (size_t)d->kh * d->kw;
     size_t rows = (size_t)d->n * d->out_h;
     size_t macs = rows * d->out_w * taps * d->out_c;
     int used = 1;
     if (macs < CONV1_PAR_MACS || max_threads < 2) {
-        bwd_share(d, x, dy, 0, rows, part);
+        bwd_share(d, x, dy, pl, 0, rows, part);
         return 1;
     }
     DLB_OMP("omp parallel num_threads(max_threads)")
@@ -217,7 +253,7 @@ static int bwd(const struct dlb_conv2d_desc *d, const float *x,
 #endif
         size_t r0 = rows * (size_t)t / (size_t)nt;
         size_t r1 = rows * (size_t)(t + 1) / (size_t)nt;
-        bwd_share(d, x, dy, r0, r1, part + (size_t)t * (taps + 1) * 16);
+        bwd_share(d, x, dy, pl, r0, r1, part + (size_t)t * (taps + 1) * 16);
         if (t == 0)
             used = nt;
     }
@@ -244,12 +280,12 @@ dlb_status dlb_cpu_conv1_fwd(struct dlb_backend *be,
     return DLB_OK;
 }
 
-dlb_status dlb_cpu_conv1_bwd_weights(struct dlb_backend *be,
-                                     const struct dlb_conv2d_desc *d,
-                                     const struct dlb_buffer *x,
-                                     const struct dlb_buffer *dy,
-                                     struct dlb_buffer *dw,
-                                     struct dlb_buffer *db)
+/* Backward-weights from dy, or from the pooling's gradient (pl). */
+static dlb_status bwd_weights(struct dlb_backend *be,
+                              const struct dlb_conv2d_desc *d,
+                              const struct dlb_buffer *x, const float *dy,
+                              const struct pooled *pl, struct dlb_buffer *dw,
+                              struct dlb_buffer *db)
 {
     size_t taps = (size_t)d->kh * d->kw, c = d->out_c;
     int max_threads = 1;
@@ -266,7 +302,7 @@ dlb_status dlb_cpu_conv1_bwd_weights(struct dlb_backend *be,
                                       sizeof(float));
     if (!part)
         return DLB_ERR_NOMEM;
-    int used = bwd(d, x->data, dy->data, part, max_threads);
+    int used = bwd(d, x->data, dy, pl, part, max_threads);
     float *gw = dw->data, *gb = db ? db->data : NULL;
     for (size_t o = 0; o < c; o++) {
         for (size_t t = 0; t <= taps; t++) {
@@ -283,6 +319,29 @@ dlb_status dlb_cpu_conv1_bwd_weights(struct dlb_backend *be,
     if (db)
         dlb_cpu_written(db);
     return DLB_OK;
+}
+
+dlb_status dlb_cpu_conv1_bwd_weights(struct dlb_backend *be,
+                                     const struct dlb_conv2d_desc *d,
+                                     const struct dlb_buffer *x,
+                                     const struct dlb_buffer *dy,
+                                     struct dlb_buffer *dw,
+                                     struct dlb_buffer *db)
+{
+    return bwd_weights(be, d, x, dy->data, NULL, dw, db);
+}
+
+dlb_status dlb_cpu_conv1_bwd_weights_pooled(struct dlb_backend *be,
+                                            const struct dlb_conv2d_desc *d,
+                                            const struct dlb_pool_desc *p,
+                                            const struct dlb_buffer *x,
+                                            const struct dlb_buffer *dy,
+                                            const struct dlb_buffer *ws,
+                                            struct dlb_buffer *dw,
+                                            struct dlb_buffer *db)
+{
+    struct pooled pl = { p, dy->data, ws->data };
+    return bwd_weights(be, d, x, NULL, &pl, dw, db);
 }
 
 #else /* not x86-64 with GCC or clang: oneDNN runs every convolution */
@@ -316,6 +375,21 @@ dlb_status dlb_cpu_conv1_fwd(struct dlb_backend *be,
     (void)d, (void)x, (void)w, (void)b, (void)y;
     return dlb_backend_fail(be, DLB_ERR_INTERNAL,
                             "cpu conv2d_fwd: the one-channel kernel needs x86-64");
+}
+
+dlb_status dlb_cpu_conv1_bwd_weights_pooled(struct dlb_backend *be,
+                                            const struct dlb_conv2d_desc *d,
+                                            const struct dlb_pool_desc *p,
+                                            const struct dlb_buffer *x,
+                                            const struct dlb_buffer *dy,
+                                            const struct dlb_buffer *ws,
+                                            struct dlb_buffer *dw,
+                                            struct dlb_buffer *db)
+{
+    (void)d, (void)p, (void)x, (void)dy, (void)ws, (void)dw, (void)db;
+    return dlb_backend_fail(be, DLB_ERR_INTERNAL,
+                            "cpu conv2d_pool_bwd_weights: the one-channel "
+                            "kernel needs x86-64");
 }
 
 dlb_status dlb_cpu_conv1_bwd_weights(struct dlb_backend *be,

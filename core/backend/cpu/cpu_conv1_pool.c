@@ -292,6 +292,49 @@ dlb_status dlb_cpu_conv_pool_fwd(struct dlb_backend *be,
     return DLB_OK;
 }
 
+dlb_status dlb_cpu_conv_pool_bwd_weights(struct dlb_backend *be,
+                                         const struct dlb_conv2d_desc *c,
+                                         const struct dlb_pool_desc *p,
+                                         const struct dlb_buffer *x,
+                                         const struct dlb_buffer *dy,
+                                         const struct dlb_buffer *ws,
+                                         struct dlb_buffer *dw,
+                                         struct dlb_buffer *db)
+{
+    const char *op = "conv2d_pool_bwd_weights";
+    size_t yn = (size_t)p->n * p->c * p->out_h * p->out_w;
+    const struct dlb_buffer *t[4] = { x, dy, dw, db };
+    dlb_status s;
+    if (!dlb_cpu_conv_pool_applies(c, p, DLB_F32) ||
+        !dlb_cpu_all_f32(t, 4) || ws->dtype != DLB_S32)
+        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu %s: these shapes "
+                                "or types are not the kernel's (ask applies "
+                                "first)", op);
+    if ((s = dlb_conv2d_desc_check(be, op, c)) ||
+        (s = dlb_cpu_check_float(be, op, "x", x, dlb_conv2d_x_count(c))) ||
+        (s = dlb_cpu_check_float(be, op, "dy", dy, yn)) ||
+        (s = dlb_cpu_check_s32(be, op, "ws", ws, yn)) ||
+        (s = dlb_cpu_check_float(be, op, "dw", dw, dlb_conv2d_w_count(c))) ||
+        (db && (s = dlb_cpu_check_float(be, op, "db", db, c->out_c))))
+        return s;
+    /* in place where dy and ws are in nhwc (one channel: the host view),
+     * as the training pass and the ReLU's backward after it leave them */
+    const dlb_dnnl_md *dl = dlb_cpu_layout(dy), *wl = dlb_cpu_layout(ws);
+    int nhwc = c->out_c == 1 ? !dl && !wl
+                             : dl && wl && dlb_cpu_layout_code(dl) == 3 &&
+                                   dlb_cpu_layout_code(wl) == 3;
+    if (nhwc && ((c->kh == 5 && c->kw == 5) || (c->kh == 3 && c->kw == 3)))
+        return dlb_cpu_conv1_bwd_weights_pooled(be, c, p, x, dy, ws, dw, db);
+    struct dlb_buffer *g = NULL;
+    if ((s = dlb_cpu_buffer_alloc(be, DLB_F32, dlb_conv2d_y_count(c), &g)))
+        return s;
+    s = dlb_cpu_pool_bwd(be, p, dy, ws, g);
+    if (s == DLB_OK)
+        s = dlb_cpu_conv2d_bwd_weights(be, c, x, g, dw, db);
+    dlb_cpu_buffer_free(be, g);
+    return s;
+}
+
 #else /* not x86-64 with GCC or clang */
 
 int dlb_cpu_conv_pool_applies(const struct dlb_conv2d_desc *c,
@@ -313,5 +356,18 @@ dlb_status dlb_cpu_conv_pool_fwd(struct dlb_backend *be,
     (void)ws;
     return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu conv2d_pool_fwd: the "
                             "one-channel kernel needs x86-64");
+}
+dlb_status dlb_cpu_conv_pool_bwd_weights(struct dlb_backend *be,
+                                         const struct dlb_conv2d_desc *c,
+                                         const struct dlb_pool_desc *p,
+                                         const struct dlb_buffer *x,
+                                         const struct dlb_buffer *dy,
+                                         const struct dlb_buffer *ws,
+                                         struct dlb_buffer *dw,
+                                         struct dlb_buffer *db)
+{
+    (void)c, (void)p, (void)x, (void)dy, (void)ws, (void)dw, (void)db;
+    return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu conv2d_pool_bwd_weights: "
+                            "the one-channel kernel needs x86-64");
 }
 #endif
