@@ -22,6 +22,7 @@
  * a run is repeatable for a given thread count. */
 #include "cpu.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef _OPENMP
@@ -297,11 +298,14 @@ static dlb_status bwd_weights(struct dlb_backend *be,
         (s = dlb_cpu_set_layout(be, dw, NULL)) ||
         (db && (s = dlb_cpu_set_layout(be, db, NULL))))
         return s;
-    float *part = dlb_cpu_scratch(be, DLB_CPU_SLOT_F32_C,
-                                  (size_t)max_threads * (taps + 1) * 16 *
-                                      sizeof(float));
+    /* A few KB per thread, freed at once: not a scratch slot, which would
+     * stay in (and pin) a memory pool's segment between steps. */
+    float *part = aligned_alloc(64, (size_t)max_threads * (taps + 1) * 16 *
+                                        sizeof(float));
     if (!part)
-        return DLB_ERR_NOMEM;
+        return dlb_backend_fail(be, DLB_ERR_NOMEM, "cpu conv2d_bwd_weights: "
+                                "out of memory for %d threads' sums",
+                                max_threads);
     int used = bwd(d, x->data, dy, pl, part, max_threads);
     float *gw = dw->data, *gb = db ? db->data : NULL;
     for (size_t o = 0; o < c; o++) {
@@ -315,6 +319,7 @@ static dlb_status bwd_weights(struct dlb_backend *be,
                 gb[o] = sum;
         }
     }
+    free(part);
     dlb_cpu_written(dw);
     if (db)
         dlb_cpu_written(db);
