@@ -204,6 +204,47 @@ static void expect_same(const char *what, struct pair p)
     free(b);
 }
 
+/* Open backend `name` as dev and the ref backend as ref, with the
+ * configuration the op-by-op tests use (all threads, seed 42). Returns -1
+ * when both are open, else main's exit status: 77 when `name` is not
+ * built in or cannot run here (the reason printed), 1 on a failure. */
+static inline int pair_open(const char *name, char *reason, size_t len)
+{
+    struct dlb_backend_config cfg = { .threads = 0, .seed = 42 };
+    pair_log_ok = getenv("DLB_TEST_VERBOSE") != NULL;
+    dlb_status s = dlb_backend_open(name, &cfg, &dev, reason, len);
+    if (s == DLB_ERR_UNSUPPORTED) {
+        fprintf(stderr, "skip: %s\n", reason);
+        return 77;
+    }
+    CHECK(s == DLB_OK);
+    CHECK(dlb_backend_open("ref", &cfg, &ref, reason, len) == DLB_OK);
+    return dev && ref ? -1 : check_exit();
+}
+
+/* A check of a fact, not of a value: counted as the others. */
+static inline void expect_true(const char *what, int ok)
+{
+    check_count++;
+    if (!ok) {
+        check_failures++;
+        fprintf(stderr, "FAIL %s\n", what);
+    } else if (pair_log_ok) {
+        fprintf(stderr, "ok   %s\n", what);
+    }
+}
+
+/* Whether the cpu backend's own AVX-512 kernels can run here: the tests
+ * of those kernels then check that they took the shapes they should. */
+static inline int have_avx512(void)
+{
+#if defined(__GNUC__) && defined(__x86_64__)
+    return __builtin_cpu_supports("avx512f") != 0;
+#else
+    return 0;
+#endif
+}
+
 /* A square-kernel convolution's descriptor with its output size. */
 static struct dlb_conv2d_desc conv_desc(uint32_t n, uint32_t ic, uint32_t h,
                                         uint32_t w, uint32_t oc, uint32_t k,

@@ -24,6 +24,7 @@
 #include "backend/backend_impl.h" /* buffer data: its alignment */
 #include "backend/dtype.h"
 #include "backend_pair.h" /* dev: the cpu backend */
+#include "backend_pair_pool.h"
 #include "backend_pair_lenet.h"
 #include "backend_pair_ops.h"
 #include "util/rng.h"
@@ -395,39 +396,6 @@ static void test_chain_vgg(enum dlb_dtype t, uint32_t n)
  * f32, no cast passes), and the weight gradient in either type. The cpu
  * backend computes in bf16, so the bound is bf16's even for f32 outputs;
  * ref computes everything in double from the same inputs. */
-/* 2x2 stride-2 max pooling of f32 in the layout a convolution hands over
- * (nhwc for these channel counts, nChw16c for 32), forward and backward
- * against ref: values, workspace and input gradient are copies of input
- * values and indices, so they must agree exactly: 3, 10, 20 and 24
- * channels in nhwc (one block per image), 32 in nChw16c, odd sizes. */
-static void test_pool_after_conv(uint32_t n, uint32_t c, uint32_t h,
-                                 uint32_t w)
-{
-    const enum dlb_dtype t = DLB_F32;
-    struct dlb_conv2d_desc cd = conv_desc(n, c, h, w, c, 1, 1, 0);
-    struct dlb_pool_desc d = { DLB_POOL_MAX, n, c, h, w, 2, 2, 2, 2, 0, 0,
-                               h / 2, w / 2 };
-    size_t xn = (size_t)n * c * h * w, yn = (size_t)n * c * (h / 2) * (w / 2);
-    float *eye = calloc((size_t)c * c, sizeof *eye);
-    for (uint32_t i = 0; i < c; i++)
-        eye[(size_t)i * c + i] = 1.0f;
-    struct pair x = rand_pair(t, xn, 1.0), wt = from_floats(t, eye, (size_t)c * c);
-    free(eye);
-    struct pair cv = out_pair(t, xn), y = out_pair(t, yn), dx = out_pair(t, xn);
-    struct pair ws = alloc_pair(DLB_S32, yn), dy = rand_pair(t, yn, 1.0);
-    char what[128];
-    CALL(conv2d_fwd, &cd, B(x), B(wt), NULL, B(cv));
-    CALL(pool_fwd, &d, B(cv), B(y), B(ws));
-    CALL(pool_bwd, &d, B(dy), B(ws), B(dx));
-    snprintf(what, sizeof what, "max 2x2 after conv %ux%ux%ux%u y", n, c, h, w);
-    expect_same(what, y);
-    snprintf(what, sizeof what, "max 2x2 after conv %ux%ux%ux%u ws", n, c, h, w);
-    expect_same(what, ws);
-    snprintf(what, sizeof what, "max 2x2 after conv %ux%ux%ux%u dx", n, c, h, w);
-    expect_same(what, dx);
-    RELEASE(&x, &wt, &cv, &y, &dx, &ws, &dy);
-}
-
 static void test_conv_mixed(const char *name, struct dlb_conv2d_desc d)
 {
     char what[160];
@@ -530,18 +498,10 @@ static void run_typed(enum dlb_dtype t)
 
 int main(void)
 {
-    struct dlb_backend_config cfg = { .threads = 0, .seed = 42 };
     char reason[512];
-    pair_log_ok = getenv("DLB_TEST_VERBOSE") != NULL;
-    dlb_status s = dlb_backend_open("cpu", &cfg, &dev, reason, sizeof reason);
-    if (s == DLB_ERR_UNSUPPORTED) {
-        fprintf(stderr, "skip: %s\n", reason);
-        return 77;
-    }
-    CHECK(s == DLB_OK);
-    CHECK(dlb_backend_open("ref", &cfg, &ref, reason, sizeof reason) == DLB_OK);
-    if (!dev || !ref)
-        return check_exit();
+    int rc = pair_open("cpu", reason, sizeof reason);
+    if (rc >= 0)
+        return rc;
     dlb_rng_seed(&rng, 2024);
 
     int bf16 = test_caps();
@@ -561,14 +521,15 @@ int main(void)
     test_elementwise(70001);
     test_allocator("cpu");
     test_allocator("ref");
-    /* last: they draw from rng, and the bounds above were set on the
-     * values drawn before them */
-    test_pool_after_conv(2, 3, 6, 8);
-    test_pool_after_conv(3, 10, 24, 24);
-    test_pool_after_conv(2, 20, 8, 8);
-    test_pool_after_conv(1, 24, 4, 6);
-    test_pool_after_conv(2, 32, 6, 6);
-    test_pool_after_conv(2, 10, 7, 9);
+    /* f32 pooling in nhwc (3, 10, 20, 24 channels) and nChw16c (32), odd
+     * sizes; last: they draw from rng, and the bounds above were set on
+     * the values drawn before them */
+    test_max2x2_after_conv(DLB_F32, 2, 3, 6, 8);
+    test_max2x2_after_conv(DLB_F32, 3, 10, 24, 24);
+    test_max2x2_after_conv(DLB_F32, 2, 20, 8, 8);
+    test_max2x2_after_conv(DLB_F32, 1, 24, 4, 6);
+    test_max2x2_after_conv(DLB_F32, 2, 32, 6, 6);
+    test_max2x2_after_conv(DLB_F32, 2, 10, 7, 9);
 
     dlb_backend_close(dev);
     dlb_backend_close(ref);

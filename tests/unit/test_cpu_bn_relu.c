@@ -172,18 +172,10 @@ static void run_typed(enum dlb_dtype t)
 
 int main(void)
 {
-    struct dlb_backend_config cfg = { .threads = 0, .seed = 42 };
     char reason[512];
-    pair_log_ok = getenv("DLB_TEST_VERBOSE") != NULL;
-    dlb_status s = dlb_backend_open("cpu", &cfg, &dev, reason, sizeof reason);
-    if (s == DLB_ERR_UNSUPPORTED) {
-        fprintf(stderr, "skip: %s\n", reason);
-        return 77;
-    }
-    CHECK(s == DLB_OK);
-    CHECK(dlb_backend_open("ref", &cfg, &ref, reason, sizeof reason) == DLB_OK);
-    if (!dev || !ref)
-        return check_exit();
+    int rc = pair_open("cpu", reason, sizeof reason);
+    if (rc >= 0)
+        return rc;
     dlb_rng_seed(&rng, 2027);
     (void)expect_same; /* backend_pair.h's, for exact results: none here */
     /* Both built-in backends have it. */

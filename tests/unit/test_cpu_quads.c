@@ -31,26 +31,6 @@ static double tol_of(enum dlb_dtype t, int dnn)
     return 1e-5;
 }
 
-static void expect_true(const char *what, int ok)
-{
-    check_count++;
-    if (!ok) {
-        check_failures++;
-        fprintf(stderr, "FAIL %s\n", what);
-    } else if (pair_log_ok) {
-        fprintf(stderr, "ok   %s\n", what);
-    }
-}
-
-static int have_avx512(void)
-{
-#if defined(__GNUC__) && defined(__x86_64__)
-    return __builtin_cpu_supports("avx512f") != 0;
-#else
-    return 0;
-#endif
-}
-
 static void test_fwd(const char *name, struct dlb_conv2d_desc d, int bias,
                      int fast)
 {
@@ -109,18 +89,10 @@ static void test_nhwc_input(void)
 
 int main(void)
 {
-    struct dlb_backend_config cfg = { .threads = 0, .seed = 42 };
     char reason[512];
-    pair_log_ok = getenv("DLB_TEST_VERBOSE") != NULL;
-    dlb_status s = dlb_backend_open("cpu", &cfg, &dev, reason, sizeof reason);
-    if (s == DLB_ERR_UNSUPPORTED) {
-        fprintf(stderr, "skip: %s\n", reason);
-        return 77;
-    }
-    CHECK(s == DLB_OK);
-    CHECK(dlb_backend_open("ref", &cfg, &ref, reason, sizeof reason) == DLB_OK);
-    if (!dev || !ref)
-        return check_exit();
+    int rc = pair_open("cpu", reason, sizeof reason);
+    if (rc >= 0)
+        return rc;
     dlb_rng_seed(&rng, 2030);
     (void)expect_same;
     test_fwd("lenet conv2 n=1", conv_desc(1, 10, 12, 12, 20, 5, 1, 0), 1, 1);
