@@ -209,6 +209,23 @@ static dlb_status get(struct dlb_backend *be, const char *op,
     return dlb_cpu_cache_get(be, &key, build_cb, &a, out);
 }
 
+/* The forward's descriptor and tensors, checked as every kernel needs. */
+static dlb_status fwd_check(struct dlb_backend *be, const char *op,
+                            const struct dlb_conv2d_desc *d,
+                            const struct dlb_buffer *x,
+                            const struct dlb_buffer *w,
+                            const struct dlb_buffer *b,
+                            const struct dlb_buffer *y)
+{
+    dlb_status s;
+    if ((s = dlb_conv2d_desc_check(be, op, d)) ||
+        (s = dlb_cpu_check_float(be, op, "x", x, dlb_conv2d_x_count(d))) ||
+        (s = dlb_cpu_check_float(be, op, "w", w, dlb_conv2d_w_count(d))) ||
+        (b && (s = dlb_cpu_check_float(be, op, "b", b, d->out_c))))
+        return s;
+    return dlb_cpu_check_float(be, op, "y", y, dlb_conv2d_y_count(d));
+}
+
 dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
                               const struct dlb_conv2d_desc *d,
                               const struct dlb_buffer *x,
@@ -219,11 +236,7 @@ dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
     const struct dlb_buffer *t[4] = { x, w, b, y };
     struct dlb_cpu_prim *p;
     dlb_status s;
-    if ((s = dlb_conv2d_desc_check(be, op, d)) ||
-        (s = dlb_cpu_check_float(be, op, "x", x, dlb_conv2d_x_count(d))) ||
-        (s = dlb_cpu_check_float(be, op, "w", w, dlb_conv2d_w_count(d))) ||
-        (b && (s = dlb_cpu_check_float(be, op, "b", b, d->out_c))) ||
-        (s = dlb_cpu_check_float(be, op, "y", y, dlb_conv2d_y_count(d))))
+    if ((s = fwd_check(be, op, d, x, w, b, y)))
         return s;
     if (dlb_cpu_conv1_fwd_fits(d, x, w, b, y))
         return dlb_cpu_conv1_fwd(be, d, x, w, b, y);
@@ -298,13 +311,8 @@ dlb_status dlb_cpu_conv2d_fwd_infer(struct dlb_backend *be,
                                     const struct dlb_buffer *b,
                                     struct dlb_buffer *y)
 {
-    const char *op = "conv2d_fwd";
-    dlb_status s;
-    if ((s = dlb_conv2d_desc_check(be, op, d)) ||
-        (s = dlb_cpu_check_float(be, op, "x", x, dlb_conv2d_x_count(d))) ||
-        (s = dlb_cpu_check_float(be, op, "w", w, dlb_conv2d_w_count(d))) ||
-        (b && (s = dlb_cpu_check_float(be, op, "b", b, d->out_c))) ||
-        (s = dlb_cpu_check_float(be, op, "y", y, dlb_conv2d_y_count(d))))
+    dlb_status s = fwd_check(be, "conv2d_fwd", d, x, w, b, y);
+    if (s)
         return s;
     if (dlb_cpu_conv_quads_fits(d, x, w, b, y))
         return dlb_cpu_conv_quads_fwd(be, d, x, w, b, y);
