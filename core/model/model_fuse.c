@@ -39,11 +39,12 @@ void dlb_model_fuse_end(struct dlb_model *m)
     m->fuse = 0;
 }
 
-/* Layers i + 1 .. i + span pass their input through in this pass. */
+/* Layers i + 1 .. i + span pass their input through in this pass (the
+ * marks were cleared when it began). */
 static void mark(struct dlb_model *m, size_t i, size_t span)
 {
-    for (size_t k = 1; k <= 2 && i + k < m->spec->n_layers; k++)
-        m->layers[i + k].in_conv_pool = k <= span;
+    for (size_t k = 1; k <= span; k++)
+        m->layers[i + k].in_conv_pool = 1;
     m->fused_layers += span;
 }
 
@@ -53,22 +54,22 @@ static int f32_layer(const struct dlb_model *m, size_t i)
            dlb_model_out_type(m, i) == DLB_F32;
 }
 
-/* How many layers after convolution i the fusion covers (0: none): a max
- * pooling the backend takes, then in inference a ReLU if one follows.
- * Every layer involved computes in F32 and none is quantised. */
+/* How many layers after convolution i (descriptor cd, an F32 layer) the
+ * fusion covers (0: none): a max pooling the backend takes (its
+ * descriptor in *pd), then in inference a ReLU if one follows. Every
+ * layer involved computes in F32 and none is quantised. */
 static size_t span_of(const struct dlb_model *m, size_t i, int train,
                       const struct dlb_backend_conv_pool *f,
-                      const struct dlb_buffer *x, int *relu)
+                      const struct dlb_conv2d_desc *cd,
+                      struct dlb_pool_desc *pd, int *relu)
 {
     size_t nl = m->spec->n_layers;
     *relu = 0;
-    if (!f || i + 1 >= nl || dlb_buffer_dtype(x) != DLB_F32 ||
-        m->layers[i + 1].spec->kind != DLB_LAYER_MAXPOOL ||
-        !f32_layer(m, i) || !f32_layer(m, i + 1))
+    if (i + 1 >= nl || m->layers[i + 1].spec->kind != DLB_LAYER_MAXPOOL ||
+        !f32_layer(m, i + 1))
         return 0;
-    struct dlb_conv2d_desc cd = dlb_model_conv_desc(m->layers[i].spec, m->n);
-    struct dlb_pool_desc pd = dlb_model_pool_desc(m->layers[i + 1].spec, m->n);
-    if (!f->applies(&cd, &pd, DLB_F32))
+    *pd = dlb_model_pool_desc(m->layers[i + 1].spec, m->n);
+    if (!f->applies(cd, pd, DLB_F32))
         return 0;
     if (!train && i + 2 < nl &&
         m->layers[i + 2].spec->kind == DLB_LAYER_RELU && f32_layer(m, i + 2)) {
@@ -84,57 +85,45 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
 {
     struct dlb_model_layer *ml = &m->layers[i];
     const struct dlb_backend_conv_pool *f = dlb_backend_conv_pool(m->be);
+    struct dlb_pool_desc pd;
+    struct dlb_buffer *ws = NULL;
     int relu = 0;
-    size_t span;
     if (ml->spec->kind != DLB_LAYER_CONV)
         return 0;
     if (train)
         ml->pool_bwd = 0;
-    if (!m->fuse)
+    if (!m->fuse || !f || !f32_layer(m, i) || dlb_buffer_dtype(x) != DLB_F32)
         return 0;
-    span = span_of(m, i, train, f, x, &relu);
-    mark(m, i, span);
-    if (!span && !train && f && f->conv_fwd_infer && f32_layer(m, i) &&
-        dlb_buffer_dtype(x) == DLB_F32) {
-        /* alone, on the backend's inference kernels */
-        struct dlb_conv2d_desc cd = dlb_model_conv_desc(ml->spec, m->n);
-        if ((*st = dlb_model_step_alloc(m, dlb_model_out_type(m, i),
-                                        (size_t)m->n *
-                                            dlb_model_act_size(m, i + 1),
-                                        ml->spec->name, y, err)))
-            return 1;
-        *owned = 1;
-        *st = f->conv_fwd_infer(m->be, &cd, x, dlb_model_layer_weights(m, i),
-                                ml->bias >= 0 ? m->params[ml->bias].t.buf
-                                              : NULL,
-                                *y);
-        if (*st != DLB_OK)
-            *st = dlb_model_be_fail(m, *st, ml->spec->name, "forward", err);
-        return 1;
-    }
-    if (!span)
-        return 0;
-    struct dlb_model_layer *pool = &m->layers[i + 1];
     struct dlb_conv2d_desc cd = dlb_model_conv_desc(ml->spec, m->n);
-    struct dlb_pool_desc pd = dlb_model_pool_desc(pool->spec, m->n);
-    size_t count = (size_t)m->n * dlb_model_act_size(m, i + 2);
+    size_t span = span_of(m, i, train, f, &cd, &pd, &relu);
+    /* Alone, an inference pass's convolution runs on the backend's
+     * inference kernels; in training, on the layer's usual one. */
+    if (!span && (train || !f->conv_fwd_infer))
+        return 0;
+    mark(m, i, span);
     /* Backward of the pooling reads where each maximum was. */
-    if ((train && (*st = dlb_model_step_alloc(m, DLB_S32, count,
-                                              pool->spec->name, &pool->ws,
-                                              err))) ||
+    if ((span && train &&
+         (*st = dlb_model_step_alloc(m, DLB_S32,
+                                     (size_t)m->n * dlb_model_act_size(m, i + 2),
+                                     m->layers[i + 1].spec->name,
+                                     &m->layers[i + 1].ws, err))) ||
         (*st = dlb_model_step_alloc(m, DLB_F32, (size_t)m->n *
                                         dlb_model_act_size(m, i + 1 + span),
                                     ml->spec->name, y, err)))
         return 1;
     *owned = 1;
-    *st = f->fwd(m->be, &cd, &pd, relu, x, dlb_model_layer_weights(m, i),
-                 ml->bias >= 0 ? m->params[ml->bias].t.buf : NULL, *y,
-                 train ? pool->ws : NULL);
+    if (span && train)
+        ws = m->layers[i + 1].ws;
+    struct dlb_buffer *w = dlb_model_layer_weights(m, i);
+    const struct dlb_buffer *b = ml->bias >= 0 ? m->params[ml->bias].t.buf
+                                               : NULL;
+    *st = span ? f->fwd(m->be, &cd, &pd, relu, x, w, b, *y, ws)
+               : f->conv_fwd_infer(m->be, &cd, x, w, b, *y);
     if (*st != DLB_OK)
         *st = dlb_model_be_fail(m, *st, ml->spec->name, "forward", err);
     /* The first layer's input needs no gradient: its backward can take
      * the pooling's gradient as it is (model_bwd.c). */
-    else if (train && i == 0 && f->bwd_weights)
+    else if (ws && i == 0 && f->bwd_weights)
         ml->pool_bwd = 1;
     return 1;
 }

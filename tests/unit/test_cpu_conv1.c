@@ -93,7 +93,8 @@ static void test_shape(const char *name, struct dlb_conv2d_desc d, int bias,
  * the bound is the convolution's; the workspace (training: ws set, no
  * ReLU) must name the same maxima, and the pooling's backward on it must
  * give ref's input gradient, in the layout the weight gradient's kernel
- * takes. Odd sizes leave the last row and column unpooled. */
+ * takes; the weight gradient from the pooling's gradient must be ref's
+ * pooling backward and weight gradient. Odd sizes leave the last row and column unpooled. */
 static void test_pool_fused(const char *name, struct dlb_conv2d_desc d,
                             int bias, int relu, int train)
 {
@@ -128,11 +129,43 @@ static void test_pool_fused(const char *name, struct dlb_conv2d_desc d,
                                                          NULL) ==
                               ((d.kh == 5 && d.kw == 5) ||
                                (d.kh == 3 && d.kw == 3)));
+        /* The weight gradient straight from the pooling's gradient
+         * (bwd_weights): given in nhwc, as a training step hands it over
+         * (the fused pass's output over another input: the kernel), and
+         * in the host view (pool_bwd into a buffer of its own, then the
+         * weight gradient). Before any download, which makes buffers
+         * plain. */
+        struct pair x2 = rand_pair(t, xn, 1.0), dn = out_pair(t, yn);
+        struct pair ws2 = alloc_pair(DLB_S32, yn), c2 = out_pair(t, cn);
+        struct pair dc2 = out_pair(t, cn), gw = out_pair(t, wn);
+        struct pair gb = out_pair(t, d.out_c), gw2 = out_pair(t, wn);
+        struct pair gb2 = out_pair(t, d.out_c);
+        CHECK(f->fwd(dev, &d, &p, 0, x2.d, w.d, b.d, dn.d, ws2.d) == DLB_OK);
+        CHECK(DLB_BE_CALL(ref, conv2d_fwd, &d, x2.r, w.r, b.r, c2.r) == DLB_OK);
+        CHECK(DLB_BE_CALL(ref, pool_fwd, &p, c2.r, dn.r, ws2.r) == DLB_OK);
+        CHECK(f->bwd_weights(dev, &d, &p, x.d, dn.d, ws.d, gw.d, gb.d) ==
+              DLB_OK);
+        CHECK(DLB_BE_CALL(ref, pool_bwd, &p, dn.r, ws.r, dc2.r) == DLB_OK);
+        CHECK(DLB_BE_CALL(ref, conv2d_bwd_weights, &d, x.r, dc2.r, gw.r,
+                          gb.r) == DLB_OK);
+        CHECK(f->bwd_weights(dev, &d, &p, x.d, dy.d, ws.d, gw2.d, gb2.d) ==
+              DLB_OK);
+        CHECK(DLB_BE_CALL(ref, conv2d_bwd_weights, &d, x.r, dc.r, gw2.r,
+                          gb2.r) == DLB_OK);
         snprintf(what, sizeof what, "conv1+pool %s workspace", name);
         expect_same(what, ws);
         snprintf(what, sizeof what, "conv1+pool %s pooling's dx", name);
         expect_same(what, dc);
-        RELEASE(&dy, &dc, &dw);
+        snprintf(what, sizeof what, "pool1+conv1 dw, nhwc gradient, %s", name);
+        NEAR_DNN(what, gw);
+        snprintf(what, sizeof what, "pool1+conv1 db, nhwc gradient, %s", name);
+        NEAR_DNN(what, gb);
+        snprintf(what, sizeof what, "pool1+conv1 dw, plain gradient, %s", name);
+        NEAR_DNN(what, gw2);
+        snprintf(what, sizeof what, "pool1+conv1 db, plain gradient, %s", name);
+        NEAR_DNN(what, gb2);
+        RELEASE(&dy, &dc, &dw, &x2, &dn, &ws2, &c2, &dc2, &gw, &gb, &gw2,
+                &gb2);
     }
     snprintf(what, sizeof what, "conv1+pool%s %s", relu ? "+relu" : "", name);
     NEAR_DNN(what, y);
