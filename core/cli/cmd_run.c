@@ -63,6 +63,7 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
         r->suite_copy = dlb_path_join(r->dir, "suite.ini");
         size_t n_given = o->n_sets;
         if ((st = dlb_rundir_check_set_up(r->dir, err)) != DLB_OK ||
+            (st = dlb_rundir_lock(r->dir, err)) != DLB_OK ||
             (st = dlb_resume_load_invocation(o, r->dir, &r->origin, err)) != DLB_OK)
             return st;
         if ((st = dlb_session_open(&r->ses, o, r->suite_copy, err)) != DLB_OK) {

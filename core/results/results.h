@@ -27,6 +27,12 @@
  * not empty, so that no earlier result is ever overwritten. */
 dlb_status dlb_rundir_create(const char *dir, struct dlb_error *err);
 
+/* Locks DIR for this process (DIR/.lock, held until exit), so that a second
+ * run given the same directory stops at once with DLB_ERR_INPUT naming the
+ * process that holds it. dlb_rundir_create takes it; --resume calls it. */
+#define DLB_RUNDIR_LOCK ".lock"
+dlb_status dlb_rundir_lock(const char *dir, struct dlb_error *err);
+
 /* The first files of a run, in an empty DIR: suite.ini (a copy of
  * `suite_path`), then invocation.json (what --resume needs to rebuild the
  * plan), each written whole under a temporary name and renamed, then DIR

@@ -50,6 +50,8 @@ dlb_status dlb_rundir_create(const char *dir, struct dlb_error *err)
     if (!dir || !*dir)
         return dlb_errorf(err, DLB_ERR_INPUT, "empty run directory name");
     dlb_status s = make_path(dir, err);
+    if (s == DLB_OK)
+        s = dlb_rundir_lock(dir, err); /* before the look: two runs race here */
     if (s != DLB_OK)
         return s;
     DIR *d = opendir(dir);
@@ -58,7 +60,8 @@ dlb_status dlb_rundir_create(const char *dir, struct dlb_error *err)
                           dir, strerror(errno));
     int empty = 1;
     for (struct dirent *e; (e = readdir(d));) {
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            strcmp(e->d_name, DLB_RUNDIR_LOCK) != 0) {
             empty = 0;
             break;
         }
