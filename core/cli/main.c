@@ -19,6 +19,10 @@ int main(int argc, char **argv)
      * journals, reports, caches) is writable by other users: they could
      * alter measurements or plant files in a run. */
     umask(umask(0) | S_IWOTH);
+    /* Whole lines on stdout before anything on stderr: with both streams
+     * sent to one file, a fully buffered stdout came out in 4 KiB pieces
+     * and a warning landed in the middle of a verdict's line. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (dlb_cli_parse(argc, argv, &opts, &err) != DLB_OK) {
         fprintf(stderr, "dlbench: %s\n", err.msg);
         dlb_cli_free(&opts);
