@@ -39,6 +39,50 @@ struct run_state {
     struct dlb_search_loop loop; /* records and journal */
 };
 
+/* The suite's line that names the model: the last `model` setting of its
+ * [suite], [quick] or [sweep] sections; 0 when none does (the default, or
+ * --set on the command line). */
+static int model_line(const struct dlb_suite *s)
+{
+    char name[128];
+    int line = 0;
+    for (size_t i = 0; i < s->n_fixed; i++) {
+        dlb_suite_key_name(s, s->fixed[i].ref, name, sizeof name);
+        if (!strcmp(name, "model") && s->fixed[i].line > line)
+            line = s->fixed[i].line;
+    }
+    for (size_t i = 0; i < s->n_quick; i++) {
+        dlb_suite_key_name(s, s->quick[i].ref, name, sizeof name);
+        if (!strcmp(name, "model") && s->quick[i].line > line)
+            line = s->quick[i].line;
+    }
+    for (size_t i = 0; i < s->n_axes; i++) {
+        dlb_suite_key_name(s, s->axes[i].ref, name, sizeof name);
+        if (!strcmp(name, "model") && s->axes[i].line > line)
+            line = s->axes[i].line;
+    }
+    return line;
+}
+
+/* A network file that cannot be found or read is named by the suite line
+ * that asks for it, as every other bad key is (a file that is found but
+ * bad is named by its own file:line already). */
+static dlb_status blame_model_line(const struct dlb_options *o,
+                                   const struct dlb_suite *s, dlb_status st,
+                                   struct dlb_error *err)
+{
+    int line = model_line(s);
+    for (size_t i = 0; i < o->n_sets; i++)
+        if (!strncmp(o->sets[i], "model=", 6))
+            line = 0; /* --set model=... names it, not the suite */
+    if (st != DLB_ERR_INPUT || !err || !line ||
+        (strncmp(err->msg, "model '", 7) && strncmp(err->msg, "model file ", 11)))
+        return st;
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return dlb_errorf(err, st, "%s:%d: %s", s->path, line, msg);
+}
+
 /* The inputs every configuration shares, checked before anything runs:
  * the selection's keys, the launcher, the network files, the data and
  * the plugins' own checks. */
@@ -48,7 +92,9 @@ static dlb_status check_inputs(struct run_state *r, struct dlb_error *err)
     dlb_status st;
     if ((st = dlb_run_check_selection(&r->ses.plan, err)) != DLB_OK ||
         (st = dlb_run_launch_check(r->opts, &r->ses.plan, err)) != DLB_OK ||
-        (st = dlb_run_check_models(&r->ses.plan, suites, 2, err)) != DLB_OK ||
+        (st = blame_model_line(r->opts, &r->ses.suite,
+                               dlb_run_check_models(&r->ses.plan, suites, 2, err),
+                               err)) != DLB_OK ||
         (st = dlb_run_check_data(&r->ses.plan, suites, 2, err)) != DLB_OK)
         return st;
     return dlb_run_check_plugins(&r->ses.plan, suites, 2, err);

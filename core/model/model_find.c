@@ -18,7 +18,12 @@ static char *try_dir(const char *dir, size_t dir_len, const char *name,
     snprintf(p, len, "%.*s/models/%s.ini", (int)dir_len, dir, name);
     if (access(p, R_OK) == 0)
         return p;
-    if (at + 2 < tried_len)
+    /* A folder reached two ways (the suite's own and ./suites) is said once. */
+    const char *dup = strstr(tried, p);
+    size_t pl = strlen(p);
+    if (dup && (dup == tried || dup[-1] == ' ') && (dup[pl] == ',' || dup[pl] == '\0'))
+        ;
+    else if (at + 2 < tried_len)
         snprintf(tried + at, tried_len - at, "%s%s", at ? ", " : "", p);
     free(p);
     return NULL;

@@ -22,6 +22,7 @@ expect empty-sweep.ini 4 "testload.work"
 expect unknown-plugin.ini 3 "did you mean 'testload'"
 expect malformed.ini 3 ""
 expect bad-choice.ini 4 "did you mean 'segv'"
+expect missing-model.ini 3 "model 'no-such-model-file' not found"
 "$DLBENCH" --suite "$B/all-filtered.ini" --out run-af >/dev/null 2>af.err
 ok "all filtered: exit 2" [ $? -eq 2 ]
 ok "all filtered: says so ($(cat af.err))" grep -q "filters exclude all" af.err
