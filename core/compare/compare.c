@@ -259,6 +259,27 @@ static void note_status(json_t *row, const char *which,
     json_object_set_new(row, "note", json_string(buf));
 }
 
+/* A row judged on a doubtful record (either run's) still counts, a
+ * regression included: CI fails on it, but says the figure may be the
+ * machine's rather than the change's. */
+static void note_doubtful(json_t *row, const struct dlb_record *b,
+                          const struct dlb_record *n)
+{
+    const char *bw = b->has_system ? b->system.doubtful : NULL;
+    const char *nw = n->has_system ? n->system.doubtful : NULL;
+    if (!bw && !nw)
+        return;
+    char why[600], note[1000];
+    snprintf(why, sizeof why, "%s%s%s%s%s", bw ? "base: " : "", bw ? bw : "",
+             bw && nw ? "; " : "", nw ? "new: " : "", nw ? nw : "");
+    const char *old = json_string_value(json_object_get(row, "note"));
+    snprintf(note, sizeof note, "%s%sdoubtful: %s; re-measure on a quiet machine",
+             old ? old : "", old ? "; " : "", why);
+    json_object_set_new(row, "doubtful", json_true());
+    json_object_set_new(row, "doubtful_why", json_string(why));
+    json_object_set_new(row, "note", json_string(note));
+}
+
 static dlb_status one_config(struct judge *J, json_t *cmp, const char *id,
                              const struct dlb_record *b,
                              const struct dlb_record *n, struct dlb_error *err)
@@ -275,6 +296,7 @@ static dlb_status one_config(struct judge *J, json_t *cmp, const char *id,
     dlb_status s = DLB_OK;
     if (rec_ok(b) && rec_ok(n)) {
         s = judge_pair(J, id, b, n, row, err);
+        note_doubtful(row, b, n);
     } else if (rec_ok(b)) {
         json_object_set_new(row, "verdict", json_string("missing"));
         note_status(row, "new", n);

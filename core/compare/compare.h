@@ -17,7 +17,10 @@
  *                    row could have detected (the ratio interval's
  *                    half-width on the log scale, at least threshold),
  *                    "reference": true (the normalizing configuration),
- *                    "note": "..." } ],
+ *                    "note": "...",
+ *                    "doubtful": true, "doubtful_why": "base: ...; new: ..."
+ *                    (either record measured on a busy machine; the row
+ *                    still counts, and its note says so) } ],
  *     "geomean_ratio": x | null, "compared": n,
  *     "resolution": { "median", "max" } | null   over the judged rows,
  *     "counts": { "faster", "slower", "same", "new", "missing" } } */

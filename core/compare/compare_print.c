@@ -135,9 +135,11 @@ static void print_markdown(FILE *f, const struct dlb_comparison *cmp)
     for (i = 0; i < cmp->n_rows; i++) {
         fill(&cmp->rows[i], &c, 1);
         int bad = !strcmp(c.verdict, "slower");
-        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s%s%s |\n", c.id,
+        const char *dw = cmp->rows[i].doubtful_why;
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | %s | %s%s%s%s%s%s |\n", c.id,
                 c.base, c.nw, c.ratio, c.ci, c.change, c.p, bad ? "**" : "",
-                c.verdict, bad ? "**" : "");
+                c.verdict, bad ? "**" : "", dw ? " (doubtful: " : "", dw ? dw : "",
+                dw ? ")" : "");
     }
     fputc('\n', f);
     legend(f, cmp);

@@ -118,8 +118,13 @@ static void winner(char *out, size_t len, const struct dlb_selection *sel,
         snprintf(sp, sizeof sp, " It runs at %.3gx the baseline (%s), 95%% CI "
                  "[%.3g, %.3g].", pc.speedup, known(group->baseline),
                  dlb_rep_or0(pc.speedup_ci_lo), dlb_rep_or0(pc.speedup_ci_hi));
-    snprintf(out, len, "Winner: %s (objective: %s). Why: %s.%s",
-             group->winner, known(sel->objective), why, sp);
+    const char *doubt = group->winner_doubtful_why ? group->winner_doubtful_why
+                                                   : pc.doubtful_why;
+    char dn[600] = "";
+    if (doubt)
+        snprintf(dn, sizeof dn, " Doubtful: %s; re-measure on a quiet machine.", doubt);
+    snprintf(out, len, "Winner: %s (objective: %s). Why: %s.%s%s",
+             group->winner, known(sel->objective), why, sp, dn);
 }
 
 static int winners(struct dlb_rep *r, const struct dlb_selection *sel)
@@ -148,8 +153,8 @@ static int verdicts(struct dlb_rep *r, const struct dlb_selection *sel)
     for (i = 0; i < sel->n_verdicts; i++) {
         const struct dlb_sel_verdict *v = &sel->verdicts[i];
         struct dlb_rep_line *l = &r->verdicts[r->n_verdicts++];
-        snprintf(l->text, sizeof l->text, "%s: %s", known(v->setting),
-                 known(v->summary));
+        snprintf(l->text, sizeof l->text, "%s: %s%s", known(v->setting),
+                 known(v->summary), v->doubtful_why ? " (doubtful: see below)" : "");
         if (!strcmp(known(v->verdict), "not measured"))
             continue;
         for (j = 0; j < v->n_rows; j++) {

@@ -12,12 +12,23 @@ static const char *s_of(const char *s)
     return s ? s : "";
 }
 
+/* Where a figure rests on a doubtful record, it says so beside itself:
+ * "doubtful: ID: why; re-measure on a quiet machine". */
+static void doubtful(char *buf, size_t len, const char *why)
+{
+    size_t used = strlen(buf);
+    if (why && used < len)
+        snprintf(buf + used, len - used, " (doubtful: %s; re-measure on a quiet "
+                 "machine)", why);
+}
+
 void dlb_rep_verdict_row(char *buf, size_t len, const struct dlb_sel_verdict_row *row)
 {
     const char *wl = s_of(row->workload), *why = s_of(row->why);
     size_t used = (size_t)snprintf(buf, len, "%s%s", wl[0] ? wl : "", wl[0] ? ": " : "");
     if (isnan(row->speedup)) {
         snprintf(buf + used, len - used, "%s (%s)", s_of(row->verdict), why);
+        doubtful(buf, len, row->doubtful_why);
         return;
     }
     used += (size_t)snprintf(buf + used, len - used, "%.2fx (%.2f-%.2f)",
@@ -45,6 +56,7 @@ void dlb_rep_verdict_row(char *buf, size_t len, const struct dlb_sel_verdict_row
         snprintf(buf + used, len - used, ": %s%s%s%s", s_of(row->verdict),
                  plain ? "" : " (", plain ? "" : why, plain ? "" : ")");
     }
+    doubtful(buf, len, row->doubtful_why);
 }
 
 void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel,
@@ -74,6 +86,8 @@ void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel
                      "%.2f points", pc.accuracy_drop);
     }
     snprintf(buf, len, "%s%s%s", head, w, fig);
+    doubtful(buf, len, group->winner_doubtful_why ? group->winner_doubtful_why
+                                                  : pc.doubtful_why);
 }
 
 void dlb_report_verdicts(FILE *f, const struct dlb_selection *sel)
@@ -90,7 +104,8 @@ void dlb_report_verdicts(FILE *f, const struct dlb_selection *sel)
                "speedup with its 95%% CI, accuracy change +- its 95%% CI)\n");
     for (size_t i = 0; i < sel->n_verdicts; i++) {
         const struct dlb_sel_verdict *v = &sel->verdicts[i];
-        fprintf(f, "  %s: %s\n", s_of(v->setting), s_of(v->summary));
+        fprintf(f, "  %s: %s%s\n", s_of(v->setting), s_of(v->summary),
+                v->doubtful_why ? " (doubtful: see below)" : "");
         if (!strcmp(s_of(v->verdict), "not measured"))
             continue;
         for (size_t j = 0; j < v->n_rows; j++) {

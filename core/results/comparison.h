@@ -16,6 +16,7 @@
 
 struct dlb_cmp_row {            /* one configuration */
     const char *id, *verdict, *test, *note;   /* NULL when absent */
+    const char *doubtful_why;   /* either record doubtful: which, why */
     double base_median_s, new_median_s;
     double ratio, ratio_ci_lo, ratio_ci_hi, p, resolution;
     long long base_n, new_n;    /* -1 when absent */

@@ -67,6 +67,7 @@ static void read_row(struct rd *c, json_t *o, const char *at, struct dlb_cmp_row
     r->verdict = str(c, o, at, "verdict");
     r->test = str(c, o, at, "test");
     r->note = str(c, o, at, "note");
+    r->doubtful_why = str(c, o, at, "doubtful_why");
     r->base_median_s = num(c, o, at, "base_median_s");
     r->new_median_s = num(c, o, at, "new_median_s");
     r->ratio = num(c, o, at, "ratio");

@@ -117,6 +117,7 @@ struct dlb_rec_selection {
     int present;
     long long group, changes, eliminated_in_round;
     const char *baseline, *accuracy_note;
+    const char *doubtful_why;   /* it or its baseline measured doubtful */
     double speedup, speedup_ci_lo, speedup_ci_hi, accuracy_drop;
     double trained_images, peak_memory;
     double objective, objective_ci_lo, objective_ci_hi;

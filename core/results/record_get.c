@@ -232,6 +232,7 @@ void dlb_record_selection(json_t *selection, const char *id,
     out->eliminated_in_round = count_or_none(json_object_get(pc, "eliminated_in_round"));
     out->baseline = json_string_value(json_object_get(pc, "baseline"));
     out->accuracy_note = json_string_value(json_object_get(pc, "accuracy_note"));
+    out->doubtful_why = json_string_value(json_object_get(pc, "doubtful_why"));
     out->speedup = num_or_nan(json_object_get(pc, "speedup"));
     out->speedup_ci_lo = num_or_nan(json_array_get(ci, 0));
     out->speedup_ci_hi = num_or_nan(json_array_get(ci, 1));

@@ -25,18 +25,22 @@ struct dlb_sel_ids {            /* configuration ids, in their order */
 struct dlb_sel_group {          /* one workload's part of the selection */
     const char *workload;       /* its values; "" for the only one */
     const char *baseline, *winner, *fastest, *why;
+    const char *winner_doubtful_why; /* the winner's speedup rests on a
+                                      * doubtful record: which, and why */
     long long winner_index;
     struct dlb_sel_ids configs, ties, pareto;
 };
 
 struct dlb_sel_verdict_row {    /* one setting on one workload */
     const char *workload, *verdict, *why, *accuracy_note;
+    const char *doubtful_why;   /* rests on a doubtful record: which, why */
     double speedup, speedup_ci_lo, speedup_ci_hi;
     double accuracy_change, accuracy_ci, memory_change;
 };
 
 struct dlb_sel_verdict {        /* one setting, over the workloads */
     const char *setting, *verdict, *summary;
+    const char *doubtful_why;   /* a row's, when one is doubtful */
     struct dlb_sel_verdict_row *rows;   /* "workloads" */
     size_t n_rows;
 };

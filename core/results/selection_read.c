@@ -151,6 +151,7 @@ static void read_groups(struct rd *c, json_t *sel, struct dlb_selection *s)
         o->winner = str(c, g, at, "winner");
         o->fastest = str(c, g, at, "fastest");
         o->why = str(c, g, at, "why");
+        o->winner_doubtful_why = str(c, g, at, "winner_doubtful_why");
         o->winner_index = count(c, g, at, "winner_index");
         ids(c, g, at, "configs", &o->configs);
         ids(c, g, at, "ties", &o->ties);
@@ -170,6 +171,7 @@ static void read_verdicts(struct rd *c, json_t *sel, struct dlb_selection *s)
         o->setting = str(c, v, at, "setting");
         o->verdict = str(c, v, at, "verdict");
         o->summary = str(c, v, at, "summary");
+        o->doubtful_why = str(c, v, at, "doubtful_why");
         json_t *rows = array(c, v, at, "workloads");
         if (!(o->rows = table(c, rows, sizeof *o->rows)))
             return;
@@ -184,6 +186,7 @@ static void read_verdicts(struct rd *c, json_t *sel, struct dlb_selection *s)
             r->verdict = str(c, w, rat, "verdict");
             r->why = str(c, w, rat, "why");
             r->accuracy_note = str(c, w, rat, "accuracy_note");
+            r->doubtful_why = str(c, w, rat, "doubtful_why");
             r->speedup = num(c, w, rat, "speedup");
             pair(c, w, rat, "speedup_ci", &r->speedup_ci_lo, &r->speedup_ci_hi);
             r->accuracy_change = num(c, w, rat, "accuracy_change");

@@ -87,6 +87,7 @@ static json_t *per_config(const struct sel *s)
             json_object_set_new(o, "speedup_ci", json_pack("[f,f]", lo, hi));
         }
         accuracy_json(o, it, base);
+        dlb_sel_doubtful_json(o, "doubtful", it, base);
         if (it->cfg && it->trained > 0)
             json_object_set_new(o, "trained_images", json_real(it->trained));
         if (!isnan(it->memory))
@@ -220,6 +221,8 @@ static json_t *group_json(struct sel *s, size_t g)
     json_object_set_new(o, "fastest", best ? json_string(id_of(best)) : json_null());
     json_object_set_new(o, "ties", ties);
     json_object_set_new(o, "why", json_string(text));
+    if (win)
+        dlb_sel_doubtful_json(o, "winner_doubtful", win, s->base[g]);
     /* the front among this workload's configurations only */
     struct dlb_sel_item *mine = calloc(s->n + 1, sizeof *mine);
     size_t m = 0;

@@ -9,7 +9,9 @@
  *     "workload_axes": [KEY ...],     the workload keys the plan varies
  *     "groups": [ {"workload": "model=lenet batch=64", "configs": [ID ...],
  *                  "baseline", "winner", "winner_index", "fastest",
- *                  "ties", "why", "pareto"} ... ],   one per workload
+ *                  "ties", "why", "pareto", "winner_doubtful": true and
+ *                  "winner_doubtful_why" when the winner's record or its
+ *                  baseline's is doubtful} ... ],   one per workload
  *     "winners": [ID ...],            each group's, when it has one
  *     "verdicts": [ ... ],            each setting against its baselines
  *                                     (select_verdict.c)
@@ -23,7 +25,9 @@
  *     "per_config": { ID: {"group": n, "baseline": ID, "speedup": x,
  *                          "speedup_ci": [lo, hi], "accuracy_drop": pts
  *                          (only on equal training, else "accuracy_note"),
- *                          "trained_images": n, "changes": n} },
+ *                          "trained_images": n, "changes": n,
+ *                          "doubtful": true, "doubtful_why" (it or its
+ *                          baseline measured on a busy machine)} },
  *     "attribution": [ {"plugin", "speedup_alone", ...} ] } */
 #ifndef DLB_CORE_SELECT_H
 #define DLB_CORE_SELECT_H

@@ -86,4 +86,14 @@ void dlb_sel_add_verdicts(json_t *sel, const struct dlb_plan *plan,
 
 const char *dlb_objective_name(enum dlb_objective o);
 
+/* Whether a figure comparing `it` with `base` (either may be NULL) rests
+ * on a doubtful record (record.h, system.doubtful): 1, with "ID: reason"
+ * (the configuration's own first, else "its baseline ID: reason") in
+ * `why`. */
+int dlb_sel_doubtful(const struct dlb_sel_item *it, const struct dlb_sel_item *base,
+                     char *why, size_t len);
+/* When it does: `key`: true and `key`_why: the reason, on `o`. */
+void dlb_sel_doubtful_json(json_t *o, const char *key, const struct dlb_sel_item *it,
+                           const struct dlb_sel_item *base);
+
 #endif

@@ -13,7 +13,10 @@
  *                     "speedup", "speedup_ci": [lo, hi],
  *                     "accuracy_change" (points, + is better),
  *                     "accuracy_ci" (its 95% half-width),
- *                     "accuracy_note", "memory_change" (ratio - 1)} ] } ] */
+ *                     "accuracy_note", "memory_change" (ratio - 1),
+ *                     "doubtful": true, "doubtful_why" (when the row's
+ *                     record or its baseline's is doubtful)} ],
+ *     "doubtful", "doubtful_why": when any row is } ] */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -115,6 +118,7 @@ static json_t *judge(const struct dlb_select_settings *set,
         double lo, hi, sp = dlb_sel_speedup(set, it, base, &lo, &hi);
         json_object_set_new(o, "speedup", json_real(sp));
         json_object_set_new(o, "speedup_ci", json_pack("[f,f]", lo, hi));
+        dlb_sel_doubtful_json(o, "doubtful", it, base);
         if (!isnan(it->accuracy) && !isnan(base->accuracy)) {
             if (dlb_sel_same_training(it, base)) {
                 json_object_set_new(o, "accuracy_change",
@@ -205,10 +209,18 @@ static void summarize(json_t *verdict, json_t *rows)
     size_t i, n[4] = {0};
     static const char *const words[4] = {"pays off", "costs",
                                          "no measurable effect", "not measured"};
-    json_t *row;
-    json_array_foreach(rows, i, row)
+    json_t *row, *doubt = NULL;
+    json_array_foreach(rows, i, row) {
         for (int w = 0; w < 4; w++)
             n[w] += is(row, words[w]);
+        if (!doubt && json_is_true(json_object_get(row, "doubtful")))
+            doubt = row;
+    }
+    /* one doubtful workload is enough to doubt the setting's verdict */
+    if (doubt) {
+        json_object_set_new(verdict, "doubtful", json_true());
+        json_object_set(verdict, "doubtful_why", json_object_get(doubt, "doubtful_why"));
+    }
     size_t measured = n[0] + n[1] + n[2], total = json_array_size(rows);
     char text[1400] = "", part[600];
     const char *overall = "mixed";

@@ -1,0 +1,36 @@
+/* Whether a comparison rests on a doubtful record: a figure measured
+ * while something else kept preempting the process (or the hypervisor
+ * took its CPUs) says as much about the neighbours as about the code, so
+ * a verdict, a winner or a speedup built on it must say so where it is
+ * printed, not only in the report's notes. */
+#include <stdio.h>
+
+#include "select/select_impl.h"
+
+static const char *reason_of(const struct dlb_sel_item *it)
+{
+    return it && it->r.has_system ? it->r.system.doubtful : NULL;
+}
+
+int dlb_sel_doubtful(const struct dlb_sel_item *it, const struct dlb_sel_item *base,
+                     char *why, size_t len)
+{
+    const struct dlb_sel_item *at = reason_of(it) ? it : reason_of(base) ? base : NULL;
+    why[0] = '\0';
+    if (!at)
+        return 0;
+    snprintf(why, len, "%s%s: %s", at == base && at != it ? "its baseline " : "",
+             at->r.id ? at->r.id : "?", reason_of(at));
+    return 1;
+}
+
+void dlb_sel_doubtful_json(json_t *o, const char *key, const struct dlb_sel_item *it,
+                           const struct dlb_sel_item *base)
+{
+    char why[400], name[64];
+    if (!dlb_sel_doubtful(it, base, why, sizeof why))
+        return;
+    json_object_set_new(o, key, json_true());
+    snprintf(name, sizeof name, "%s_why", key);
+    json_object_set_new(o, name, json_string(why));
+}
