@@ -124,6 +124,14 @@ int dlb_rec_config_text(const struct dlb_record *rec, const char *key,
  * returns DLB_OK when they do not. */
 dlb_status dlb_plot_throughput(struct dlb_plotter *p, struct dlb_plot_recs recs,
                                const struct dlb_selection *selection, struct dlb_error *err);
+/* A speedup bar's verdict, the speedup.dat column the colour follows:
+ * the selection's words for the setting on the bar's workload. */
+enum dlb_plot_verdict {
+    DLB_PLOT_VERDICT_BASELINE, DLB_PLOT_VERDICT_PAYS_OFF, DLB_PLOT_VERDICT_NONE,
+    DLB_PLOT_VERDICT_COSTS, DLB_PLOT_VERDICT_DOUBTFUL
+};
+long dlb_plot_verdict_colour(enum dlb_plot_verdict v);
+
 dlb_status dlb_plot_speedup(struct dlb_plotter *p, struct dlb_plot_recs recs,
                             const struct dlb_selection *selection, struct dlb_error *err);
 dlb_status dlb_plot_pareto(struct dlb_plotter *p, struct dlb_plot_recs recs,

@@ -25,7 +25,12 @@ static const char body_fmt[] =
     "set arrow 1 from first 1, graph 0 to first 1, graph 1 nohead dt 2 lw 1.5 lc rgb 'gray20'\n"
     "set xlabel 'speedup over the baseline (x, ratio of throughputs; 1 = as fast)'\n"
     "plot 'speedup.dat' using 3:1:(0):3:($1-0.35):($1+0.35):6:ytic(2) with boxxyerror lc rgb variable "
-    "title 'speedup (green faster, red slower, grey the baseline)', \\\n"
+    "notitle, \\\n"
+    "     keyentry with boxes fs solid 0.85 lc rgb '#31a354' title 'pays off', \\\n"
+    "     keyentry with boxes fs solid 0.85 lc rgb '#bdbdbd' title 'no measurable effect', \\\n"
+    "     keyentry with boxes fs solid 0.85 lc rgb '#de2d26' title 'costs', \\\n"
+    "     keyentry with boxes fs solid 0.85 lc rgb '#fd8d3c' title 'doubtful', \\\n"
+    "     keyentry with boxes fs solid 0.85 lc rgb '#636363' title 'baseline', \\\n"
     "     '' using ($7 > 0 ? 1/0 : $3):1:4:5 with xerrorbars lc rgb 'black' pt -1 lw 1.5 title '95%% CI', \\\n"
     "     '' using ($7 > 0 ? 1/0 : $5):1:(sprintf(' %%.2fx', $3)) with labels left font ',9' notitle\n";
 
@@ -142,6 +147,72 @@ static void bar_label(const struct dlb_record *rec, const char *base_id,
     }
 }
 
+/* Whether the space-separated tokens of a and b are the same set (a
+ * verdict's setting puts a plugin's enable first; the id keeps suite
+ * order). */
+static int same_tokens(const char *a, const char *b)
+{
+    size_t na = 0, nb = 0;
+    for (const char *t = a; *t;) {
+        size_t n = strcspn(t, " ");
+        int found = 0;
+        for (const char *w = b; *w && !found;) {
+            size_t m = strcspn(w, " ");
+            found = m == n && !strncmp(w, t, n);
+            w += m + (w[m] == ' ');
+        }
+        if (n && !found)
+            return 0;
+        na += n > 0;
+        t += n + (t[n] == ' ');
+    }
+    for (const char *w = b; *w;) {
+        size_t m = strcspn(w, " ");
+        nb += m > 0;
+        w += m + (w[m] == ' ');
+    }
+    return na == nb;
+}
+
+/* A bar's verdict: the selection's for this setting on this workload
+ * (it also counts broken constraints), else read off the interval as the
+ * selection would. A doubtful measurement (record.h, system.doubtful)
+ * is marked so whatever its interval says. */
+static enum dlb_plot_verdict bar_verdict(const struct dlb_selection *sel,
+                                         const struct dlb_record *rec,
+                                         const char *workload, const char *change,
+                                         int is_base, double lo, double hi)
+{
+    if (is_base)
+        return DLB_PLOT_VERDICT_BASELINE;
+    if (rec->system.doubtful)
+        return DLB_PLOT_VERDICT_DOUBTFUL;
+    for (size_t i = 0; i < sel->n_verdicts; i++) {
+        const struct dlb_sel_verdict *v = &sel->verdicts[i];
+        if (!v->setting || !same_tokens(v->setting, change))
+            continue;
+        for (size_t j = 0; j < v->n_rows; j++) {
+            const char *w = v->rows[j].workload, *word = v->rows[j].verdict;
+            if (!word || (workload && (!w || strcmp(w, workload))))
+                continue;
+            if (!strcmp(word, "pays off"))
+                return DLB_PLOT_VERDICT_PAYS_OFF;
+            if (!strcmp(word, "costs"))
+                return DLB_PLOT_VERDICT_COSTS;
+            if (!strcmp(word, "no measurable effect"))
+                return DLB_PLOT_VERDICT_NONE;
+        }
+    }
+    return lo > 1 ? DLB_PLOT_VERDICT_PAYS_OFF : hi < 1 ? DLB_PLOT_VERDICT_COSTS
+                                                       : DLB_PLOT_VERDICT_NONE;
+}
+
+long dlb_plot_verdict_colour(enum dlb_plot_verdict v)
+{
+    static const long colour[] = {0x636363, 0x31a354, 0xbdbdbd, 0xde2d26, 0xfd8d3c};
+    return colour[v];
+}
+
 static int group_of(const struct dlb_selection *selection, const struct dlb_record *rec)
 {
     struct dlb_rec_selection pc;
@@ -161,7 +232,8 @@ dlb_status dlb_plot_speedup(struct dlb_plotter *p, struct dlb_plot_recs recs,
         return DLB_OK;
     FILE *f = dlb_plot_data_open(p, "speedup",
         "x, configuration, speedup, ci_lo, ci_hi (x), colour (0xRRGGBB), "
-        "heading row (1: a workload's name, no bar)", err);
+        "heading row (1: a workload's name, no bar), verdict (0 baseline, 1 pays "
+        "off, 2 no measurable effect, 3 costs, 4 doubtful)", err);
     if (!f)
         return DLB_ERR_IO;
     int x = 0;
@@ -182,15 +254,19 @@ dlb_status dlb_plot_speedup(struct dlb_plotter *p, struct dlb_plot_recs recs,
                 char head[512];
                 snprintf(head, sizeof head, "[%s]", wl);
                 dlb_plot_label(f, head);
-                fprintf(f, " 0 0 0 %ld 1\n", 0xffffffL);
+                fprintf(f, " 0 0 0 %ld 1 0\n", 0xffffffL);
             }
             char label[512];
             bar_label(rec, own ? rec->vs_baseline.baseline_id : base->id,
                       is_base, label, sizeof label);
             fprintf(f, "%d ", x++);
             dlb_plot_label(f, label);
-            long colour = is_base ? 0x999999 : s >= 1 ? 0x31a354 : 0xde2d26;
-            fprintf(f, " %.9g %.9g %.9g %ld 0\n", s, lo, hi, colour);
+            const char *change = strchr(label, ':') + 1;
+            change += *change == ' ';
+            enum dlb_plot_verdict v = bar_verdict(selection, rec, wl, change,
+                                                  is_base, lo, hi);
+            fprintf(f, " %.9g %.9g %.9g %ld 0 %d\n", s, lo, hi,
+                    dlb_plot_verdict_colour(v), (int)v);
         }
     }
     dlb_status st = dlb_plot_data_close(f, "speedup", err);

@@ -400,8 +400,64 @@ static void test_speedup_own_baseline(void)
     CHECK_NEAR(got[1], 0.5, 1e-9);
     CHECK_NEAR(got[2], 1.0, 1e-9); /* vgg's fp32 is its own baseline */
     CHECK_NEAR(got[3], 1.8, 1e-9);
-    CHECK(colour[0] == 0x999999 && colour[2] == 0x999999);
+    CHECK(colour[0] == 0x636363 && colour[2] == 0x636363);
     CHECK(colour[1] == 0xde2d26 && colour[3] == 0x31a354);
+    json_decref(sel);
+    json_decref(recs);
+}
+
+/* A bar is coloured by its verdict, not by which side of 1 it lies:
+ * 1.02x with an interval of 1.00-1.03 is "no measurable effect" (grey,
+ * it was green), and the selection's "costs" (a broken constraint) wins
+ * over a fast interval. The verdict is a column of its own. */
+static void test_speedup_verdict_colour(void)
+{
+    char line[512];
+    json_t *recs = json_array();
+    json_array_append_new(recs, record(0, "model=lenet amp.precision=fp32", 64, "fp32", 2.0, 80.0));
+    json_array_append_new(recs, record(1, "model=lenet amp.precision=bf16", 64, "bf16", 2.04, 80.0));
+    json_array_append_new(recs, record(2, "model=vgg amp.precision=fp32", 64, "fp32", 40.0, 90.0));
+    json_array_append_new(recs, record(3, "model=vgg amp.precision=bf16", 64, "bf16", 22.0, 90.0));
+    json_object_set_new(json_array_get(recs, 1), "vs_baseline", json_pack(
+        "{s:s,s:f,s:f,s:f}", "baseline_id", "model=lenet amp.precision=fp32",
+        "speedup", 1.02, "speedup_ci_lo", 1.0, "speedup_ci_hi", 1.03));
+    json_object_set_new(json_array_get(recs, 3), "vs_baseline", json_pack(
+        "{s:s,s:f,s:f,s:f}", "baseline_id", "model=vgg amp.precision=fp32",
+        "speedup", 1.8, "speedup_ci_lo", 1.5, "speedup_ci_hi", 2.1));
+    json_t *sel = json_pack(
+        "{s:s,s:[{s:s},{s:s}],s:{s:{s:i},s:{s:i},s:{s:i},s:{s:i}},"
+        "s:[{s:s,s:s,s:[{s:s,s:s},{s:s,s:s}]}]}",
+        "baseline", "model=lenet amp.precision=fp32", "groups",
+        "workload", "model=lenet", "workload", "model=vgg", "per_config",
+        "model=lenet amp.precision=fp32", "group", 0,
+        "model=lenet amp.precision=bf16", "group", 0,
+        "model=vgg amp.precision=fp32", "group", 1,
+        "model=vgg amp.precision=bf16", "group", 1, "verdicts",
+        "setting", "amp.precision=bf16", "verdict", "mixed", "workloads",
+        "workload", "model=lenet", "verdict", "no measurable effect",
+        "workload", "model=vgg", "verdict", "costs");
+    FILE *f = plot_data("verdict", recs, sel, "speedup.dat");
+    long colour[4] = {0, 0, 0, 0};
+    int verdict[4] = {-1, -1, -1, -1}, n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        char *q = strrchr(line, '"');
+        double sp, lo, hi;
+        long c;
+        int head, v;
+        if (line[0] != '#' && q && n < 4 &&
+            sscanf(q + 1, "%lf %lf %lf %ld %d %d", &sp, &lo, &hi, &c, &head, &v) == 6 &&
+            !head) {
+            colour[n] = c;
+            verdict[n++] = v;
+        }
+    }
+    if (f)
+        fclose(f);
+    CHECK(n == 4);
+    CHECK(verdict[0] == 0 && colour[0] == 0x636363);   /* baseline */
+    CHECK(verdict[1] == 2 && colour[1] == 0xbdbdbd);   /* no measurable effect */
+    CHECK(colour[1] != 0x31a354);
+    CHECK(verdict[3] == 3 && colour[3] == 0xde2d26);   /* the selection's costs */
     json_decref(sel);
     json_decref(recs);
 }
@@ -480,6 +536,7 @@ int main(void)
     test_plots();
     test_pareto_front();
     test_speedup_own_baseline();
+    test_speedup_verdict_colour();
     test_workload_blocks();
     test_many_rows();
     test_trend();
