@@ -64,4 +64,8 @@ PY
 rc=$?
 cat links.out >&2
 ok "every local link resolves ($(tail -1 links.out))" [ "$rc" -eq 0 ]
+
+# The README is read in one sitting: 300 lines at most; the rest lives in
+# doc/ (the guide's limit).
+ok "README.md is at most 300 lines ($(wc -l <"$src/README.md"))" [ "$(wc -l <"$src/README.md")" -le 300 ]
 finish
