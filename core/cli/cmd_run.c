@@ -109,7 +109,6 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
         r->suite_copy = dlb_path_join(r->dir, "suite.ini");
         size_t n_given = o->n_sets;
         if ((st = dlb_rundir_check_set_up(r->dir, err)) != DLB_OK ||
-            (st = dlb_rundir_lock(r->dir, err)) != DLB_OK ||
             (st = dlb_resume_load_invocation(o, r->dir, &r->origin, err)) != DLB_OK)
             return st;
         if ((st = dlb_session_open(&r->ses, o, r->suite_copy, err)) != DLB_OK) {
@@ -122,9 +121,12 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
             return st;
         if ((st = dlb_resume_read_journal(r->dir, &r->loop.records, err)) != DLB_OK ||
             (st = dlb_resume_check_records(&r->ses.plan, r->dir, r->loop.records,
-                                           err)) != DLB_OK)
+                                           err)) != DLB_OK ||
+            (st = dlb_run_check_workload(&r->ses, err)) != DLB_OK)
             return st;
-        return dlb_run_check_workload(&r->ses, err);
+        /* Locked once its inputs are checked: a refused --resume leaves the
+         * directory as it was, not even a lock file in it. */
+        return dlb_rundir_lock(r->dir, err);
     }
     if ((st = dlb_session_open(&r->ses, o, o->suite, err)) != DLB_OK)
         return st;
