@@ -42,25 +42,23 @@ struct run_state {
 /* The suite's line that names the model: the last `model` setting of its
  * [suite], [quick] or [sweep] sections; 0 when none does (the default, or
  * --set on the command line). */
-static int model_line(const struct dlb_suite *s)
+static int later_model_line(const struct dlb_suite *s, struct dlb_keyref ref,
+                            int at, int line)
 {
     char name[128];
+    dlb_suite_key_name(s, ref, name, sizeof name);
+    return !strcmp(name, "model") && at > line ? at : line;
+}
+
+static int model_line(const struct dlb_suite *s)
+{
     int line = 0;
-    for (size_t i = 0; i < s->n_fixed; i++) {
-        dlb_suite_key_name(s, s->fixed[i].ref, name, sizeof name);
-        if (!strcmp(name, "model") && s->fixed[i].line > line)
-            line = s->fixed[i].line;
-    }
-    for (size_t i = 0; i < s->n_quick; i++) {
-        dlb_suite_key_name(s, s->quick[i].ref, name, sizeof name);
-        if (!strcmp(name, "model") && s->quick[i].line > line)
-            line = s->quick[i].line;
-    }
-    for (size_t i = 0; i < s->n_axes; i++) {
-        dlb_suite_key_name(s, s->axes[i].ref, name, sizeof name);
-        if (!strcmp(name, "model") && s->axes[i].line > line)
-            line = s->axes[i].line;
-    }
+    for (size_t i = 0; i < s->n_fixed; i++)
+        line = later_model_line(s, s->fixed[i].ref, s->fixed[i].line, line);
+    for (size_t i = 0; i < s->n_quick; i++)
+        line = later_model_line(s, s->quick[i].ref, s->quick[i].line, line);
+    for (size_t i = 0; i < s->n_axes; i++)
+        line = later_model_line(s, s->axes[i].ref, s->axes[i].line, line);
     return line;
 }
 

@@ -120,6 +120,18 @@ static int speedup_of(const struct dlb_record *rec, const struct dlb_record *bas
     return 1;
 }
 
+/* Whether the space-separated list holds the token tok[0..n). */
+static int has_token(const char *list, const char *tok, size_t n)
+{
+    for (const char *w = list; *w;) {
+        size_t m = strcspn(w, " ");
+        if (m == n && !strncmp(w, tok, n))
+            return 1;
+        w += m + (w[m] == ' ');
+    }
+    return 0;
+}
+
 /* A bar's label: the row number of the table and what the row changes
  * from its baseline, the tokens of its id that the baseline's lacks
  * ("7: prune.enable=on prune.sparsity=0.9"); full ids ran past the
@@ -135,13 +147,7 @@ static void bar_label(const struct dlb_record *rec, const char *base_id,
     }
     for (const char *t = id; *t;) {
         size_t n = strcspn(t, " ");
-        int in_base = 0;
-        for (const char *w = base_id; *w && !in_base;) {
-            size_t m = strcspn(w, " ");
-            in_base = m == n && !strncmp(w, t, n);
-            w += m + (w[m] == ' ');
-        }
-        if (!in_base && used + n + 2 < len)
+        if (!has_token(base_id, t, n) && used + n + 2 < len)
             used += (size_t)snprintf(buf + used, len - used, " %.*s", (int)n, t);
         t += n + (t[n] == ' ');
     }
@@ -155,13 +161,7 @@ static int same_tokens(const char *a, const char *b)
     size_t na = 0, nb = 0;
     for (const char *t = a; *t;) {
         size_t n = strcspn(t, " ");
-        int found = 0;
-        for (const char *w = b; *w && !found;) {
-            size_t m = strcspn(w, " ");
-            found = m == n && !strncmp(w, t, n);
-            w += m + (w[m] == ' ');
-        }
-        if (n && !found)
+        if (n && !has_token(b, t, n))
             return 0;
         na += n > 0;
         t += n + (t[n] == ' ');
