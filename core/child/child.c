@@ -40,6 +40,7 @@ struct child_run {
     json_t *config_json, *controls_json;
     char doubtful[160];            /* rec.system.doubtful points here */
     struct dlb_peak peak;          /* this machine's roofline, when cached */
+    const char *peak_file;         /* the run's roofline, or NULL */
     int have_peak;
     const char *origin;
     int quick;
@@ -329,6 +330,8 @@ static void record_measurement(struct child_run *r, const struct dlb_measure_res
                                    100.0 * gflops / pk);
             rm->peak_unit = unit;
         }
+        if (r->have_peak)
+            rm->peak_measured_at = (double)r->peak.measured_at;
     }
 }
 
@@ -344,12 +347,22 @@ static void on_sampling(void *ctx, int end)
 static dlb_status measure(struct child_run *r)
 {
     struct dlb_workload_info info = {1.0, 0.0};
-    /* The roofline, from the probe the parent cached (`dlbench info
-     * --peak`); looked up before the workload starts, since a backend may
-     * pin this thread and change how many cores it sees. */
+    /* The roofline the parent chose for the whole run (DIR/peak.json,
+     * run_roofline.h), else the cached probe; looked up before the
+     * workload starts, since a backend may pin this thread and change how
+     * many cores it sees. */
     struct dlb_error warn, perr;
-    r->have_peak = dlb_peak_get((int)core_val(r, "threads")->i, 0, &r->peak, &warn,
-                                &perr) == DLB_OK;
+    if (r->peak_file) {
+        json_error_t jerr;
+        json_t *j = json_load_file(r->peak_file, 0, &jerr);
+        r->have_peak = j && dlb_peak_choice_figures(j, &r->peak, &perr) == DLB_OK;
+        if (!r->have_peak)
+            fprintf(stderr, "dlbench: warning: %s: %s: no shares of peak\n",
+                    r->peak_file, j ? perr.msg : jerr.text);
+        json_decref(j);
+    } else
+        r->have_peak = dlb_peak_get((int)core_val(r, "threads")->i, 0, &r->peak,
+                                    &warn, &perr) == DLB_OK;
     dlb_status st = r->wl_hooks->setup(r->wl_state, r->wl_host, &info, &r->wl);
     if (st != DLB_OK) {
         if (!r->reason[0])
@@ -513,6 +526,7 @@ int dlb_child_main(const struct dlb_options *o)
     }
     r.quick = o->quick;
     r.origin = o->origin;
+    r.peak_file = o->peak_file;
     r.rec.index = (long long)r.cfg->index;
     r.rec.id = r.cfg->id;
     r.rec.config = r.config_json;

@@ -11,7 +11,7 @@ enum {
     OPT_RESUME, OPT_QUICK, OPT_VERSION, OPT_HELP, OPT_PLUGIN_DIR, OPT_BACKEND,
     OPT_VERBOSE, OPT_INDEX, OPT_RECORD_FD, OPT_PEAK, OPT_ORIGIN,
     OPT_THRESHOLD, OPT_NORMALIZE, OPT_BASELINE_DIR, OPT_SHARD, OPT_LAUNCHER,
-    OPT_RECORD_FILE, OPT_AS_REPETITIONS
+    OPT_RECORD_FILE, OPT_AS_REPETITIONS, OPT_PEAK_FILE
 };
 
 static const struct option long_opts[] = {
@@ -39,6 +39,7 @@ static const struct option long_opts[] = {
     {"launcher", required_argument, NULL, OPT_LAUNCHER},
     {"record-file", required_argument, NULL, OPT_RECORD_FILE},
     {"as-repetitions", no_argument, NULL, OPT_AS_REPETITIONS},
+    {"peak-file", required_argument, NULL, OPT_PEAK_FILE},
     {NULL, 0, NULL, 0}
 };
 
@@ -276,6 +277,7 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
             case OPT_NORMALIZE: o->normalize = 1; break;
             case OPT_BASELINE_DIR: o->baseline_dir = optarg; break;
             case OPT_RECORD_FILE: o->record_file = optarg; break;
+            case OPT_PEAK_FILE: o->peak_file = optarg; break;
             case OPT_AS_REPETITIONS: o->as_repetitions = 1; break;
             case OPT_SHARD: {
                 int k, n, used = 0;

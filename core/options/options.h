@@ -45,6 +45,7 @@ struct dlb_options {
     long config_index;
     int record_fd;
     const char *record_file;    /* under a launcher: rank 0 writes here */
+    const char *peak_file;      /* the run's roofline (DIR/peak.json) */
 };
 
 /* Parse argv. On bad usage returns DLB_ERR_INPUT with the message in err.

@@ -49,6 +49,8 @@ struct dlb_rec_measure {
     int converged, settled;     /* -1 when absent */
     double steps_per_sample, warmup_steps, warmup_s, measure_s;
     double samples_per_step, flops_per_step, timer_overhead_s;
+    double peak_measured_at;    /* Unix time of the roofline probe the
+                                   shares are against; NAN when absent */
 };
 
 struct dlb_rec_metric {         /* name and unit owned by the record */

@@ -70,6 +70,14 @@ json_t *dlb_record_slim(const json_t *rec, int with_rep)
                              "status", json_object_get(rec, "status"));
     if (slim && with_rep)
         json_object_set(slim, "rep", json_object_get(rec, "rep"));
+    /* what remeasure.h decides on */
+    json_t *att = json_object_get(rec, "attempt");
+    const char *why = json_string_value(json_object_get(json_object_get(rec, "system"),
+                                                        "doubtful"));
+    if (slim && att)
+        json_object_set(slim, "attempt", att);
+    if (slim && why)
+        json_object_set_new(slim, "system", json_pack("{s:s}", "doubtful", why));
     return slim;
 }
 
@@ -95,6 +103,7 @@ void dlb_record_init(struct dlb_record *r)
     m->clock = m->peak_unit = NULL;
     m->steps_per_sample = m->warmup_steps = m->warmup_s = m->measure_s = NAN;
     m->samples_per_step = m->flops_per_step = m->timer_overhead_s = NAN;
+    m->peak_measured_at = NAN;
     r->wall_s = r->budget = NAN;
     r->round = r->rep = r->pass_position = -1;
     struct dlb_rec_vs_baseline *vb = &r->vs_baseline;

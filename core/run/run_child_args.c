@@ -71,7 +71,7 @@ char **dlb_child_argv(const struct dlb_child_cmd *r, const struct dlb_config *c,
                       char idx[32], char sets[DLB_ROUND_SETS][64])
 {
     const struct dlb_options *o = r->opts;
-    size_t n = 0, cap = 14 + 2 * (DLB_ROUND_SETS + o->n_sets + o->n_plugin_dirs);
+    size_t n = 0, cap = 16 + 2 * (DLB_ROUND_SETS + o->n_sets + o->n_plugin_dirs);
     char **av = calloc(cap, sizeof *av);
     if (!av)
         return NULL;
@@ -87,6 +87,10 @@ char **dlb_child_argv(const struct dlb_child_cmd *r, const struct dlb_config *c,
     if (r->origin) {
         av[n++] = "--origin";
         av[n++] = (char *)r->origin;
+    }
+    if (r->peak_file) {
+        av[n++] = "--peak-file";
+        av[n++] = (char *)r->peak_file;
     }
     if (o->quick)
         av[n++] = "--quick";

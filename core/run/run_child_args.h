@@ -27,6 +27,7 @@ struct dlb_child_cmd {
     const struct dlb_options *opts;
     const char *suite_copy; /* RUN_DIR/suite.ini */
     const char *origin;     /* the suite file as the user named it, or NULL */
+    const char *peak_file;  /* the run's roofline (DIR/peak.json), or NULL */
 };
 
 /* The child's argv (NULL-terminated, malloc'ed array of borrowed

@@ -44,8 +44,8 @@ const struct dlb_param_def dlb_suite_keys[] = {
      "CPU threads; 0 = all cores"},
     {"malloc", DLB_PARAM_ENUM, "steady", 0, 0, 0, mallocs, NULL,
      "the system allocator's thresholds in each configuration's process "
-     "(core/child/child_controls.h): steady (blocks up to 32 MiB reuse the "
-     "heap's pages step after step, the heap is never trimmed), fresh "
+     "(core/child/child_controls.h): steady (every block, however large, "
+     "reuses the heap's pages step after step, the heap is never trimmed), fresh "
      "(every block of 128 KiB or more is mmap'ed anew: each step faults "
      "its pages in) or glibc (glibc's adaptive thresholds, which differ "
      "from process to process)"},
@@ -147,6 +147,17 @@ const struct dlb_param_def dlb_suite_keys[] = {
     {"significance", DLB_PARAM_FLOAT, "0.05",
      FIXED_ | XMIN_ | MAX_ | DLB_PARAM_MAX_EXCLUSIVE, 0, 1, NULL, NULL,
      "Mann-Whitney p-value below which a difference from the winner counts"},
+    {"remeasure_doubtful", DLB_PARAM_INT, "0", FIXED_ | MIN_ | MAX_, 0, 10,
+     NULL, NULL, "a configuration measured doubtful (preempted or robbed "
+     "of CPU time while it ran) runs again, up to this many more times, at "
+     "the end of its round; the first figure not doubtful stands, else the "
+     "least disturbed one, and the record says what was re-measured"},
+    {"peak_max_age", DLB_PARAM_TIME, "12h", FIXED_ | XMIN_, 0, 0, NULL, "s",
+     "the roofline (dlbench info --peak) is probed again before the run "
+     "when the cached probe is older than this"},
+    {"peak_tolerance", DLB_PARAM_FLOAT, "0.1", FIXED_ | XMIN_ | MAX_, 0, 1,
+     NULL, NULL, "... or when a quick check of the fp32 peak before the run "
+     "differs from the cached probe's by more than this share"},
 };
 
 const unsigned dlb_suite_n_keys =
