@@ -41,6 +41,7 @@ struct child_run {
     char doubtful[160];            /* rec.system.doubtful points here */
     struct dlb_peak peak;          /* this machine's roofline, when cached */
     const char *peak_file;         /* the run's roofline, or NULL */
+    int seed_rep;                  /* > 0: from seed + seed_rep, quality only */
     int have_peak;
     const char *origin;
     int quick;
@@ -92,7 +93,8 @@ static dlb_status apply_memory_limit(struct child_run *r)
 static dlb_status start_plugins(struct child_run *r)
 {
     const struct dlb_suite *s = &r->ses.suite;
-    uint64_t seed = (uint64_t)core_val(r, "seed")->i;
+    /* accuracy_seeds' later processes train from the seeds after it */
+    uint64_t seed = (uint64_t)core_val(r, "seed")->i + (uint64_t)r->seed_rep;
     int quick = r->quick;
     /* Where train_ops looks for model files: as the workload does. */
     r->shared.suite_paths[0] = r->origin;
@@ -218,6 +220,7 @@ static dlb_status find_workload(struct child_run *r)
     r->wl_abi_minor = r->ses.suite.ns[ns].plugin->abi_minor;
     r->wl_state = r->states[ns];
     r->wl_host = &r->hosts[ns].pub;
+    r->hosts[ns].workload = 1;
     return DLB_OK;
 }
 
@@ -344,6 +347,43 @@ static void on_sampling(void *ctx, int end)
     r->sys_read = end ? 2 : 1;
 }
 
+/* Warm up, then sample whole steps (stats/measure.h), recording the
+ * figures and what the system did meanwhile. */
+static dlb_status sample_steps(struct child_run *r, const struct dlb_workload_info *info)
+{
+    dlb_status st;
+    struct dlb_measure_spec spec = {
+        .warmup_min_s = core_val(r, "warmup")->f,
+        .warmup_max_s = core_val(r, "warmup_max")->f,
+        .min_samples = (size_t)core_val(r, "min_samples")->i,
+        .max_samples = (size_t)core_val(r, "max_samples")->i,
+        .ci_target = core_val(r, "ci_target")->f,
+        .time_cap_s = core_val(r, "time_cap")->f,
+        .steps_per_sample = (unsigned)core_val(r, "steps_per_sample")->i,
+        /* Ranks of one configuration take the same steps (join_world). */
+        .agree = r->shared.agree,
+        .agree_ctx = r->shared.agree_ctx,
+        .sampling = on_sampling,
+    };
+    choose_clock(r, &spec);
+    struct dlb_measure_result m;
+    st = dlb_measure_run(&spec, step_fn, r, &m);
+    if (m.n > 0)
+        record_measurement(r, &m, info);
+    if (m.n > 0 && r->sys_read == 2) {
+        dlb_sysmeter_record(&r->sys[0], &r->sys[1], (double)m.n * m.steps_per_sample,
+                            &r->rec.system, r->doubtful, sizeof r->doubtful);
+        r->rec.has_system = 1;
+    }
+    dlb_measure_result_free(&m);
+    if (st != DLB_OK) {
+        if (!r->reason[0])
+            snprintf(r->reason, sizeof r->reason, "workload step: %s", dlb_status_name(st));
+        return st;
+    }
+    return DLB_OK;
+}
+
 static dlb_status measure(struct child_run *r)
 {
     struct dlb_workload_info info = {1.0, 0.0};
@@ -369,35 +409,10 @@ static dlb_status measure(struct child_run *r)
             snprintf(r->reason, sizeof r->reason, "workload setup: %s", dlb_status_name(st));
         return st;
     }
-    struct dlb_measure_spec spec = {
-        .warmup_min_s = core_val(r, "warmup")->f,
-        .warmup_max_s = core_val(r, "warmup_max")->f,
-        .min_samples = (size_t)core_val(r, "min_samples")->i,
-        .max_samples = (size_t)core_val(r, "max_samples")->i,
-        .ci_target = core_val(r, "ci_target")->f,
-        .time_cap_s = core_val(r, "time_cap")->f,
-        .steps_per_sample = (unsigned)core_val(r, "steps_per_sample")->i,
-        /* Ranks of one configuration take the same steps (join_world). */
-        .agree = r->shared.agree,
-        .agree_ctx = r->shared.agree_ctx,
-        .sampling = on_sampling,
-    };
-    choose_clock(r, &spec);
-    struct dlb_measure_result m;
-    st = dlb_measure_run(&spec, step_fn, r, &m);
-    if (m.n > 0)
-        record_measurement(r, &m, &info);
-    if (m.n > 0 && r->sys_read == 2) {
-        dlb_sysmeter_record(&r->sys[0], &r->sys[1], (double)m.n * m.steps_per_sample,
-                            &r->rec.system, r->doubtful, sizeof r->doubtful);
-        r->rec.has_system = 1;
-    }
-    dlb_measure_result_free(&m);
-    if (st != DLB_OK) {
-        if (!r->reason[0])
-            snprintf(r->reason, sizeof r->reason, "workload step: %s", dlb_status_name(st));
+    /* accuracy_seeds: a process of another seed trains and scores only;
+     * the configuration's speed is the first process's. */
+    if (!r->seed_rep && (st = sample_steps(r, &info)) != DLB_OK)
         return st;
-    }
     if (r->wl_hooks->evaluate && (st = r->wl_hooks->evaluate(r->wl)) != DLB_OK) {
         if (!r->reason[0])
             snprintf(r->reason, sizeof r->reason, "workload evaluate: %s", dlb_status_name(st));
@@ -527,6 +542,7 @@ int dlb_child_main(const struct dlb_options *o)
     r.quick = o->quick;
     r.origin = o->origin;
     r.peak_file = o->peak_file;
+    r.seed_rep = o->seed_rep;
     r.rec.index = (long long)r.cfg->index;
     r.rec.id = r.cfg->id;
     r.rec.config = r.config_json;

@@ -353,7 +353,8 @@ static void read_keys(struct cnn *c)
     c->data_mode = key(c, "dataset")->s;
     c->data_path = key(c, "dataset_path")->s;
     c->batch = (uint32_t)key(c, "batch")->i;
-    c->seed = (uint64_t)key(c, "seed")->i;
+    /* the host's: the suite's seed, or a later one of accuracy_seeds */
+    c->seed = c->host->seed;
     c->train_steps = (uint64_t)key(c, "train_steps")->i;
     c->lr = (float)key(c, "lr")->f;
     c->momentum = (float)key(c, "momentum")->f;

@@ -19,7 +19,6 @@
 #include "util/path.h"
 #include "plot/plot.h"
 #include "run/postrun.h"
-#include "results/remeasure.h"
 #include "results/repeat.h"
 #include "run/run_check.h"
 #include "run/run_check_plugins.h"
@@ -305,14 +304,10 @@ int dlb_cmd_run(struct dlb_options *o)
     }
 
     add_suite_context(&r, start);
-    /* One record per run (remeasure.h), then per configuration and round
-     * (repeat.h). */
-    json_t *picked = dlb_remeasure_pick(r.loop.records);
-    json_t *merged = picked ? dlb_reps_merge(picked, dlb_plan_repetitions(&r.ses.plan))
-                            : NULL;
+    json_t *merged = dlb_records_as_configs(r.loop.records,
+                                            dlb_plan_repetitions(&r.ses.plan));
     json_t *recs = dlb_search_final_records(&r.ses.plan, merged ? merged : r.loop.records);
     json_decref(merged);
-    json_decref(picked);
     dlb_vs_baseline_annotate(&r.ses.plan, recs);
     dlb_context_add_devices(r.context, recs);
     json_t *sel = NULL;

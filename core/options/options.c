@@ -11,7 +11,7 @@ enum {
     OPT_RESUME, OPT_QUICK, OPT_VERSION, OPT_HELP, OPT_PLUGIN_DIR, OPT_BACKEND,
     OPT_VERBOSE, OPT_INDEX, OPT_RECORD_FD, OPT_PEAK, OPT_ORIGIN,
     OPT_THRESHOLD, OPT_NORMALIZE, OPT_BASELINE_DIR, OPT_SHARD, OPT_LAUNCHER,
-    OPT_RECORD_FILE, OPT_AS_REPETITIONS, OPT_PEAK_FILE
+    OPT_RECORD_FILE, OPT_AS_REPETITIONS, OPT_PEAK_FILE, OPT_SEED_REP
 };
 
 static const struct option long_opts[] = {
@@ -40,6 +40,7 @@ static const struct option long_opts[] = {
     {"record-file", required_argument, NULL, OPT_RECORD_FILE},
     {"as-repetitions", no_argument, NULL, OPT_AS_REPETITIONS},
     {"peak-file", required_argument, NULL, OPT_PEAK_FILE},
+    {"seed-rep", required_argument, NULL, OPT_SEED_REP},
     {NULL, 0, NULL, 0}
 };
 
@@ -278,6 +279,16 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
             case OPT_BASELINE_DIR: o->baseline_dir = optarg; break;
             case OPT_RECORD_FILE: o->record_file = optarg; break;
             case OPT_PEAK_FILE: o->peak_file = optarg; break;
+            case OPT_SEED_REP: {
+                char *end;
+                errno = 0;
+                long k = strtol(optarg, &end, 10);
+                if (errno || *end || k < 1 || k > 1000)
+                    return dlb_errorf(err, DLB_ERR_INPUT, "--seed-rep %s: "
+                                      "expected 1 to 1000", optarg);
+                o->seed_rep = (int)k;
+                break;
+            }
             case OPT_AS_REPETITIONS: o->as_repetitions = 1; break;
             case OPT_SHARD: {
                 int k, n, used = 0;

@@ -68,9 +68,11 @@ static int figure_text(char *buf, size_t len, const struct dlb_rec_metric *m)
         return fabs(v) >= 1     ? snprintf(buf, len, "%s %.3g s", m->name, v)
                : fabs(v) >= 1e-3 ? snprintf(buf, len, "%s %.3g ms", m->name, v * 1e3)
                                  : snprintf(buf, len, "%s %.3g us", m->name, v * 1e6);
-    if (!u[0] || !strcmp(u, "fraction"))
-        return snprintf(buf, len, "%s %.4g", m->name, v);
-    return snprintf(buf, len, "%s %.4g %s", m->name, v, u);
+    char num[64];
+    dlb_rep_num(num, sizeof num, v); /* 320000, not 3.2e+05 */
+    if (!u[0] || !strcmp(u, "fraction") || !strcmp(u, "count"))
+        return snprintf(buf, len, "%s %s", m->name, num);
+    return snprintf(buf, len, "%s %s %s", m->name, num, u);
 }
 
 /* Whether figure m of a row says something: not zero, and, on a row that
@@ -153,10 +155,15 @@ static void row(struct dlb_rep_row *row, const struct dlb_record *rec,
     if (!isnan(pc.speedup))
         snprintf(c[4], 256, "%.3g [%.3g, %.3g]", pc.speedup,
                  dlb_rep_or0(pc.speedup_ci_lo), dlb_rep_or0(pc.speedup_ci_hi));
-    double acc;
+    double acc, sd;
+    size_t seeds = json_array_size(json_object_get(rec->json, "seeds"));
     if (dlb_record_metric_value(rec, "accuracy", &acc))
         snprintf(c[5], 256, "%.2f", acc);
-    if (!isnan(pc.accuracy_drop))
+    if (seeds > 1 && dlb_record_metric_value(rec, "accuracy_sd", &sd))
+        snprintf(c[5], 256, "%.2f (sd %.2f, %zu seeds)", acc, sd, seeds);
+    if (!isnan(pc.accuracy_drop) && !isnan(pc.accuracy_drop_ci))
+        snprintf(c[6], 256, "%.2f +-%.2f", pc.accuracy_drop, pc.accuracy_drop_ci);
+    else if (!isnan(pc.accuracy_drop))
         snprintf(c[6], 256, "%.2f", pc.accuracy_drop);
     if (!isnan(pc.peak_memory))
         dlb_rep_bytes(c[7], 256, pc.peak_memory);

@@ -6,6 +6,7 @@
 
 #include "results/record.h"
 #include "results/repeat.h"
+#include "results/seeds.h"
 
 long long dlb_attempt_of(json_t *rec)
 {
@@ -13,10 +14,11 @@ long long dlb_attempt_of(json_t *rec)
     return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
 }
 
+/* Seed runs (seeds.h) are not measurements: never a key's. */
 static int same_key(json_t *a, long long index, long long round, int rep)
 {
     return dlb_rec_index_of(a) == index && dlb_round_of(a) == round &&
-           dlb_rep_of(a) == rep;
+           dlb_rep_of(a) == rep && !dlb_seed_rep_of(a);
 }
 
 static const char *doubtful_of(json_t *rec)
@@ -114,6 +116,11 @@ json_t *dlb_remeasure_pick(json_t *records)
         if (done[i])
             continue;
         json_t *a = json_array_get(records, i);
+        if (dlb_seed_rep_of(a)) { /* passed on for dlb_seeds_fold */
+            if (json_array_append(out, a) != 0)
+                goto fail;
+            continue;
+        }
         long long index = dlb_rec_index_of(a), round = dlb_round_of(a);
         int rep = dlb_rep_of(a);
         size_t k = 0;

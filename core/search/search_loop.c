@@ -17,11 +17,13 @@
 #include "run/progress.h"
 #include "results/record.h"
 #include "results/remeasure.h"
+#include "results/seeds.h"
 #include "results/repeat.h"
 #include "run/run_child_args.h"
 #include "run/run_launch.h"
 #include "run/runner.h"
 #include "search/search.h"
+#include "search/search_loop_impl.h"
 #include "stats/stats_shift.h"
 
 /* CV above this earns a warning: the median is still sound, but the user
@@ -102,7 +104,8 @@ static int have_run(const struct dlb_search_loop *r, size_t index, int round, in
     json_t *v;
     json_array_foreach(r->records, i, v)
         if (dlb_rec_index_of(v) == (long long)index &&
-            dlb_round_of(v) == round && dlb_rep_of(v) == rep)
+            dlb_round_of(v) == round && dlb_rep_of(v) == rep &&
+            !dlb_seed_rep_of(v))
             return 1;
     return 0;
 }
@@ -122,20 +125,19 @@ static int to_run(const struct dlb_search_loop *r, const struct dlb_config *c,
            !dlb_reps_stopped(r->records, c->index, round);
 }
 
-/* Run repetition `rep` (of `reps`) of configuration `c` in round `rd`,
- * the k-th run of `prog`, and journal its record. Returns 0 when it was
- * stopped before it ended (--resume runs it), 1 otherwise; a failure
- * counts in *failures. */
-static int run_one(struct dlb_search_loop *r, const struct dlb_search_round *rd,
-                   const struct dlb_config *c, int rep, int reps, size_t pass_pos,
-                   long long attempt, struct dlb_progress *prog, size_t k,
-                   int *failures, struct dlb_error *err)
+int dlb_search_run_one(struct dlb_search_loop *r, const struct dlb_search_round *rd,
+                       const struct dlb_config *c, const struct dlb_run_kind *kind,
+                       struct dlb_progress *prog, size_t k, int *failures,
+                       struct dlb_error *err)
 {
+    int rep = kind->rep, reps = kind->reps;
+    long long attempt = kind->attempt;
     dlb_progress_start(prog, k, c->id);
     char idx[32], logname[96], sets[DLB_ROUND_SETS][64];
     struct dlb_round_budget budget = {rd->scale, rd->measure_only, rd->accuracy};
     dlb_child_round_sets(r->plan, c, &budget, rep, sets);
-    struct dlb_child_cmd cmd = {r->opts, r->suite_copy, r->origin, r->peak_file};
+    struct dlb_child_cmd cmd = {r->opts, r->suite_copy, r->origin, r->peak_file,
+                                kind->seed_rep};
     char **av = dlb_child_argv(&cmd, c, idx, sets);
     char rep_part[64] = "";
     if (reps > 1)
@@ -143,6 +145,9 @@ static int run_one(struct dlb_search_loop *r, const struct dlb_search_round *rd,
     if (attempt > 0)
         snprintf(rep_part + strlen(rep_part), sizeof rep_part - strlen(rep_part),
                  "-attempt-%lld", attempt);
+    if (kind->seed_rep > 0)
+        snprintf(rep_part + strlen(rep_part), sizeof rep_part - strlen(rep_part),
+                 "-seed-%d", kind->seed_rep);
     if (rd->round >= 0)
         snprintf(logname, sizeof logname, "logs/config-%zu-round-%d%s.log",
                  c->index, rd->round, rep_part);
@@ -176,6 +181,8 @@ static int run_one(struct dlb_search_loop *r, const struct dlb_search_round *rd,
     json_object_set_new(rec, "id", json_string(c->id));
     if (attempt > 0)
         json_object_set_new(rec, "attempt", json_integer((json_int_t)attempt));
+    if (kind->seed_rep > 0)
+        json_object_set_new(rec, "seed_rep", json_integer(kind->seed_rep));
     struct dlb_record typed;
     struct dlb_error bad = {""};
     /* A record the reader refuses is refused by the journal below, which
@@ -188,7 +195,7 @@ static int run_one(struct dlb_search_loop *r, const struct dlb_search_round *rd,
         }
         if (reps > 1) {
             typed.rep = rep;
-            typed.pass_position = (long long)pass_pos;
+            typed.pass_position = (long long)kind->pass_pos;
         }
         dlb_status st = dlb_record_store(&typed, rec);
         dlb_record_free(&typed);
@@ -226,45 +233,6 @@ static int run_one(struct dlb_search_loop *r, const struct dlb_search_round *rd,
     }
     json_array_append_new(r->records, rec);
     return 1;
-}
-
-/* remeasure_doubtful = N (remeasure.h): the round's runs measured doubtful
- * run again, each up to N more times, after the round's passes, so that
- * what disturbed them has had time to pass; `order` is the last pass's.
- * Returns how many could not start (--time-limit, a signal). */
-static size_t remeasure(struct dlb_search_loop *r, const struct dlb_search_round *rd,
-                        int reps, const size_t *order, struct dlb_progress *prog,
-                        size_t *k, double start, int *failures, struct dlb_error *err)
-{
-    int extra = (int)dlb_config_core(r->plan, &r->plan->configs[0],
-                                     "remeasure_doubtful")->i;
-    size_t not_run = 0;
-    for (int pass = 0; pass < extra && !not_run; pass++)
-        for (int rep = 0; rep < reps; rep++)
-            for (size_t o = 0; o < rd->n; o++) {
-                const struct dlb_config *c = &r->plan->configs[rd->pos[order[o]]];
-                int key_rep = reps > 1 ? rep : -1;
-                if (!dlb_run_in_shard(r->opts, rd->pos[order[o]]) ||
-                    !dlb_remeasure_due(r->records, (long long)c->index, rd->round,
-                                       key_rep, extra))
-                    continue;
-                if (r->journal_failed || dlb_interrupted() ||
-                    (r->opts->time_limit_s > 0 &&
-                     dlb_now() - start >= r->opts->time_limit_s)) {
-                    not_run++;
-                    continue;
-                }
-                long long attempt = dlb_remeasure_next_attempt(
-                    r->records, (long long)c->index, rd->round, key_rep);
-                fprintf(stderr, "dlbench: %s was measured doubtful: measuring it "
-                        "again (attempt %lld of up to %d; remeasure_doubtful)\n",
-                        c->id, attempt + 1, extra + 1);
-                prog->total++;
-                if (!run_one(r, rd, c, rep, reps, o, attempt, prog, ++*k, failures,
-                             err))
-                    not_run++;
-            }
-    return not_run;
 }
 
 /* Run the configurations of one search round not yet in the journal, in
@@ -309,11 +277,15 @@ static size_t run_round(struct dlb_search_loop *r, const struct dlb_search_round
             if (r->journal_failed || dlb_interrupted() ||
                 (r->opts->time_limit_s > 0 && dlb_now() - start >= r->opts->time_limit_s))
                 not_run++;
-            else if (!run_one(r, rd, c, rep, reps, o, 0, &prog, ++k, failures, err))
+            else if (!dlb_search_run_one(r, rd, c,
+                                         &(struct dlb_run_kind){rep, reps, o, 0, 0},
+                                         &prog, ++k, failures, err))
                 not_run++;
         }
     }
-    not_run += remeasure(r, rd, reps, order, &prog, &k, start, failures, err);
+    struct dlb_search_more more = {r, rd, reps, order, &prog, &k, start, failures, err};
+    not_run += dlb_search_remeasure(&more);
+    not_run += dlb_search_seeds(&more);
     free(order);
     return not_run;
 }
@@ -373,10 +345,7 @@ size_t dlb_search_loop_run(struct dlb_search_loop *r, int *failures, struct dlb_
         struct dlb_search_round rd;
         int done = 0;
         /* The search sees one record per configuration and round. */
-        json_t *picked = dlb_remeasure_pick(r->records);
-        json_t *seen = picked ? dlb_reps_merge(picked, dlb_plan_repetitions(r->plan))
-                              : NULL;
-        json_decref(picked);
+        json_t *seen = dlb_records_as_configs(r->records, dlb_plan_repetitions(r->plan));
         dlb_status sst = seen ? dlb_search_round(r->plan, &srch, &set, seen, round,
                                                  &rd, &done, err)
                               : dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");

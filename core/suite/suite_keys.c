@@ -152,6 +152,17 @@ const struct dlb_param_def dlb_suite_keys[] = {
      "of CPU time while it ran) runs again, up to this many more times, at "
      "the end of its round; the first figure not doubtful stands, else the "
      "least disturbed one, and the record says what was re-measured"},
+    {"accuracy_seeds", DLB_PARAM_INT, "1", FIXED_ | MIN_ | MAX_, 1, 100, NULL,
+     NULL, "seeds each configuration is trained and scored from (seed, seed "
+     "+ 1, ...: the same list for every configuration, so that the accuracy "
+     "change against the baseline is a paired difference with an interval "
+     "over the seeds); the speed is measured once, in the first seed's "
+     "process"},
+    {"accuracy_noise", DLB_PARAM_FLOAT, "0", FIXED_ | MIN_, 0, 0, NULL, "points",
+     "the standard deviation of one paired accuracy difference between "
+     "seeds, measured once and written down: with accuracy_seeds = 1 a "
+     "change is a gain or a loss only beyond it (0: not known: one seed "
+     "calls no change a gain or a loss)"},
     {"peak_max_age", DLB_PARAM_TIME, "12h", FIXED_ | XMIN_, 0, 0, NULL, "s",
      "the roofline (dlbench info --peak) is probed again before the run "
      "when the cached probe is older than this"},
