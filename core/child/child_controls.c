@@ -2,7 +2,7 @@
 #define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
 #endif
 #include "child/child_controls.h"
-#include "results/cpu_quota.h"
+#include "util/cpu_quota.h"
 
 #include <malloc.h>
 #include <sched.h>

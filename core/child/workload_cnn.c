@@ -1,6 +1,6 @@
 /* The built-in workload "cnn": the reference CNN of suites/models/ trained
  * (mode = train) or run for inference (mode = infer) on a backend, with the
- * hook points of DESIGN.md wired in.
+ * hook points (doc/plugin-guide.md's table) wired in.
  *
  * A measured training step trains on the next batch and waits for the
  * device; the figures of quality come from evaluate, which trains a fresh

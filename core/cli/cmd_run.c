@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "results/cpu_quota.h"
+#include "util/cpu_quota.h"
 #include "results/device_record.h"
 #include "proc/interrupt.h"
 #include "stats/measure.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "results/cpu_quota.h"
+#include "util/cpu_quota.h"
 #include "proc/interrupt.h"
 #include "stats/measure.h"
 #include "util/path.h"

@@ -221,8 +221,8 @@ struct dlb_host {
 #define DLB_HOST_HAS(h, field)                                              \
     ((h)->struct_size >= offsetof(struct dlb_host, field) + sizeof((h)->field))
 
-/* ---- Hook points (DESIGN.md's table). Each is optional; NULL means the
- * core's baseline. `state` is what init returned. ---------------------- */
+/* ---- Hook points (doc/plugin-guide.md's table). Each is optional; NULL
+ * means the core's baseline. `state` is what init returned. ------------ */
 
 struct dlb_alloc_stats {
     uint64_t allocated_bytes, allocated_peak;

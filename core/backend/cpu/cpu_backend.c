@@ -5,7 +5,7 @@
 #define _GNU_SOURCE 1 /* sched_getaffinity, CPU_SET */
 #endif
 #include "cpu.h"
-#include "results/cpu_quota.h"
+#include "util/cpu_quota.h"
 
 #include <sched.h>
 #include <stdio.h>
