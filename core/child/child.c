@@ -14,6 +14,7 @@
 #include "proc/launcher.h"
 #include "stats/measure.h"
 #include "peak/peak.h"
+#include "child/child_profile.h"
 #include "plan/session.h"
 #include "results/record.h"
 #include "child/sysmeter.h"
@@ -46,6 +47,7 @@ struct child_run {
     const char *origin;
     int quick;
     struct dlb_sysmeter sys[2];    /* at the start and the end of sampling */
+    struct dlb_child_profile prof; /* profile = ops: the sampling's */
     int sys_read;                  /* how many of them were taken */
     char reason[512];
 };
@@ -345,6 +347,10 @@ static void on_sampling(void *ctx, int end)
     struct child_run *r = ctx;
     dlb_sysmeter_read(&r->sys[end ? 1 : 0]);
     r->sys_read = end ? 2 : 1;
+    if (end)
+        dlb_child_profile_end(r->shared.backend, &r->prof);
+    else
+        dlb_child_profile_begin(r->shared.backend);
 }
 
 /* Warm up, then sample whole steps (stats/measure.h), recording the
@@ -557,6 +563,14 @@ int dlb_child_main(const struct dlb_options *o)
     r.rec.world = r.shared.world;
     r.rec.device = r.shared.device;
     json_t *rec = dlb_record_write(&r.rec);
+    /* profile = ops: per measured step, of the median step time */
+    json_t *prof = rec ? dlb_child_profile_json(
+                             &r.prof, r.rec.n_samples * r.rec.measure.steps_per_sample,
+                             r.rec.stats.median)
+                       : NULL;
+    if (prof)
+        json_object_set_new(rec, "profile", prof);
+    dlb_child_profile_free(&r.prof);
     /* Under a launcher only rank 0 reports, into the record file. */
     int rank = r.shared.world ? r.shared.rank : dlb_launch_env_rank();
     int rc = !rec ? 1

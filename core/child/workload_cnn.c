@@ -217,7 +217,8 @@ static dlb_status open_backend(struct cnn *c, struct dlb_error *err)
         .host_alloc = cnn_host_alloc, .host_free = cnn_host_free,
         .alloc_ctx = c,
         .cudnn_search = key(c, "cudnn.algo")->i ? DLB_OPT_ON : DLB_OPT_OFF,
-        .tf32 = key(c, "cuda.tf32")->i ? DLB_OPT_ON : DLB_OPT_OFF};
+        .tf32 = key(c, "cuda.tf32")->i ? DLB_OPT_ON : DLB_OPT_OFF,
+        .profile = key(c, "profile")->i != 0};
     char why[512] = "";
     const char *name = key(c, "backend")->s;
     dlb_status ks = backend_keys(c, name, err);

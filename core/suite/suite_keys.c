@@ -16,6 +16,7 @@ static const char *const backends[] = {"ref", "cpu", "cuda", NULL};
 static const char *const objectives[] = {"throughput", "latency",
                                          "time_to_accuracy", NULL};
 static const char *const cudnn_algos[] = {"heuristic", "search", NULL};
+static const char *const profiles[] = {"off", "ops", NULL};
 
 const struct dlb_param_def dlb_suite_keys[] = {
     {"name", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
@@ -60,6 +61,11 @@ const struct dlb_param_def dlb_suite_keys[] = {
     {"cuda.graphs", DLB_PARAM_BOOL, "off", 0, 0, 0, NULL, NULL,
      "backend = cuda, mode = train: capture one training step into a CUDA "
      "graph after a warm-up step and replay it every step"},
+    {"profile", DLB_PARAM_ENUM, "off", 0, 0, 0, profiles, NULL,
+     "ops: the record's profile lists, per layer and operation, the "
+     "kernel that ran, its calls and its time per measured step; each "
+     "operation is timed alone, the device waited for after it (which "
+     "slows a GPU's step: the profile says where time goes)"},
     {"lr", DLB_PARAM_FLOAT, "0.01", XMIN_, 0, 0, NULL, NULL,
      "SGD learning rate"},
     {"momentum", DLB_PARAM_FLOAT, "0.9", MIN_ | MAX_, 0, 1, NULL, NULL,
