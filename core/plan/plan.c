@@ -249,6 +249,7 @@ static dlb_status make_config(const struct builder *b, const size_t *pick,
         free_config(s, c);
         return dlb_errorf(b->err, DLB_ERR_NOMEM, "out of memory");
     }
+    dlb_core_settings_fill(&c->core, c->values[0]);
     return DLB_OK;
 }
 

@@ -4,6 +4,7 @@
 #define DLB_CORE_PLAN_H
 
 #include <stddef.h>
+#include "suite/core_settings.h"
 #include "suite/suite.h"
 
 /* Command-line overrides: `--set KEY=VALUE` replaces a fixed setting, or
@@ -18,6 +19,7 @@ struct dlb_config {
     size_t index;              /* position in the full plan, before filters */
     char *id;                  /* axis values only: "batch=64 amp.precision=bf16" */
     struct dlb_value **values; /* values[ns][param], every parameter resolved */
+    struct dlb_core_settings core; /* values[0], typed: what stages read */
 };
 
 struct dlb_plan {

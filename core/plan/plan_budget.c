@@ -40,6 +40,7 @@ static dlb_status apply_one(struct dlb_plan *p, struct dlb_config *c,
                           samples, why);
     dlb_value_clear(&c->values[0][k]);
     c->values[0][k] = v;
+    dlb_core_settings_fill(&c->core, c->values[0]);
     return DLB_OK;
 }
 

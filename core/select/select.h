@@ -37,12 +37,6 @@
 #include "util/error.h"
 #include "plan/plan.h"
 
-enum dlb_objective {
-    DLB_OBJ_THROUGHPUT,      /* samples/s, higher is better */
-    DLB_OBJ_LATENCY,         /* median step time, lower is better */
-    DLB_OBJ_TIME_TO_ACCURACY /* s to target_accuracy, lower is better */
-};
-
 #define DLB_SEL_MAX_WORKLOAD 32
 
 /* The suite's selection keys (core/suite/suite_keys.c), resolved. */
