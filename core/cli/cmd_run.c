@@ -186,7 +186,7 @@ static void warn_oversubscribed(const struct run_state *r)
 {
     long worst = 0;
     for (size_t i = 0; i < r->ses.plan.n; i++) {
-        long t = (long)dlb_config_core(&r->ses.plan, &r->ses.plan.configs[i], "threads")->i;
+        long t = (long)r->ses.plan.configs[i].core.threads;
         if (dlb_threads_oversubscribe(t) && t > worst)
             worst = t;
     }
@@ -203,9 +203,9 @@ static void warn_oversubscribed(const struct run_state *r)
 static void add_measurement_context(const struct run_state *r)
 {
     const struct dlb_plan *p = &r->ses.plan;
-    const char *mal = dlb_config_core(p, &p->configs[0], "malloc")->s;
+    const char *mal = dlb_malloc_policy_names[p->configs[0].core.malloc_policy];
     for (size_t i = 1; i < p->n; i++)
-        if (strcmp(mal, dlb_config_core(p, &p->configs[i], "malloc")->s))
+        if (p->configs[i].core.malloc_policy != p->configs[0].core.malloc_policy)
             mal = "swept: see each record's controls";
     json_t *m = json_pack("{s:s}", "malloc", mal);
     int reps = dlb_plan_repetitions(&r->ses.plan);

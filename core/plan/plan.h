@@ -36,11 +36,6 @@ dlb_status dlb_plan_build(const struct dlb_suite *s,
                           struct dlb_plan *out, struct dlb_error *err);
 void dlb_plan_free(struct dlb_plan *p);
 
-/* The value of a core key in a configuration ("batch", "steps" ...). */
-const struct dlb_value *dlb_config_core(const struct dlb_plan *p,
-                                        const struct dlb_config *c,
-                                        const char *key);
-
 /* Whether plugin namespace `ns` is enabled in the configuration. */
 int dlb_config_plugin_enabled(const struct dlb_plan *p,
                               const struct dlb_config *c, unsigned ns);

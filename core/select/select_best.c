@@ -28,7 +28,7 @@ static int skipped_key(unsigned ns, const char *name)
 static void write_model(FILE *f, const struct dlb_plan *plan,
                         const struct dlb_config *c, const char *origin)
 {
-    const char *model = dlb_config_core(plan, c, "model")->s;
+    const char *model = c->core.model;
     const char *where[2] = {origin, plan->suite->path};
     struct dlb_error err = {""};
     char *path = dlb_model_file_find(model, where, 2,
@@ -36,8 +36,7 @@ static void write_model(FILE *f, const struct dlb_plan *plan,
     char *abs = path ? realpath(path, NULL) : NULL;
     if (abs)
         fprintf(f, "model = %s\n", abs);
-    else if (strcmp(model, plan->suite->ns[0].defs[dlb_param_find(
-                 plan->suite->ns[0].defs, plan->suite->ns[0].n, "model")].def))
+    else if (strcmp(model, plan->suite->ns[0].defs[DLB_KEY_model].def))
         fprintf(f, "model = %s\n", model);
     free(abs);
     free(path);

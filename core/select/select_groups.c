@@ -24,11 +24,9 @@ int dlb_sel_is_workload(const struct dlb_select_settings *set, unsigned ns,
 
 /* A budget in images (train_samples) sets train_steps per batch size:
  * train_steps then follows the batch and says nothing of its own. */
-static int derived(const struct dlb_plan *p, const struct dlb_config *c,
-                   unsigned ns, unsigned k)
+static int derived(const struct dlb_config *c, unsigned ns, unsigned k)
 {
-    return ns == 0 && !strcmp(p->suite->ns[0].defs[k].name, "train_steps") &&
-           dlb_config_core(p, c, "train_samples")->i > 0;
+    return ns == 0 && k == DLB_KEY_train_steps && c->core.train_samples > 0;
 }
 
 /* Whether a and b hold the same values on the workload keys (`workload`
@@ -42,7 +40,7 @@ static int same_on(const struct dlb_plan *p,
     for (unsigned ns = 0; ns < s->n_ns; ns++)
         for (unsigned k = 0; k < s->ns[ns].n; k++) {
             if (dlb_sel_is_workload(set, ns, k) != workload ||
-                (workload && (derived(p, a, ns, k) || derived(p, b, ns, k))))
+                (workload && (derived(a, ns, k) || derived(b, ns, k))))
                 continue;
             if (strcmp(a->values[ns][k].s, b->values[ns][k].s) != 0)
                 return 0;
@@ -69,7 +67,7 @@ static json_t *varying_keys(const struct dlb_plan *p,
         struct dlb_keyref r = set->workload[i];
         int varies = 0;
         for (size_t c = 1; c < p->n && !varies; c++)
-            varies = !derived(p, &p->configs[c], r.ns, r.param) &&
+            varies = !derived(&p->configs[c], r.ns, r.param) &&
                      strcmp(p->configs[c].values[r.ns][r.param].s,
                             p->configs[0].values[r.ns][r.param].s) != 0;
         if (!varies)

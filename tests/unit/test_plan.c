@@ -74,12 +74,12 @@ static void test_sweep(void)
                       "5:batch=64 amp.precision=fp16|"
                       "6:batch=128 amp.precision=fp32"));
     const struct dlb_config *c = &p.configs[2];
-    CHECK(dlb_config_core(&p, c, "batch")->i == 64);
-    CHECK(!strcmp(dlb_config_core(&p, c, "backend")->s, "ref"));
-    CHECK(dlb_config_core(&p, c, "train_steps")->i == 100);
-    CHECK(dlb_config_core(&p, c, "seed")->i == 42);       /* a default */
-    CHECK_NEAR(dlb_config_core(&p, c, "warmup")->f, 0.2, 1e-12);
-    CHECK(dlb_config_core(&p, c, "no_such_key") == NULL);
+    CHECK(c->core.batch == 64);
+    CHECK(c->core.backend == DLB_BACKEND_REF);
+    CHECK(c->core.train_steps == 100);
+    CHECK(c->core.seed == 42);                            /* a default */
+    CHECK_NEAR(c->core.warmup_s, 0.2, 1e-12);
+    CHECK(!strcmp(c->values[0][DLB_KEY_backend].s, "ref"));
     CHECK(c->values[1][0].i == 1 && !strcmp(c->values[1][0].s, "bf16"));
     CHECK(c->values[1][1].f == 1024.0);                   /* [amp] */
     CHECK(c->values[1][2].i == 2000);                     /* plugin default */
@@ -96,7 +96,7 @@ static void test_sweep(void)
                       "1:batch=64 amp.precision=bf16|"
                       "2:batch=64 amp.precision=fp16"));
     CHECK(p.n && p.configs[0].values[1][1].f == 2.0);
-    CHECK(p.n && dlb_config_core(&p, &p.configs[0], "seed")->i == 5);
+    CHECK(p.n && p.configs[0].core.seed == 5);
     dlb_plan_free(&p);
 
     /* A later --set of the same key wins; values are canonical in ids. */
@@ -110,7 +110,7 @@ static void test_sweep(void)
     CHECK(build(&s, 1, NULL, 0, &p, &err) == DLB_OK);
     CHECK(plan_is(&p, "0:batch=32 amp.precision=fp32"));
     CHECK(p.n_filtered == 1);
-    CHECK(p.n && dlb_config_core(&p, &p.configs[0], "train_steps")->i == 10);
+    CHECK(p.n && p.configs[0].core.train_steps == 10);
     dlb_plan_free(&p);
 
     /* --set applies after [quick]. */
@@ -193,11 +193,9 @@ static void test_default_and_empty(void)
     if (load("good-basic.ini", &s)) {
         CHECK(build(&s, 1, NULL, 0, &p, &err) == DLB_OK);
         CHECK(plan_is(&p, "0:default"));
-        CHECK(p.n && dlb_config_core(&p, &p.configs[0], "batch")->i == 128);
-        CHECK(p.n && dlb_config_core(&p, &p.configs[0], "memory_limit")->i ==
-              2147483648LL);
-        CHECK(p.n && !strcmp(dlb_config_core(&p, &p.configs[0], "mode")->s,
-                             "infer"));
+        CHECK(p.n && p.configs[0].core.batch == 128);
+        CHECK(p.n && p.configs[0].core.memory_limit == 2147483648LL);
+        CHECK(p.n && p.configs[0].core.mode == DLB_MODE_INFER);
         dlb_plan_free(&p);
         /* A NULL overrides pointer means none. */
         CHECK(dlb_plan_build(&s, NULL, &p, &err) == DLB_OK && p.n == 1);

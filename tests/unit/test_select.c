@@ -309,8 +309,8 @@ static void test_equal_training(void)
     if (!fixture_open(&f, "[suite]\ntrain_samples = 100\n[sweep]\nbatch = 16, 32\n"))
         return;
     /* ceil(100 / 16) = 7 steps, ceil(100 / 32) = 4 */
-    CHECK(dlb_config_core(&f.p, &f.p.configs[0], "train_steps")->i == 7);
-    CHECK(dlb_config_core(&f.p, &f.p.configs[1], "train_steps")->i == 4);
+    CHECK(f.p.configs[0].core.train_steps == 7);
+    CHECK(f.p.configs[1].core.train_steps == 4);
     recs = json_array();
     json_array_append_new(recs, crafted(&f, 0, 100, 0.01, 80, -1));
     json_array_append_new(recs, crafted(&f, 1, 200, 0.01, 70, -1));
