@@ -310,11 +310,11 @@ int dlb_cmd_run(struct dlb_options *o)
     json_decref(merged);
     dlb_vs_baseline_annotate(&r.ses.plan, recs);
     dlb_context_add_devices(r.context, recs);
-    json_t *sel = NULL;
+    struct dlb_selection sel;
     if (dlb_postrun_results(r.dir, &r.ses.plan, r.context, recs, &sel,
                             &err) != DLB_OK) {
         fprintf(stderr, "dlbench: %s\n", err.msg);
-        json_decref(sel);
+        dlb_selection_free(&sel);
         json_decref(recs);
         int sig = say_why_stopped(&r, not_run);
         rc = sig ? 128 + sig : 1;
@@ -334,10 +334,10 @@ int dlb_cmd_run(struct dlb_options *o)
      * there loses no measurement. */
     struct dlb_postrun pr = {r.dir, r.origin, &r.ses.plan, r.context, recs,
                              o->format == DLB_FORMAT_TABLE ? stdout : stderr, tf,
-                             sel};
+                             sel.present ? &sel : NULL};
     int winner = 0;
     int post_failed = dlb_postrun(&pr, &winner) != DLB_OK;
-    json_decref(sel);
+    dlb_selection_free(&sel);
     if (tf)
         fclose(tf);
     json_decref(recs);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "util/error.h"
+#include "results/selection.h"
 
 /* Write every plot that the records support. *plots is a new JSON array of
  * {"name", "title", "png", "svg", "data", "script"} (paths relative to
@@ -16,8 +17,8 @@
  * status is then still DLB_OK and err->msg says why and, when gnuplot is
  * missing, how to install it: the caller prints it as a warning. */
 dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
-                           json_t *selection, json_t **plots, int *drawn,
-                           struct dlb_error *err);
+                           const struct dlb_selection *selection, json_t **plots,
+                           int *drawn, struct dlb_error *err);
 
 struct dlb_results;
 /* `dlbench history`'s trend plot of `n_runs` results documents in time

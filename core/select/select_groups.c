@@ -56,12 +56,12 @@ int dlb_sel_same_settings(const struct dlb_plan *p,
 }
 
 /* The workload keys whose values vary across the plan, named as in a
- * configuration id. */
-static json_t *varying_keys(const struct dlb_plan *p,
-                            const struct dlb_select_settings *set,
-                            struct dlb_keyref *refs, size_t *n)
+ * configuration id, into names[] (set->n_workload of them at most);
+ * 0 when out of memory. */
+static int varying_keys(const struct dlb_plan *p,
+                        const struct dlb_select_settings *set,
+                        struct dlb_keyref *refs, char **names, size_t *n)
 {
-    json_t *names = json_array();
     *n = 0;
     for (size_t i = 0; i < set->n_workload; i++) {
         struct dlb_keyref r = set->workload[i];
@@ -74,10 +74,11 @@ static json_t *varying_keys(const struct dlb_plan *p,
             continue;
         char name[256];
         dlb_suite_key_name(p->suite, r, name, sizeof name);
-        json_array_append_new(names, json_string(name));
+        if (!(names[*n] = strdup(name)))
+            return 0;
         refs[(*n)++] = r;
     }
-    return names;
+    return 1;
 }
 
 static char *label_of(const struct dlb_plan *p, const struct dlb_config *c,
@@ -113,8 +114,10 @@ dlb_status dlb_sel_groups_build(const struct dlb_plan *p,
     g->of = malloc(n * sizeof *g->of);
     g->base = malloc(n * sizeof *g->base);
     g->label = calloc(n, sizeof *g->label);
-    g->keys = varying_keys(p, set, refs, &n_refs);
-    int bad = !first || !g->of || !g->base || !g->label || !g->keys;
+    g->keys = calloc(set->n_workload + 1, sizeof *g->keys);
+    int bad = !first || !g->of || !g->base || !g->label || !g->keys ||
+              !varying_keys(p, set, refs, g->keys, &n_refs);
+    g->n_keys = n_refs;
     const struct dlb_config *suite_base = p->n ? &p->configs[set->baseline] : NULL;
     for (size_t c = 0; c < p->n && !bad; c++) {
         size_t k = 0;
@@ -147,21 +150,16 @@ void dlb_sel_groups_free(struct dlb_sel_groups *g)
     free(g->label);
     free(g->of);
     free(g->base);
-    json_decref(g->keys);
+    for (size_t k = 0; g->keys && k < g->n_keys; k++)
+        free(g->keys[k]);
+    free(g->keys);
     memset(g, 0, sizeof *g);
 }
 
-int dlb_select_complete(json_t *selection)
+int dlb_select_complete(const struct dlb_selection *sel)
 {
-    struct dlb_selection sel;
-    struct dlb_error err = {""};
-    int done = 1;
-    if (dlb_selection_read(selection, &sel, &err) != DLB_OK)
-        return 0;
-    if (!sel.n_groups)
-        done = sel.winner != NULL;
-    for (size_t i = 0; i < sel.n_groups; i++)
-        done &= sel.groups[i].winner != NULL;
-    dlb_selection_free(&sel);
+    int done = sel->n_groups ? 1 : sel->winner != NULL;
+    for (size_t i = 0; i < sel->n_groups; i++)
+        done &= sel->groups[i].winner != NULL;
     return done;
 }

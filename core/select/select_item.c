@@ -14,6 +14,11 @@ const char *dlb_objective_name(enum dlb_objective o)
     return dlb_objective_names[o];
 }
 
+double dlb_sel_fig(double v)
+{
+    return isfinite(v) ? v : NAN;
+}
+
 static double metric(const struct dlb_record *r, const char *name)
 {
     const struct dlb_rec_metric *m = dlb_record_metric(r, name);
@@ -128,7 +133,7 @@ static void violate(struct dlb_sel_item *it, const char *what, double value,
                     double limit)
 {
     if (it->n_viol < DLB_SEL_MAX_VIOLATIONS)
-        it->viol[it->n_viol++] = (struct dlb_sel_violation){what, value, limit};
+        it->viol[it->n_viol++] = (struct dlb_sel_viol){what, value, limit};
 }
 
 void dlb_sel_item_check(const struct dlb_select_settings *set,

@@ -189,18 +189,19 @@ static int post_run(const struct fixture *f, json_t *ctx, json_t *recs,
                     const char *dir, FILE *summary)
 {
     struct dlb_error err = {""};
-    json_t *sel = NULL;
+    struct dlb_selection sel;
     dlb_vs_baseline_annotate(&f->p, recs);
     if (dlb_postrun_results(dir, &f->p, ctx, recs, &sel, &err) != DLB_OK) {
         fprintf(stderr, "  %s\n", err.msg);
-        json_decref(sel);
+        dlb_selection_free(&sel);
         return 0;
     }
-    struct dlb_postrun pr = {dir, NULL, &f->p, ctx, recs, summary, NULL, sel};
+    struct dlb_postrun pr = {dir, NULL, &f->p, ctx, recs, summary, NULL,
+                             sel.present ? &sel : NULL};
     int winner = 0;
     dlb_postrun(&pr, &winner);
     fprintf(summary, "(winner: %d)\n", winner);
-    json_decref(sel);
+    dlb_selection_free(&sel);
     return 1;
 }
 

@@ -83,6 +83,21 @@ static json_t *records(void)
     return r;
 }
 
+/* The plots of a run whose selection, as results.json holds it, is
+ * `sel` (read as dlb_selection_read reads a results file). */
+static dlb_status plots_write(const char *dir, json_t *ctx, json_t *recs,
+                              json_t *sel, json_t **plots, int *drawn,
+                              struct dlb_error *err)
+{
+    struct dlb_selection typed;
+    dlb_status st = dlb_selection_read(sel, &typed, err);
+    if (st != DLB_OK)
+        return st;
+    st = dlb_plots_write(dir, ctx, recs, &typed, plots, drawn, err);
+    dlb_selection_free(&typed);
+    return st;
+}
+
 static json_t *selection(void)
 {
     return json_pack("{s:s, s:s, s:[s], s:[s, s], s:{s:{s:f, s:[f, f]}}}",
@@ -124,7 +139,7 @@ static void test_plots(void)
     json_t *ctx = json_pack("{s:s}", "suite.name", hostile);
     struct dlb_error err = {""};
     int drawn = -1;
-    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    CHECK(plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
     CHECK(drawn == 1);
     if (!drawn)
         fprintf(stderr, "not drawn: %s\n", err.msg);
@@ -161,7 +176,7 @@ static void test_plots(void)
     CHECK(mkdir(dir, 0755) == 0);
     setenv("DLBENCH_GNUPLOT", "/nonexistent/gnuplot", 1);
     err.msg[0] = '\0';
-    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    CHECK(plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
     unsetenv("DLBENCH_GNUPLOT");
     CHECK(drawn == 0);
     CHECK(strstr(err.msg, "apt-get install gnuplot-nox") != NULL);
@@ -223,7 +238,7 @@ static void test_many_rows(void)
     json_t *ctx = json_pack("{s:s}", "suite.name", "many"), *plots = NULL;
     struct dlb_error err = {""};
     int drawn = -1;
-    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    CHECK(plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
     CHECK(drawn == 1);
     snprintf(pdir, sizeof pdir, "%s/plots", dir);
     static const char *const rowplots[] = {"throughput", "speedup", "steps"};
@@ -305,7 +320,7 @@ static FILE *plot_data(const char *name, json_t *recs, json_t *sel, const char *
     int drawn = 0;
     struct dlb_error err = {""};
     setenv("DLBENCH_GNUPLOT", "/nonexistent/gnuplot", 1);
-    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    CHECK(plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
     unsetenv("DLBENCH_GNUPLOT");
     json_decref(plots);
     json_decref(ctx);
