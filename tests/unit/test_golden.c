@@ -355,7 +355,7 @@ static void print_compare(FILE *out, json_t *base, json_t *nw, int normalize)
     struct dlb_compare_opts o = {DLB_COMPARE_THRESHOLD, DLB_COMPARE_ALPHA,
                                  normalize};
     struct dlb_error err = {""};
-    json_t *cmp = NULL;
+    struct dlb_comparison cmp;
     if (dlb_compare(base, "base/results.json", nw, "new/results.json", &o, &cmp,
                     &err) != DLB_OK) {
         fprintf(out, "error: %s\n", err.msg);
@@ -366,9 +366,9 @@ static void print_compare(FILE *out, json_t *base, json_t *nw, int normalize)
         DLB_COMPARE_TABLE, DLB_COMPARE_MARKDOWN, DLB_COMPARE_JSON};
     for (int k = 0; k < 3; k++) {
         fprintf(out, "==> %s%s <==\n", names[k], normalize ? ", normalized" : "");
-        dlb_compare_print(out, fmts[k], cmp);
+        dlb_compare_print(out, fmts[k], &cmp);
     }
-    json_decref(cmp);
+    dlb_comparison_free(&cmp);
 }
 
 /* Two runs of the workloads suite: faster, slower, the same, one missing
