@@ -8,13 +8,15 @@
 #include <stdlib.h>
 
 dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
-                           const struct dlb_selection *sel, json_t **plots,
-                           int *drawn, struct dlb_error *err)
+                           const struct dlb_selection *sel,
+                           struct dlb_plot_list *plots, int *drawn,
+                           struct dlb_error *err)
 {
     char pdir[4096];
     snprintf(pdir, sizeof pdir, "%s/plots", dir);
     struct dlb_plotter p;
-    *plots = NULL;
+    plots->v = NULL;
+    plots->n = 0;
     *drawn = 0;
     dlb_status st = dlb_plotter_init(&p, pdir, "plots/", err);
     p.suite = json_string_value(dlb_context_get(context, "suite.name"));
@@ -59,7 +61,9 @@ dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
     dlb_records_free(recs, n_recs);
     dlb_plotter_wait(&p);
     if (st == DLB_OK) {
-        *plots = json_incref(p.plots);
+        /* the list goes to the caller */
+        *plots = p.plots;
+        p.plots = (struct dlb_plot_list){NULL, 0};
         *drawn = p.drawn;
         /* Not an error: the data and scripts are there; the caller warns. */
         if (!p.drawn)

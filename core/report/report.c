@@ -11,7 +11,8 @@
 
 /* Write DIR/NAME through a temporary name, so a reader never sees half. */
 static dlb_status write_one(const char *dir, const char *name,
-                            const struct dlb_rep *r, json_t *plots,
+                            const struct dlb_rep *r,
+                            const struct dlb_plot_list *plots,
                             struct dlb_error *err)
 {
     char path[4096], tmp[4096];
@@ -35,7 +36,8 @@ static dlb_status write_one(const char *dir, const char *name,
 }
 
 dlb_status dlb_report_write(const char *dir, json_t *context, json_t *records,
-                            const struct dlb_selection *selection, json_t *plots,
+                            const struct dlb_selection *selection,
+                            const struct dlb_plot_list *plots,
                             struct dlb_error *err)
 {
     struct dlb_rep r;

@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "util/error.h"
+#include "plot/plot.h"
 #include "results/selection.h"
 
 dlb_status dlb_report_write(const char *dir, json_t *context, json_t *records,
-                            const struct dlb_selection *selection, json_t *plots,
+                            const struct dlb_selection *selection,
+                            const struct dlb_plot_list *plots,
                             struct dlb_error *err);
 
 /* The few lines printed after the console table: the verdicts, the

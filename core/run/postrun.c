@@ -46,7 +46,7 @@ dlb_status dlb_postrun(const struct dlb_postrun *pr, int *winner)
     struct dlb_error err = {""};
     dlb_status first = DLB_OK;
     const struct dlb_selection *sel = pr->selection;
-    json_t *plots = NULL;
+    struct dlb_plot_list plots = {NULL, 0};
     *winner = 0;
     if (!sel)
         return DLB_ERR_INTERNAL; /* reported by dlb_postrun_results */
@@ -58,9 +58,7 @@ dlb_status dlb_postrun(const struct dlb_postrun *pr, int *winner)
                              &drawn, &perr), &first, &perr) == DLB_OK &&
         !drawn && perr.msg[0])
         fprintf(stderr, "dlbench: note: %s\n", perr.msg);
-    if (!plots)
-        plots = json_array();
-    note(dlb_report_write(pr->dir, pr->context, pr->records, sel, plots, &err),
+    note(dlb_report_write(pr->dir, pr->context, pr->records, sel, &plots, &err),
          &first, &err);
     note(dlb_select_write_best(pr->dir, pr->plan, sel, pr->origin, &err),
          &first, &err);
@@ -68,6 +66,6 @@ dlb_status dlb_postrun(const struct dlb_postrun *pr, int *winner)
         dlb_report_summary(pr->summary, sel);
     if (pr->summary_copy)
         dlb_report_summary(pr->summary_copy, sel);
-    json_decref(plots);
+    dlb_plot_list_free(&plots);
     return first;
 }
