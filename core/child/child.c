@@ -62,11 +62,6 @@ static enum dlb_rec_status status_for(dlb_status st)
     }
 }
 
-static const struct dlb_value *core_val(struct child_run *r, const char *key)
-{
-    return dlb_config_core(&r->ses.plan, r->cfg, key);
-}
-
 static struct dlb_params params_of(struct child_run *r, unsigned ns)
 {
     const struct dlb_ns *n = &r->ses.suite.ns[ns];
@@ -80,7 +75,7 @@ static int plugin_on(struct child_run *r, unsigned ns)
 
 static dlb_status apply_memory_limit(struct child_run *r)
 {
-    int64_t limit = core_val(r, "memory_limit")->i;
+    int64_t limit = r->cfg->core.memory_limit;
     if (limit <= 0)
         return DLB_OK;
     struct rlimit rl = {(rlim_t)limit, (rlim_t)limit};
@@ -96,18 +91,19 @@ static dlb_status start_plugins(struct child_run *r)
 {
     const struct dlb_suite *s = &r->ses.suite;
     /* accuracy_seeds' later processes train from the seeds after it */
-    uint64_t seed = (uint64_t)core_val(r, "seed")->i + (uint64_t)r->seed_rep;
+    uint64_t seed = (uint64_t)r->cfg->core.seed + (uint64_t)r->seed_rep;
     int quick = r->quick;
     /* Where train_ops looks for model files: as the workload does. */
     r->shared.suite_paths[0] = r->origin;
     r->shared.suite_paths[1] = r->ses.suite.path;
-    int measure_only = core_val(r, "measure_only")->i != 0;
+    int measure_only = r->cfg->core.measure_only;
+    const char *backend = dlb_backend_kind_names[r->cfg->core.backend];
     dlb_host_setup(&r->hosts[0], &r->shared, "core", seed, quick);
-    r->hosts[0].pub.backend_name = core_val(r, "backend")->s;
+    r->hosts[0].pub.backend_name = backend;
     r->hosts[0].pub.measure_only = measure_only;
     for (unsigned k = 1; k < s->n_ns; k++) {
         dlb_host_setup(&r->hosts[k], &r->shared, s->ns[k].name, seed, quick);
-        r->hosts[k].pub.backend_name = core_val(r, "backend")->s;
+        r->hosts[k].pub.backend_name = backend;
         r->hosts[k].pub.measure_only = measure_only;
     }
     /* Probe all before initialising any, so a skipped configuration does
@@ -192,7 +188,7 @@ static void wire_hook_points(struct child_run *r)
 
 static dlb_status find_workload(struct child_run *r)
 {
-    const char *name = core_val(r, "workload")->s;
+    const char *name = r->cfg->core.workload;
     r->wl_hooks = dlb_builtin_workload(name);
     if (r->wl_hooks) {
         r->wl_ctx.plan = &r->ses.plan;
@@ -244,7 +240,7 @@ static dlb_status step_fn(void *ctx)
                      "read %g s after a step, %g s before it: a workload "
                      "that keeps its own clock (hook now) must advance it "
                      "by each step's simulated duration",
-                     core_val(r, "workload")->s, t, r->wl_clock_last);
+                     r->cfg->core.workload, t, r->wl_clock_last);
             return DLB_ERR_INTERNAL;
         }
         r->wl_clock_last = t;
@@ -359,13 +355,13 @@ static dlb_status sample_steps(struct child_run *r, const struct dlb_workload_in
 {
     dlb_status st;
     struct dlb_measure_spec spec = {
-        .warmup_min_s = core_val(r, "warmup")->f,
-        .warmup_max_s = core_val(r, "warmup_max")->f,
-        .min_samples = (size_t)core_val(r, "min_samples")->i,
-        .max_samples = (size_t)core_val(r, "max_samples")->i,
-        .ci_target = core_val(r, "ci_target")->f,
-        .time_cap_s = core_val(r, "time_cap")->f,
-        .steps_per_sample = (unsigned)core_val(r, "steps_per_sample")->i,
+        .warmup_min_s = r->cfg->core.warmup_s,
+        .warmup_max_s = r->cfg->core.warmup_max_s,
+        .min_samples = (size_t)r->cfg->core.min_samples,
+        .max_samples = (size_t)r->cfg->core.max_samples,
+        .ci_target = r->cfg->core.ci_target,
+        .time_cap_s = r->cfg->core.time_cap_s,
+        .steps_per_sample = (unsigned)r->cfg->core.steps_per_sample,
         /* Ranks of one configuration take the same steps (join_world). */
         .agree = r->shared.agree,
         .agree_ctx = r->shared.agree_ctx,
@@ -407,7 +403,7 @@ static dlb_status measure(struct child_run *r)
                     r->peak_file, j ? perr.msg : jerr.text);
         json_decref(j);
     } else
-        r->have_peak = dlb_peak_get((int)core_val(r, "threads")->i, 0, &r->peak,
+        r->have_peak = dlb_peak_get((int)r->cfg->core.threads, 0, &r->peak,
                                     &warn, &perr) == DLB_OK;
     dlb_status st = r->wl_hooks->setup(r->wl_state, r->wl_host, &info, &r->wl);
     if (st != DLB_OK) {
@@ -464,8 +460,9 @@ static dlb_status apply_controls(struct child_run *r)
 {
     struct dlb_error err = {""};
     dlb_status st;
-    json_t *c = dlb_child_controls_apply(core_val(r, "malloc")->s,
-                                         (long)core_val(r, "threads")->i, &st, &err);
+    const struct dlb_core_settings *set = &r->cfg->core;
+    json_t *c = dlb_child_controls_apply(dlb_malloc_policy_names[set->malloc_policy],
+                                         (long)set->threads, &st, &err);
     if (!c) {
         snprintf(r->reason, sizeof r->reason, "%s",
                  st != DLB_OK ? err.msg : "out of memory");

@@ -35,6 +35,7 @@
 
 struct cnn {
     struct dlb_workload_ctx *ctx;
+    const struct dlb_core_settings *set; /* the configuration's core keys */
     const struct dlb_host *host;
     int infer;
     const char *model_key, *data_mode, *data_path;
@@ -54,11 +55,6 @@ struct cnn {
     uint64_t measured_steps;         /* steps timed by the harness */
     double measured_s;               /* their wall time, for the cast share */
 };
-
-static const struct dlb_value *key(const struct cnn *c, const char *name)
-{
-    return dlb_config_core(c->ctx->plan, c->ctx->config, name);
-}
 
 /* Say why in the configuration's record (or the log, without one). */
 static dlb_status fail(struct cnn *c, dlb_status s, const struct dlb_error *err)
@@ -147,7 +143,7 @@ static dlb_status lend_dataset(void *ctx, int train,
  * its sampling error). */
 static int screening(const struct cnn *c)
 {
-    return c->host->measure_only && c->infer && key(c, "screen_accuracy")->i;
+    return c->host->measure_only && c->infer && c->set->screen_accuracy;
 }
 
 /* Test images the accuracy is scored on: a CI-sized or screening subset,
@@ -196,15 +192,15 @@ static dlb_status lend_open_model(void *ctx, const struct dlb_host *h,
 static dlb_status backend_keys(struct cnn *c, const char *name,
                                struct dlb_error *err)
 {
-    const char *set = key(c, "cuda.graphs")->i ? "cuda.graphs = on"
-                      : key(c, "cuda.tf32")->i ? "cuda.tf32 = on"
-                      : key(c, "cudnn.algo")->i ? "cudnn.algo = search"
+    const char *set = c->set->cuda_graphs ? "cuda.graphs = on"
+                      : c->set->cuda_tf32 ? "cuda.tf32 = on"
+                      : c->set->cudnn_algo == DLB_CUDNN_SEARCH ? "cudnn.algo = search"
                       : NULL;
     if (set && strcmp(name, "cuda") != 0)
         return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "%s applies to backend = "
                           "cuda only; this configuration runs backend = %s",
                           set, name);
-    if (key(c, "cuda.graphs")->i && c->infer)
+    if (c->set->cuda_graphs && c->infer)
         return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "cuda.graphs = on "
                           "replays training steps; mode = infer runs eagerly");
     return DLB_OK;
@@ -213,14 +209,15 @@ static dlb_status backend_keys(struct cnn *c, const char *name,
 static dlb_status open_backend(struct cnn *c, struct dlb_error *err)
 {
     struct dlb_backend_config cfg = {
-        .threads = (int)key(c, "threads")->i, .device = 0, .seed = c->seed,
+        .threads = (int)c->set->threads, .device = 0, .seed = c->seed,
         .host_alloc = cnn_host_alloc, .host_free = cnn_host_free,
         .alloc_ctx = c,
-        .cudnn_search = key(c, "cudnn.algo")->i ? DLB_OPT_ON : DLB_OPT_OFF,
-        .tf32 = key(c, "cuda.tf32")->i ? DLB_OPT_ON : DLB_OPT_OFF,
-        .profile = key(c, "profile")->i != 0};
+        .cudnn_search = c->set->cudnn_algo == DLB_CUDNN_SEARCH ? DLB_OPT_ON
+                                                               : DLB_OPT_OFF,
+        .tf32 = c->set->cuda_tf32 ? DLB_OPT_ON : DLB_OPT_OFF,
+        .profile = c->set->profile == DLB_PROFILE_OPS};
     char why[512] = "";
-    const char *name = key(c, "backend")->s;
+    const char *name = dlb_backend_kind_names[c->set->backend];
     dlb_status ks = backend_keys(c, name, err);
     if (ks != DLB_OK)
         return ks;
@@ -275,7 +272,7 @@ static dlb_status setup_train(struct cnn *c, struct dlb_workload_info *info,
     dlb_status s = open_data(c, 1, err);
     if (s != DLB_OK)
         return s;
-    c->bspec = (struct dlb_batch_spec){c->batch, 1, (int)key(c, "augment")->i, 1,
+    c->bspec = (struct dlb_batch_spec){c->batch, 1, (int)c->set->augment, 1,
                                        c->seed};
     c->plugin = (struct dlb_batch_plugin){x->batch_source, x->batch_source_state,
                                           x->batch_source_host,
@@ -285,7 +282,7 @@ static dlb_status setup_train(struct cnn *c, struct dlb_workload_info *info,
         .precision_state = x->precision_state,
         .precision_abi_minor = x->precision_abi_minor, .executor = x->executor,
         .executor_state = x->executor_state, .executor_host = x->executor_host,
-        .graphs = (int)key(c, "cuda.graphs")->i};
+        .graphs = (int)c->set->cuda_graphs};
     s = dlb_trainer_set_precision(&c->trainer, err);
     if (s == DLB_OK) /* skipped with the reason rather than failing later */
         s = dlb_trainer_graphs_check(&c->trainer, err);
@@ -349,16 +346,16 @@ static dlb_status setup_infer(struct cnn *c, struct dlb_workload_info *info,
 
 static void read_keys(struct cnn *c)
 {
-    c->infer = !strcmp(key(c, "mode")->s, "infer");
-    c->model_key = key(c, "model")->s;
-    c->data_mode = key(c, "dataset")->s;
-    c->data_path = key(c, "dataset_path")->s;
-    c->batch = (uint32_t)key(c, "batch")->i;
+    c->infer = c->set->mode == DLB_MODE_INFER;
+    c->model_key = c->set->model;
+    c->data_mode = dlb_data_source_names[c->set->dataset];
+    c->data_path = c->set->dataset_path;
+    c->batch = (uint32_t)c->set->batch;
     /* the host's: the suite's seed, or a later one of accuracy_seeds */
     c->seed = c->host->seed;
-    c->train_steps = (uint64_t)key(c, "train_steps")->i;
-    c->lr = (float)key(c, "lr")->f;
-    c->momentum = (float)key(c, "momentum")->f;
+    c->train_steps = (uint64_t)c->set->train_steps;
+    c->lr = (float)c->set->lr;
+    c->momentum = (float)c->set->momentum;
 }
 
 static void cnn_teardown(void *wl);
@@ -373,6 +370,7 @@ static dlb_status cnn_setup(void *state, const struct dlb_host *h,
     if (!c)
         return DLB_ERR_NOMEM;
     c->ctx = state;
+    c->set = &c->ctx->config->core;
     c->host = h;
     read_keys(c);
     c->lent = (struct dlb_host_data){c, lend_dataset, lend_evaluate,

@@ -22,26 +22,19 @@ int dlb_compare_report(struct dlb_options *opts, json_t *base,
         .normalize = normalize,
     };
     struct dlb_error err = {""};
-    json_t *cmp = NULL;
+    struct dlb_comparison cmp;
     if (dlb_compare(base, base_file, nw, new_file, &co, &cmp, &err) != DLB_OK) {
         fprintf(stderr, "dlbench: compare: %s\n", err.msg);
         return 2;
     }
-    dlb_compare_print(stdout, format_of(opts), cmp);
-    struct dlb_comparison typed;
-    if (dlb_comparison_read(cmp, &typed, &err) != DLB_OK) {
-        json_decref(cmp);
-        fprintf(stderr, "dlbench: compare: %s\n", err.msg);
-        return 2;
-    }
+    dlb_compare_print(stdout, format_of(opts), &cmp);
     /* The warnings are in the table and markdown; JSON readers see them in
      * "warnings", and a person at a terminal on standard error. */
     if (format_of(opts) == DLB_COMPARE_JSON)
-        for (size_t i = 0; i < typed.n_warnings; i++)
-            fprintf(stderr, "dlbench: warning: %s\n", typed.warnings[i]);
-    long long slower = typed.slower;
-    dlb_comparison_free(&typed);
-    json_decref(cmp);
+        for (size_t i = 0; i < cmp.n_warnings; i++)
+            fprintf(stderr, "dlbench: warning: %s\n", cmp.warnings[i]);
+    long long slower = cmp.slower;
+    dlb_comparison_free(&cmp);
     return slower > 0 ? 1 : 0;
 }
 

@@ -294,10 +294,10 @@ static int finish(const char *dir, struct dlb_session *ses, json_t *ctx,
     size_t i;
     json_t *rec;
     dlb_vs_baseline_annotate(&ses->plan, recs);
-    json_t *sel = NULL;
+    struct dlb_selection sel;
     if (dlb_postrun_results(dir, &ses->plan, ctx, recs, &sel, &err) != DLB_OK) {
         fprintf(stderr, "dlbench: merge: %s\n", err.msg);
-        json_decref(sel);
+        dlb_selection_free(&sel);
         return 1;
     }
     char *table = dlb_path_join(dir, "table.txt");
@@ -312,9 +312,9 @@ static int finish(const char *dir, struct dlb_session *ses, json_t *ctx,
         dlb_vs_baseline_print(stdout, recs);
     struct dlb_postrun pr = {dir, ses->suite_path, &ses->plan, ctx, recs,
                              o->format == DLB_FORMAT_TABLE ? stdout : stderr, tf,
-                             sel};
+                             sel.present ? &sel : NULL};
     int post_failed = dlb_postrun(&pr, &winner) != DLB_OK;
-    json_decref(sel);
+    dlb_selection_free(&sel);
     if (tf)
         fclose(tf);
     json_array_foreach(recs, i, rec)

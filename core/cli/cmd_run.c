@@ -186,7 +186,7 @@ static void warn_oversubscribed(const struct run_state *r)
 {
     long worst = 0;
     for (size_t i = 0; i < r->ses.plan.n; i++) {
-        long t = (long)dlb_config_core(&r->ses.plan, &r->ses.plan.configs[i], "threads")->i;
+        long t = (long)r->ses.plan.configs[i].core.threads;
         if (dlb_threads_oversubscribe(t) && t > worst)
             worst = t;
     }
@@ -203,9 +203,9 @@ static void warn_oversubscribed(const struct run_state *r)
 static void add_measurement_context(const struct run_state *r)
 {
     const struct dlb_plan *p = &r->ses.plan;
-    const char *mal = dlb_config_core(p, &p->configs[0], "malloc")->s;
+    const char *mal = dlb_malloc_policy_names[p->configs[0].core.malloc_policy];
     for (size_t i = 1; i < p->n; i++)
-        if (strcmp(mal, dlb_config_core(p, &p->configs[i], "malloc")->s))
+        if (p->configs[i].core.malloc_policy != p->configs[0].core.malloc_policy)
             mal = "swept: see each record's controls";
     json_t *m = json_pack("{s:s}", "malloc", mal);
     int reps = dlb_plan_repetitions(&r->ses.plan);
@@ -310,11 +310,11 @@ int dlb_cmd_run(struct dlb_options *o)
     json_decref(merged);
     dlb_vs_baseline_annotate(&r.ses.plan, recs);
     dlb_context_add_devices(r.context, recs);
-    json_t *sel = NULL;
+    struct dlb_selection sel;
     if (dlb_postrun_results(r.dir, &r.ses.plan, r.context, recs, &sel,
                             &err) != DLB_OK) {
         fprintf(stderr, "dlbench: %s\n", err.msg);
-        json_decref(sel);
+        dlb_selection_free(&sel);
         json_decref(recs);
         int sig = say_why_stopped(&r, not_run);
         rc = sig ? 128 + sig : 1;
@@ -334,10 +334,10 @@ int dlb_cmd_run(struct dlb_options *o)
      * there loses no measurement. */
     struct dlb_postrun pr = {r.dir, r.origin, &r.ses.plan, r.context, recs,
                              o->format == DLB_FORMAT_TABLE ? stdout : stderr, tf,
-                             sel};
+                             sel.present ? &sel : NULL};
     int winner = 0;
     int post_failed = dlb_postrun(&pr, &winner) != DLB_OK;
-    json_decref(sel);
+    dlb_selection_free(&sel);
     if (tf)
         fclose(tf);
     json_decref(recs);

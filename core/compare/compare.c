@@ -98,14 +98,28 @@ static const char *ctx_str(const struct dlb_results *doc, const char *key)
     return s ? s : "unknown";
 }
 
-static void warn(json_t *cmp, const char *fmt, const char *a, const char *b)
+static const char *keep(struct dlb_comparison *cmp, const char *s)
+{
+    return dlb_strpool_add(&cmp->strings, s);
+}
+
+static void warn(struct dlb_comparison *cmp, const char *fmt, const char *a,
+                 const char *b)
 {
     char buf[1024];
     snprintf(buf, sizeof buf, fmt, a, b);
-    json_array_append_new(json_object_get(cmp, "warnings"), json_string(buf));
+    const char *w = keep(cmp, buf);
+    const char **v = realloc(cmp->warnings, (cmp->n_warnings + 1) * sizeof *v);
+    if (!v)
+        cmp->strings.nomem = 1;
+    else
+        cmp->warnings = v;
+    if (w && v)
+        cmp->warnings[cmp->n_warnings++] = w;
 }
 
-static void context_warnings(json_t *cmp, const struct dlb_results *base,
+static void context_warnings(struct dlb_comparison *cmp,
+                             const struct dlb_results *base,
                              const struct dlb_results *nw, int normalize)
 {
     const char *bh = ctx_str(base, "host"), *nh = ctx_str(nw, "host");
@@ -161,23 +175,21 @@ struct judge {
 
 /* The comparison's resolution: the median and the largest of its rows'
  * (see judge_pair), so that "same" is read with what it could not see. */
-static void set_resolution(json_t *cmp, struct judge *J)
+static void set_resolution(struct dlb_comparison *cmp, struct judge *J)
 {
-    if (!J->n_res) {
-        json_object_set_new(cmp, "resolution", json_null());
+    cmp->resolution_median = cmp->resolution_max = NAN;
+    if (!J->n_res)
         return;
-    }
     dlb_sort_doubles(J->resolution, J->n_res);
     size_t n = J->n_res;
-    double med = n % 2 ? J->resolution[n / 2]
-                       : 0.5 * (J->resolution[n / 2 - 1] + J->resolution[n / 2]);
-    json_object_set_new(cmp, "resolution",
-                        json_pack("{s:f,s:f}", "median", med, "max", J->resolution[n - 1]));
+    cmp->resolution_median = n % 2 ? J->resolution[n / 2]
+                             : 0.5 * (J->resolution[n / 2 - 1] + J->resolution[n / 2]);
+    cmp->resolution_max = J->resolution[n - 1];
 }
 
 static dlb_status judge_pair(struct judge *J, const char *id,
                              const struct dlb_record *b, const struct dlb_record *n,
-                             json_t *row, struct dlb_error *err)
+                             struct dlb_cmp_row *row, struct dlb_error *err)
 {
     size_t nb, nn;
     double *sb = samples_of(b, J->bscale, &nb), *sn = samples_of(n, J->nscale, &nn);
@@ -206,20 +218,21 @@ static dlb_status judge_pair(struct judge *J, const char *id,
                           "configuration %s: no usable step times in both runs", id);
     int is_ref = J->ref && !strcmp(J->ref, id);
     /* Too few samples for a test: never significant. */
-    double p = (nb < 2 || nn < 2 || !isfinite(r.p)) ? 1.0 : r.p;
+    int testable = nb >= 2 && nn >= 2 && isfinite(r.p);
+    double p = testable ? r.p : 1.0;
     const char *verdict = "same";
     if (!is_ref && p < J->o->alpha && r.ratio > 1 + J->o->threshold)
         verdict = "slower";
     else if (!is_ref && p < J->o->alpha && r.ratio < 1 - J->o->threshold)
         verdict = "faster";
-    json_object_set_new(row, "verdict", json_string(verdict));
-    json_object_set_new(row, "ratio", json_real(r.ratio));
-    json_object_set_new(row, "ratio_ci", json_pack("[f, f]", r.lo, r.hi));
-    json_object_set_new(row, "p", (nb < 2 || nn < 2 || !isfinite(r.p))
-                                  ? json_null() : json_real(r.p));
-    json_object_set_new(row, "base_n", json_integer((json_int_t)nb));
-    json_object_set_new(row, "new_n", json_integer((json_int_t)nn));
-    json_object_set_new(row, "test", json_string(by_process ? "welch" : "mann-whitney"));
+    row->verdict = verdict;
+    row->ratio = r.ratio;
+    row->ratio_ci_lo = r.lo;
+    row->ratio_ci_hi = r.hi;
+    row->p = testable ? r.p : NAN;
+    row->base_n = (long long)nb;
+    row->new_n = (long long)nn;
+    row->test = by_process ? "welch" : "mann-whitney";
     /* How small a change this row could have seen: a true ratio further
      * from 1 than the interval's half-width (on the log scale) would
      * have put 1 outside it, and a change must pass the threshold too. */
@@ -227,11 +240,11 @@ static dlb_status judge_pair(struct judge *J, const char *id,
     J->by_samples += !is_ref && !by_process;
     if (!is_ref && isfinite(half) && nb >= 2 && nn >= 2) {
         double res = fmax(expm1(half), J->o->threshold);
-        json_object_set_new(row, "resolution", json_real(res));
+        row->resolution = res;
         J->resolution[J->n_res++] = res;
     }
     if (is_ref) {
-        json_object_set_new(row, "reference", json_true());
+        row->reference = 1;
     } else {
         J->log_sum += log(r.ratio);
         J->compared++;
@@ -239,15 +252,17 @@ static dlb_status judge_pair(struct judge *J, const char *id,
     return DLB_OK;
 }
 
-static void count(json_t *cmp, const char *verdict)
+static void count(struct dlb_comparison *cmp, const char *verdict)
 {
-    json_t *counts = json_object_get(cmp, "counts");
-    json_t *c = json_object_get(counts, verdict);
-    json_object_set_new(counts, verdict, json_integer(json_integer_value(c) + 1));
+    long long *c = !strcmp(verdict, "faster") ? &cmp->faster
+                   : !strcmp(verdict, "slower") ? &cmp->slower
+                   : !strcmp(verdict, "same") ? &cmp->same
+                   : !strcmp(verdict, "new") ? &cmp->added : &cmp->missing;
+    (*c)++;
 }
 
-static void note_status(json_t *row, const char *which,
-                        const struct dlb_record *rec)
+static void note_status(struct dlb_comparison *cmp, struct dlb_cmp_row *row,
+                        const char *which, const struct dlb_record *rec)
 {
     char buf[600];
     if (!rec)
@@ -256,14 +271,14 @@ static void note_status(json_t *row, const char *which,
         snprintf(buf, sizeof buf, "%s: %s%s%s", which,
                  dlb_rec_status_name(rec->status), rec->reason ? ": " : "",
                  rec->reason ? rec->reason : "");
-    json_object_set_new(row, "note", json_string(buf));
+    row->note = keep(cmp, buf);
 }
 
 /* A row judged on a doubtful record (either run's) still counts, a
  * regression included: CI fails on it, but says the figure may be the
  * machine's rather than the change's. */
-static void note_doubtful(json_t *row, const struct dlb_record *b,
-                          const struct dlb_record *n)
+static void note_doubtful(struct dlb_comparison *cmp, struct dlb_cmp_row *row,
+                          const struct dlb_record *b, const struct dlb_record *n)
 {
     const char *bw = b->has_system ? b->system.doubtful : NULL;
     const char *nw = n->has_system ? n->system.doubtful : NULL;
@@ -272,55 +287,48 @@ static void note_doubtful(json_t *row, const struct dlb_record *b,
     char why[600], note[1000];
     snprintf(why, sizeof why, "%s%s%s%s%s", bw ? "base: " : "", bw ? bw : "",
              bw && nw ? "; " : "", nw ? "new: " : "", nw ? nw : "");
-    const char *old = json_string_value(json_object_get(row, "note"));
+    const char *old = row->note;
     snprintf(note, sizeof note, "%s%sdoubtful: %s; re-measure on a quiet machine",
              old ? old : "", old ? "; " : "", why);
-    json_object_set_new(row, "doubtful", json_true());
-    json_object_set_new(row, "doubtful_why", json_string(why));
-    json_object_set_new(row, "note", json_string(note));
+    row->doubtful_why = keep(cmp, why);
+    row->note = keep(cmp, note);
 }
 
-static dlb_status one_config(struct judge *J, json_t *cmp, const char *id,
-                             const struct dlb_record *b,
+static dlb_status one_config(struct judge *J, struct dlb_comparison *cmp,
+                             const char *id, const struct dlb_record *b,
                              const struct dlb_record *n, struct dlb_error *err)
 {
     if (!rec_ok(b) && !rec_ok(n))
         return DLB_OK; /* ran in neither: nothing to say */
-    json_t *row = json_pack("{s:s}", "id", id);
-    if (!row)
-        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
-    if (rec_ok(b))
-        json_object_set_new(row, "base_median_s", json_real(median_of(b)));
-    if (rec_ok(n))
-        json_object_set_new(row, "new_median_s", json_real(median_of(n)));
+    struct dlb_cmp_row *row = &cmp->rows[cmp->n_rows++];
+    row->id = keep(cmp, id);
+    row->base_median_s = rec_ok(b) ? median_of(b) : NAN;
+    row->new_median_s = rec_ok(n) ? median_of(n) : NAN;
     dlb_status s = DLB_OK;
     if (rec_ok(b) && rec_ok(n)) {
         s = judge_pair(J, id, b, n, row, err);
-        note_doubtful(row, b, n);
+        note_doubtful(cmp, row, b, n);
     } else if (rec_ok(b)) {
-        json_object_set_new(row, "verdict", json_string("missing"));
-        note_status(row, "new", n);
+        row->verdict = "missing";
+        note_status(cmp, row, "new", n);
     } else {
-        json_object_set_new(row, "verdict", json_string("new"));
+        row->verdict = "new";
         if (b)
-            note_status(row, "base", b);
+            note_status(cmp, row, "base", b);
     }
     if (s == DLB_OK)
-        count(cmp, json_string_value(json_object_get(row, "verdict")));
-    json_array_append_new(json_object_get(cmp, "configs"), row);
+        count(cmp, row->verdict);
     return s;
 }
 
-static dlb_status set_reference(struct judge *J, json_t *cmp,
+static dlb_status set_reference(struct judge *J, struct dlb_comparison *cmp,
                                 const struct dlb_results *base,
                                 const struct dlb_results *nw, const char *base_file,
                                 const char *new_file, struct dlb_error *err)
 {
     J->bscale = J->nscale = 1.0;
-    if (!J->o->normalize) {
-        json_object_set_new(cmp, "normalized_by", json_null());
+    if (!J->o->normalize)
         return DLB_OK;
-    }
     J->ref = reference_id(base, nw);
     if (!J->ref)
         return dlb_errorf(err, DLB_ERR_INPUT, "--normalize: no configuration ran "
@@ -330,31 +338,38 @@ static dlb_status set_reference(struct judge *J, json_t *cmp,
     if (!(J->bscale > 0) || !(J->nscale > 0))
         return dlb_errorf(err, DLB_ERR_INPUT, "--normalize: configuration %s has "
                           "no step times", J->ref);
-    json_object_set_new(cmp, "normalized_by", json_string(J->ref));
+    cmp->normalized_by = keep(cmp, J->ref);
     return DLB_OK;
+}
+
+/* A row with nothing judged in it. */
+static void row_init(struct dlb_cmp_row *r)
+{
+    memset(r, 0, sizeof *r);
+    r->base_median_s = r->new_median_s = r->ratio = NAN;
+    r->ratio_ci_lo = r->ratio_ci_hi = r->p = r->resolution = NAN;
+    r->base_n = r->new_n = -1;
 }
 
 static dlb_status compare(const struct dlb_results *base, const char *base_file,
                           const struct dlb_results *nw, const char *new_file,
-                          const struct dlb_compare_opts *o, json_t **out,
-                          struct dlb_error *err)
+                          const struct dlb_compare_opts *o,
+                          struct dlb_comparison *cmp, struct dlb_error *err)
 {
-    json_t *cmp = json_pack("{s:s, s:i, s:s, s:s, s:f, s:f, s:[], s:[], "
-                            "s:{s:i, s:i, s:i, s:i, s:i}}",
-                            "schema", DLB_COMPARE_SCHEMA_NAME,
-                            "schema_version", DLB_COMPARE_SCHEMA_VERSION,
-                            "base", base_file, "new", new_file,
-                            "threshold", o->threshold, "alpha", o->alpha,
-                            "warnings", "configs", "counts", "faster", 0,
-                            "slower", 0, "same", 0, "new", 0, "missing", 0);
-    if (!cmp)
-        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    cmp->base = keep(cmp, base_file);
+    cmp->new_file = keep(cmp, new_file);
+    cmp->threshold = o->threshold;
+    cmp->alpha = o->alpha;
+    cmp->geomean_ratio = cmp->resolution_median = cmp->resolution_max = NAN;
+    cmp->rows = calloc(base->n + nw->n + 1, sizeof *cmp->rows);
     struct judge J = {.o = o, .base_file = base_file, .new_file = new_file};
     J.resolution = malloc((base->n + 1) * sizeof *J.resolution);
-    if (!J.resolution) {
-        json_decref(cmp);
+    if (!cmp->rows || !J.resolution) {
+        free(J.resolution);
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     }
+    for (size_t i = 0; i < base->n + nw->n; i++)
+        row_init(&cmp->rows[i]);
     dlb_status s = set_reference(&J, cmp, base, nw, base_file, new_file, err);
     context_warnings(cmp, base, nw, o->normalize);
     for (size_t i = 0; i < base->n && s == DLB_OK; i++) {
@@ -368,7 +383,6 @@ static dlb_status compare(const struct dlb_results *base, const char *base_file,
     }
     if (s != DLB_OK) {
         free(J.resolution);
-        json_decref(cmp);
         return s;
     }
     set_resolution(cmp, &J);
@@ -385,18 +399,19 @@ static dlb_status compare(const struct dlb_results *base, const char *base_file,
     if (o->normalize && !J.compared)
         warn(cmp, "only the reference configuration (%s) ran in both runs: "
              "relative to it, nothing is left to compare%s", J.ref, "");
-    json_object_set_new(cmp, "compared", json_integer((json_int_t)J.compared));
-    json_object_set_new(cmp, "geomean_ratio", J.compared
-                        ? json_real(exp(J.log_sum / (double)J.compared)) : json_null());
-    *out = cmp;
-    return DLB_OK;
+    cmp->compared = (long long)J.compared;
+    if (J.compared)
+        cmp->geomean_ratio = exp(J.log_sum / (double)J.compared);
+    return cmp->strings.nomem ? dlb_errorf(err, DLB_ERR_NOMEM, "out of memory")
+                              : DLB_OK;
 }
 
 dlb_status dlb_compare(json_t *base, const char *base_file, json_t *nw,
                        const char *new_file, const struct dlb_compare_opts *o,
-                       json_t **out, struct dlb_error *err)
+                       struct dlb_comparison *out, struct dlb_error *err)
 {
     struct dlb_results b, n;
+    memset(out, 0, sizeof *out);
     dlb_status s = dlb_results_parse(base, base_file, &b, err);
     if (s != DLB_OK)
         return s;
@@ -406,5 +421,7 @@ dlb_status dlb_compare(json_t *base, const char *base_file, json_t *nw,
         dlb_results_free(&n);
     }
     dlb_results_free(&b);
+    if (s != DLB_OK)
+        dlb_comparison_free(out);
     return s;
 }

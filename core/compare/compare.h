@@ -2,7 +2,9 @@
  * step time with a distribution-free confidence interval, the Mann-Whitney
  * U test, a verdict, and the geometric mean over configurations.
  *
- * The result is a JSON object:
+ * The result is struct dlb_comparison (results/comparison.h), which the
+ * table, the markdown and the exit status read; its JSON form
+ * (dlb_comparison_write, `--format json`) is:
  *   { "schema": "dlbench-compare", "schema_version": 1,
  *     "base": FILE, "new": FILE, "threshold": 0.05, "alpha": 0.05,
  *     "normalized_by": ID | null,    each run divided by its own ID first
@@ -31,6 +33,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "util/error.h"
+#include "results/comparison.h"
 #include "results/record.h"
 #include "results/results.h" /* dlb_context_get */
 
@@ -48,16 +51,18 @@ struct dlb_compare_opts {
 dlb_status dlb_compare_load(const char *path, json_t **doc, char **file,
                             struct dlb_error *err);
 
-/* Compare two results documents (as dlb_results_read returns them). */
+/* Compare two results documents (as dlb_results_read returns them) into
+ * `out`; free it with dlb_comparison_free (on failure it is empty). */
 dlb_status dlb_compare(json_t *base, const char *base_file, json_t *new_doc,
                        const char *new_file, const struct dlb_compare_opts *o,
-                       json_t **out, struct dlb_error *err);
+                       struct dlb_comparison *out, struct dlb_error *err);
 
 enum dlb_compare_format { DLB_COMPARE_TABLE, DLB_COMPARE_MARKDOWN, DLB_COMPARE_JSON };
 
 /* Render a comparison: a console table, markdown for a pull-request
- * comment, or the JSON object itself. */
-void dlb_compare_print(FILE *f, enum dlb_compare_format fmt, json_t *cmp);
+ * comment, or its JSON form. */
+void dlb_compare_print(FILE *f, enum dlb_compare_format fmt,
+                       const struct dlb_comparison *cmp);
 
 /* NEW/BASE of the medians of two samples, the 95% interval of the ratio
  * (Hodges-Lehmann on the logarithms, inverted U test, so it agrees with

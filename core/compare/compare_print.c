@@ -145,26 +145,26 @@ static void print_markdown(FILE *f, const struct dlb_comparison *cmp)
     legend(f, cmp);
 }
 
-void dlb_compare_print(FILE *f, enum dlb_compare_format fmt, json_t *cmp)
+void dlb_compare_print(FILE *f, enum dlb_compare_format fmt,
+                       const struct dlb_comparison *cmp)
 {
-    struct dlb_comparison typed;
-    struct dlb_error err = {""};
-    if (fmt != DLB_COMPARE_JSON && dlb_comparison_read(cmp, &typed, &err) != DLB_OK) {
-        fprintf(f, "%s\n", err.msg);
-        return;
-    }
+    json_t *doc;
     switch (fmt) {
     case DLB_COMPARE_TABLE:
-        print_table(f, &typed);
-        dlb_comparison_free(&typed);
+        print_table(f, cmp);
         break;
     case DLB_COMPARE_MARKDOWN:
-        print_markdown(f, &typed);
-        dlb_comparison_free(&typed);
+        print_markdown(f, cmp);
         break;
     case DLB_COMPARE_JSON:
-        json_dumpf(cmp, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+        doc = dlb_comparison_write(cmp);
+        if (!doc) {
+            fprintf(f, "out of memory writing the comparison\n");
+            return;
+        }
+        json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
         fputc('\n', f);
+        json_decref(doc);
         break;
     }
 }

@@ -5,8 +5,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "model/model_file.h"
 
+#include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "util/ini_lines.h"
-#include "suite/param.h" /* dlb_suggest */
+#include "suite/param.h" /* the typed reader of parameter tables */
 
 #define MF_MAX_LINE 1024
 
@@ -117,42 +117,66 @@ static dlb_status read_ini(struct mf *m)
 
 /* ---- pass 2: keys to typed layer parameters ----------------------- */
 
-enum key_type { K_UINT, K_FLOAT, K_BOOL, K_MODE };
+/* Each layer type's keys are a parameter table, read as suite files are
+ * (core/suite/param*.c: the value parsed, bounded and canonical, the
+ * nearest name of a misspelt key); the messages are this file's own. A
+ * key without a default is one the layer needs. `off` and `store` say
+ * where the value goes in struct dlb_layer_spec. */
+enum key_store { K_U32, K_F32, K_BIT, K_DROPOUT_MODE };
 
 struct key_def {
-    const char *name;
-    enum key_type type;
-    const char *def;      /* NULL: required */
-    double min, max;
-    size_t off;           /* into struct dlb_layer_spec */
+    struct dlb_param_def p;
+    size_t off;
+    enum key_store store;
 };
 
+/* bias is 0 or 1 as darknet writes it, not on/off: tests/bench/
+ * vs_pytorch.py reads these files too. */
+static const char *const bits[] = { "0", "1", NULL };
+static const char *const dropout_modes[] = { "element", "channel", NULL };
+
 #define L_OFF(f) offsetof(struct dlb_layer_spec, f)
+#define BOUNDS_ (DLB_PARAM_HAS_MIN | DLB_PARAM_HAS_MAX)
+#define U32(name, def, lo, hi, f, help)                                       \
+    { { name, DLB_PARAM_INT, def, BOUNDS_, lo, hi, NULL, NULL, help },        \
+      L_OFF(f), K_U32 }
+#define F32(name, def, lo, hi, f, help)                                       \
+    { { name, DLB_PARAM_FLOAT, def, BOUNDS_, lo, hi, NULL, NULL, help },      \
+      L_OFF(f), K_F32 }
+#define ONE_OF(name, def, choices, f, store, help)                            \
+    { { name, DLB_PARAM_ENUM, def, 0, 0, 0, choices, NULL, help }, L_OFF(f),  \
+      store }
+#define END_KEYS                                                              \
+    { { NULL, DLB_PARAM_INT, NULL, 0, 0, 0, NULL, NULL, NULL }, 0, K_U32 }
+
 static const struct key_def conv_keys[] = {
-    { "filters", K_UINT, NULL, 1, 65536, L_OFF(filters) },
-    { "size", K_UINT, NULL, 1, 1024, L_OFF(size) },
-    { "stride", K_UINT, "1", 1, 1024, L_OFF(stride) },
-    { "pad", K_UINT, "0", 0, 1024, L_OFF(pad) },
-    { "bias", K_BOOL, "1", 0, 1, L_OFF(bias) },
-    { NULL, K_UINT, NULL, 0, 0, 0 } };
+    U32("filters", NULL, 1, 65536, filters, "output channels"),
+    U32("size", NULL, 1, 1024, size, "kernel height and width"),
+    U32("stride", "1", 1, 1024, stride, "step between windows"),
+    U32("pad", "0", 0, 1024, pad, "zeros around the input on each side"),
+    ONE_OF("bias", "1", bits, bias, K_BIT, "a learnt bias per channel"),
+    END_KEYS };
 static const struct key_def pool_keys[] = {
-    { "size", K_UINT, NULL, 1, 1024, L_OFF(size) },
-    { "stride", K_UINT, "1", 1, 1024, L_OFF(stride) }, /* absent: = size */
-    { "pad", K_UINT, "0", 0, 1024, L_OFF(pad) },
-    { NULL, K_UINT, NULL, 0, 0, 0 } };
+    U32("size", NULL, 1, 1024, size, "window height and width"),
+    /* absent: = size (layer_keys) */
+    U32("stride", "1", 1, 1024, stride, "step between windows"),
+    U32("pad", "0", 0, 1024, pad, "padding on each side"),
+    END_KEYS };
 static const struct key_def dropout_keys[] = {
-    { "p", K_FLOAT, "0.5", 0, 0.999, L_OFF(p) },
-    { "mode", K_MODE, "element", 0, 0, L_OFF(mode) },
-    { NULL, K_UINT, NULL, 0, 0, 0 } };
+    F32("p", "0.5", 0, 0.999, p, "share of elements zeroed in training"),
+    ONE_OF("mode", "element", dropout_modes, mode, K_DROPOUT_MODE,
+           "element, or channel: whole planes (dropout2d)"),
+    END_KEYS };
 static const struct key_def bn_keys[] = {
-    { "eps", K_FLOAT, "1e-5", 1e-12, 1, L_OFF(eps) },
-    { "momentum", K_FLOAT, "0.1", 0, 1, L_OFF(momentum) },
-    { NULL, K_UINT, NULL, 0, 0, 0 } };
+    F32("eps", "1e-5", 1e-12, 1, eps, "added to the variance"),
+    F32("momentum", "0.1", 0, 1, momentum, "weight of a batch in the "
+        "running statistics"),
+    END_KEYS };
 static const struct key_def linear_keys[] = {
-    { "out", K_UINT, NULL, 1, 1u << 24, L_OFF(out) },
-    { "bias", K_BOOL, "1", 0, 1, L_OFF(bias) },
-    { NULL, K_UINT, NULL, 0, 0, 0 } };
-static const struct key_def no_keys[] = { { NULL, K_UINT, NULL, 0, 0, 0 } };
+    U32("out", NULL, 1, 1u << 24, out, "output features"),
+    ONE_OF("bias", "1", bits, bias, K_BIT, "a learnt bias per output"),
+    END_KEYS };
+static const struct key_def no_keys[] = { END_KEYS };
 
 static const char *const kind_names[DLB_LAYER_KIND_COUNT] = {
     "conv", "maxpool", "avgpool", "relu", "dropout", "batchnorm", "linear",
@@ -178,47 +202,49 @@ static const char *did_you_mean(char *buf, size_t len, const char *name,
     return buf;
 }
 
+/* The value's error: the choices ("expected element or channel", with the
+ * nearest one when they are words), or the type and its bounds. */
+static dlb_status bad_value(struct mf *m, const struct dlb_layer_spec *L,
+                            const struct key_def *d, const char *v, int line)
+{
+    const char *const *c = d->p.choices;
+    char hint[96];
+    if (d->p.type != DLB_PARAM_ENUM)
+        return fail(m, line, DLB_ERR_INPUT, "layer '%s': %s = '%s'; expected "
+                    "%s from %g to %g", L->name, d->p.name, v,
+                    d->p.type == DLB_PARAM_INT ? "an integer" : "a number",
+                    d->p.min, d->p.max);
+    return fail(m, line, DLB_ERR_INPUT, "layer '%s': %s = '%s'; expected %s "
+                "or %s%s", L->name, d->p.name, v, c[0], c[1],
+                isalpha((unsigned char)c[0][0])
+                    ? did_you_mean(hint, sizeof hint, v, c, 2) : "");
+}
+
 static dlb_status set_value(struct mf *m, const struct dlb_layer_spec *L,
                             const struct key_def *d, const char *v, int line,
                             struct dlb_layer_spec *out)
 {
-    static const char *const modes[] = { "element", "channel" };
-    char *end, hint[96];
+    struct dlb_value val;
     void *dst = (char *)out + d->off;
-    double x;
-    switch (d->type) {
-    case K_MODE:
-        if (!strcmp(v, "element") || !strcmp(v, "channel")) {
-            *(enum dlb_dropout_mode *)dst = v[0] == 'c' ? DLB_DROPOUT_CHANNEL
-                                                        : DLB_DROPOUT_ELEMENT;
-            return DLB_OK;
-        }
-        return fail(m, line, DLB_ERR_INPUT, "layer '%s': mode = '%s'; expected "
-                    "element or channel%s", L->name, v,
-                    did_you_mean(hint, sizeof hint, v, modes, 2));
-    case K_BOOL:
-        if (!strcmp(v, "1") || !strcmp(v, "0")) {
-            *(int *)dst = v[0] == '1';
-            return DLB_OK;
-        }
-        return fail(m, line, DLB_ERR_INPUT, "layer '%s': %s = '%s'; expected 0 "
-                    "or 1", L->name, d->name, v);
-    case K_UINT:
-    case K_FLOAT:
-        x = strtod(v, &end);
-        if (end == v || *end || !isfinite(x) ||
-            (d->type == K_UINT && x != floor(x)) || x < d->min || x > d->max)
-            return fail(m, line, DLB_ERR_INPUT, "layer '%s': %s = '%s'; expected "
-                        "%s from %g to %g", L->name, d->name, v,
-                        d->type == K_UINT ? "an integer" : "a number", d->min,
-                        d->max);
-        if (d->type == K_UINT)
-            *(uint32_t *)dst = (uint32_t)x;
-        else
-            *(float *)dst = (float)x;
-        return DLB_OK;
+    if (dlb_param_parse(&d->p, v, &val, NULL, 0) != DLB_OK)
+        return bad_value(m, L, d, v, line);
+    /* A choice as written: suite files forgive its case, these files do
+     * not (vs_pytorch.py reads them as they are). */
+    if (d->p.type == DLB_PARAM_ENUM && strcmp(val.s, v) != 0) {
+        dlb_value_clear(&val);
+        return bad_value(m, L, d, v, line);
     }
-    return DLB_ERR_INTERNAL;
+    switch (d->store) {
+    case K_U32: *(uint32_t *)dst = (uint32_t)val.i; break;
+    case K_F32: *(float *)dst = (float)val.f; break;
+    case K_BIT: *(int *)dst = val.i != 0; break;
+    case K_DROPOUT_MODE:
+        *(enum dlb_dropout_mode *)dst = val.i ? DLB_DROPOUT_CHANNEL
+                                              : DLB_DROPOUT_ELEMENT;
+        break;
+    }
+    dlb_value_clear(&val);
+    return DLB_OK;
 }
 
 static struct mf_key *find_key(struct mf *m, const struct mf_section *s,
@@ -249,8 +275,8 @@ static dlb_status unknown_keys(struct mf *m, const struct mf_section *s,
     size_t n = 0;
     char hint[96];
     names[n++] = "type";
-    for (const struct key_def *d = defs; d->name; d++)
-        names[n++] = d->name;
+    for (const struct key_def *d = defs; d->p.name; d++)
+        names[n++] = d->p.name;
     for (size_t i = s->first; i < s->first + s->n; i++)
         if (!m->keys[i].used)
             return fail(m, m->keys[i].line, DLB_ERR_INPUT, "layer '%s': %s has "
@@ -281,19 +307,19 @@ static dlb_status layer_keys(struct mf *m, const struct mf_section *s,
                                  DLB_LAYER_KIND_COUNT));
     L->kind = (enum dlb_layer_kind)kind;
     /* A misspelt key explains a "missing" one: report it first. */
-    for (const struct key_def *d = kind_keys[kind]; d->name; d++) {
-        struct mf_key *k = find_key(m, s, d->name);
+    for (const struct key_def *d = kind_keys[kind]; d->p.name; d++) {
+        struct mf_key *k = find_key(m, s, d->p.name);
         if (k)
             k->used = 1;
     }
     if (unknown_keys(m, s, kind_keys[kind], kind_names[kind]))
         return m->st;
-    for (const struct key_def *d = kind_keys[kind]; d->name; d++) {
-        struct mf_key *k = find_key(m, s, d->name);
-        if (!k && !d->def)
+    for (const struct key_def *d = kind_keys[kind]; d->p.name; d++) {
+        struct mf_key *k = find_key(m, s, d->p.name);
+        if (!k && !d->p.def)
             return fail(m, s->line, DLB_ERR_INPUT, "layer '%s': %s needs '%s = "
-                        "...'", s->name, kind_names[kind], d->name);
-        if (set_value(m, L, d, k ? k->value : d->def, k ? k->line : s->line, L))
+                        "...'", s->name, kind_names[kind], d->p.name);
+        if (set_value(m, L, d, k ? k->value : d->p.def, k ? k->line : s->line, L))
             return m->st;
     }
     if ((L->kind == DLB_LAYER_MAXPOOL || L->kind == DLB_LAYER_AVGPOOL) &&

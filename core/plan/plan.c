@@ -249,6 +249,7 @@ static dlb_status make_config(const struct builder *b, const size_t *pick,
         free_config(s, c);
         return dlb_errorf(b->err, DLB_ERR_NOMEM, "out of memory");
     }
+    dlb_core_settings_fill(&c->core, c->values[0]);
     return DLB_OK;
 }
 
@@ -257,17 +258,20 @@ static dlb_status check_config(const struct dlb_plan *p,
                                const struct dlb_config *c,
                                struct dlb_error *err)
 {
-    static const char *const pairs[][2] = {{"min_samples", "max_samples"},
-                                           {"warmup", "warmup_max"}};
+    static const enum dlb_core_key pairs[][2] = {
+        {DLB_KEY_min_samples, DLB_KEY_max_samples},
+        {DLB_KEY_warmup_s, DLB_KEY_warmup_max_s}};
+    const struct dlb_param_def *defs = p->suite->ns[0].defs;
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
-        const struct dlb_value *lo = dlb_config_core(p, c, pairs[k][0]);
-        const struct dlb_value *hi = dlb_config_core(p, c, pairs[k][1]);
-        if (lo && hi && lo->f > hi->f)
+        /* .f holds integers too: the texts name the values as written */
+        const struct dlb_value *lo = &c->values[0][pairs[k][0]];
+        const struct dlb_value *hi = &c->values[0][pairs[k][1]];
+        if (lo->f > hi->f)
             return dlb_errorf(err, DLB_ERR_INPUT,
                               "suite '%s', configuration '%s': %s (%s) is "
                               "greater than %s (%s)",
-                              p->suite->name, c->id, pairs[k][0], lo->s,
-                              pairs[k][1], hi->s);
+                              p->suite->name, c->id, defs[pairs[k][0]].name,
+                              lo->s, defs[pairs[k][1]].name, hi->s);
     }
     return DLB_OK;
 }
@@ -399,15 +403,6 @@ void dlb_plan_free(struct dlb_plan *p)
         free_config(p->suite, &p->configs[k]);
     free(p->configs);
     memset(p, 0, sizeof *p);
-}
-
-const struct dlb_value *dlb_config_core(const struct dlb_plan *p,
-                                        const struct dlb_config *c,
-                                        const char *key)
-{
-    const struct dlb_ns *ns = &p->suite->ns[0];
-    int k = dlb_param_find(ns->defs, ns->n, key);
-    return k < 0 ? NULL : &c->values[0][k];
 }
 
 int dlb_config_plugin_enabled(const struct dlb_plan *p,

@@ -4,6 +4,7 @@
 #define DLB_CORE_PLAN_H
 
 #include <stddef.h>
+#include "suite/core_settings.h"
 #include "suite/suite.h"
 
 /* Command-line overrides: `--set KEY=VALUE` replaces a fixed setting, or
@@ -18,6 +19,7 @@ struct dlb_config {
     size_t index;              /* position in the full plan, before filters */
     char *id;                  /* axis values only: "batch=64 amp.precision=bf16" */
     struct dlb_value **values; /* values[ns][param], every parameter resolved */
+    struct dlb_core_settings core; /* values[0], typed: what stages read */
 };
 
 struct dlb_plan {
@@ -33,11 +35,6 @@ dlb_status dlb_plan_build(const struct dlb_suite *s,
                           const struct dlb_overrides *ov,
                           struct dlb_plan *out, struct dlb_error *err);
 void dlb_plan_free(struct dlb_plan *p);
-
-/* The value of a core key in a configuration ("batch", "steps" ...). */
-const struct dlb_value *dlb_config_core(const struct dlb_plan *p,
-                                        const struct dlb_config *c,
-                                        const char *key);
 
 /* Whether plugin namespace `ns` is enabled in the configuration. */
 int dlb_config_plugin_enabled(const struct dlb_plan *p,

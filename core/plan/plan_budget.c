@@ -12,25 +12,25 @@ static dlb_status apply_one(struct dlb_plan *p, struct dlb_config *c,
                             struct dlb_error *err)
 {
     const struct dlb_ns *core = &p->suite->ns[0];
-    long long samples = (long long)dlb_config_core(p, c, "train_samples")->i;
+    long long samples = (long long)c->core.train_samples;
     if (samples <= 0)
         return DLB_OK;
     const char *id = c->id[0] ? c->id : "(the only one)";
-    if (strcmp(dlb_config_core(p, c, "mode")->s, "train") != 0)
+    if (c->core.mode != DLB_MODE_TRAIN)
         return dlb_errorf(err, DLB_ERR_INPUT, "suite '%s', configuration '%s': "
                           "train_samples = %lld needs mode = train; in mode = "
                           "infer train_steps names the reference weights",
                           p->suite->name, id, samples);
-    if (dlb_config_core(p, c, "train_steps")->i != 0)
+    if (c->core.train_steps != 0)
         return dlb_errorf(err, DLB_ERR_INPUT, "suite '%s', configuration '%s': "
                           "both train_samples (%lld) and train_steps (%s) are "
                           "set; give the training budget once: train_samples "
                           "for images, train_steps for steps",
                           p->suite->name, id, samples,
-                          dlb_config_core(p, c, "train_steps")->s);
-    long long batch = (long long)dlb_config_core(p, c, "batch")->i;
+                          c->values[0][DLB_KEY_train_steps].s);
+    long long batch = (long long)c->core.batch;
     long long steps = (samples + batch - 1) / batch;
-    int k = dlb_param_find(core->defs, core->n, "train_steps");
+    int k = DLB_KEY_train_steps;
     char text[32], why[256];
     struct dlb_value v;
     snprintf(text, sizeof text, "%lld", steps);
@@ -40,6 +40,7 @@ static dlb_status apply_one(struct dlb_plan *p, struct dlb_config *c,
                           samples, why);
     dlb_value_clear(&c->values[0][k]);
     c->values[0][k] = v;
+    dlb_core_settings_fill(&c->core, c->values[0]);
     return DLB_OK;
 }
 
@@ -54,13 +55,11 @@ dlb_status dlb_plan_apply_train_samples(struct dlb_plan *p,
     return DLB_OK;
 }
 
-double dlb_plan_trained_images(const struct dlb_plan *p,
-                               const struct dlb_config *c)
+double dlb_plan_trained_images(const struct dlb_config *c)
 {
-    if (strcmp(dlb_config_core(p, c, "mode")->s, "train") != 0)
+    if (c->core.mode != DLB_MODE_TRAIN)
         return 0;
-    return (double)dlb_config_core(p, c, "train_steps")->i *
-           (double)dlb_config_core(p, c, "batch")->i;
+    return (double)c->core.train_steps * (double)c->core.batch;
 }
 
 int dlb_plan_same_training(double images_a, double batch_a, double images_b,

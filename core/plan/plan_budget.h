@@ -20,8 +20,7 @@ dlb_status dlb_plan_apply_train_samples(struct dlb_plan *p,
  * train_steps x batch in mode = train; 0 when it does not train (mode =
  * infer evaluates the cached reference weights, the same for every
  * configuration of a seed and train_steps). */
-double dlb_plan_trained_images(const struct dlb_plan *p,
-                               const struct dlb_config *c);
+double dlb_plan_trained_images(const struct dlb_config *c);
 
 /* Whether two configurations that trained on images_a and images_b at
  * batch_a and batch_b trained alike, so that their accuracies compare:

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "suite/param.h"
 
 dlb_status dlb_search_parse(const char *text, struct dlb_search *out,
                             char *why, size_t why_len)
@@ -34,12 +33,13 @@ dlb_status dlb_search_parse(const char *text, struct dlb_search *out,
     return DLB_ERR_INPUT;
 }
 
-void dlb_plan_key_where(const struct dlb_plan *p, const char *name, char *buf,
-                        size_t len)
+void dlb_plan_key_where(const struct dlb_plan *p, enum dlb_core_key key,
+                        char *buf, size_t len)
 {
     const struct dlb_suite *s = p->suite;
-    int k = dlb_param_find(s->ns[0].defs, s->ns[0].n, name);
-    const char *now = dlb_config_core(p, &p->configs[0], name)->s;
+    int k = (int)key;
+    const char *name = s->ns[0].defs[key].name;
+    const char *now = p->configs[0].values[0][key].s;
     int line = 0;
     for (size_t i = 0; i < s->n_fixed; i++)
         if (s->fixed[i].ref.ns == 0 && (int)s->fixed[i].ref.param == k)
@@ -58,9 +58,9 @@ dlb_status dlb_plan_check_search(const struct dlb_plan *p, struct dlb_error *err
 {
     struct dlb_search srch;
     char where[1200], why[512];
-    const char *search = dlb_config_core(p, &p->configs[0], "search")->s;
+    const char *search = p->configs[0].core.search;
     if (dlb_search_parse(search, &srch, why, sizeof why) == DLB_OK)
         return DLB_OK;
-    dlb_plan_key_where(p, "search", where, sizeof where);
+    dlb_plan_key_where(p, DLB_KEY_search, where, sizeof where);
     return dlb_errorf(err, DLB_ERR_INPUT, "%s: %s", where, why);
 }

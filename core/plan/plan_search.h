@@ -25,10 +25,10 @@ struct dlb_search {
 dlb_status dlb_search_parse(const char *text, struct dlb_search *out,
                             char *why, size_t why_len);
 
-/* Where the value in force of core key `name` came from, for an error
+/* Where the value in force of core key `key` came from, for an error
  * message: "FILE:LINE: name" of [quick] or [suite], else "--set name". */
-void dlb_plan_key_where(const struct dlb_plan *p, const char *name, char *buf,
-                        size_t len);
+void dlb_plan_key_where(const struct dlb_plan *p, enum dlb_core_key key,
+                        char *buf, size_t len);
 
 /* The plan's `search` key parses (DLB_ERR_INPUT naming the line if not). */
 dlb_status dlb_plan_check_search(const struct dlb_plan *p, struct dlb_error *err);

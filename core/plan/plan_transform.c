@@ -4,17 +4,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "suite/param.h"
 
-/* The suite line that sets core key `name` to the configuration's value:
+/* The suite line that sets core key `key` to the configuration's value:
  * [quick], a sweep axis or [suite]; 0 when the default (or a --set) is in
  * force. */
 static int line_of(const struct dlb_plan *p, const struct dlb_config *c,
-                   const char *name)
+                   enum dlb_core_key key)
 {
     const struct dlb_suite *s = p->suite;
-    int k = dlb_param_find(s->ns[0].defs, s->ns[0].n, name);
-    const char *now = dlb_config_core(p, c, name)->s;
+    int k = (int)key;
+    const char *now = c->values[0][key].s;
     for (size_t i = 0; i < s->n_quick; i++)
         if (s->quick[i].ref.ns == 0 && (int)s->quick[i].ref.param == k &&
             !strcmp(s->quick[i].text, now))
@@ -34,9 +33,9 @@ static int line_of(const struct dlb_plan *p, const struct dlb_config *c,
 static dlb_status refuse(const struct dlb_plan *p, const struct dlb_config *c,
                          const char *plugin, struct dlb_error *err)
 {
-    int line = line_of(p, c, "train_steps");
+    int line = line_of(p, c, DLB_KEY_train_steps);
     if (!line)
-        line = line_of(p, c, "mode");
+        line = line_of(p, c, DLB_KEY_mode);
     char where[64] = "";
     if (line)
         snprintf(where, sizeof where, ":%d", line);
@@ -55,9 +54,8 @@ dlb_status dlb_plan_check_transforms(const struct dlb_plan *p,
     const struct dlb_suite *s = p->suite;
     for (size_t i = 0; i < p->n; i++) {
         const struct dlb_config *c = &p->configs[i];
-        if (strcmp(dlb_config_core(p, c, "workload")->s, "cnn") != 0 ||
-            strcmp(dlb_config_core(p, c, "mode")->s, "train") != 0 ||
-            dlb_config_core(p, c, "train_steps")->i > 0)
+        if (strcmp(c->core.workload, "cnn") != 0 ||
+            c->core.mode != DLB_MODE_TRAIN || c->core.train_steps > 0)
             continue;
         for (unsigned ns = 1; ns < s->n_ns; ns++)
             if (s->ns[ns].plugin && s->ns[ns].plugin->transform &&

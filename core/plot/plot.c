@@ -8,19 +8,17 @@
 #include <stdlib.h>
 
 dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
-                           json_t *selection, json_t **plots, int *drawn,
+                           const struct dlb_selection *sel,
+                           struct dlb_plot_list *plots, int *drawn,
                            struct dlb_error *err)
 {
     char pdir[4096];
     snprintf(pdir, sizeof pdir, "%s/plots", dir);
     struct dlb_plotter p;
-    *plots = NULL;
+    plots->v = NULL;
+    plots->n = 0;
     *drawn = 0;
-    struct dlb_selection sel;
-    dlb_status st = dlb_selection_read(selection, &sel, err);
-    if (st != DLB_OK)
-        return st;
-    st = dlb_plotter_init(&p, pdir, "plots/", err);
+    dlb_status st = dlb_plotter_init(&p, pdir, "plots/", err);
     p.suite = json_string_value(dlb_context_get(context, "suite.name"));
     /* Each plot is its own gnuplot process: drawn side by side, the
      * report waits for the slowest one rather than for their sum. */
@@ -35,7 +33,7 @@ dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
     if (st == DLB_OK) {
         all = dlb_plot_recs_all(recs, n_recs);
         if (all.v)
-            rows = dlb_plot_rows(all, &sel, DLB_PLOT_MAX_ROWS, note,
+            rows = dlb_plot_rows(all, sel, DLB_PLOT_MAX_ROWS, note,
                                  sizeof note);
         if (!rows.v)
             st = dlb_errorf(err, DLB_ERR_NOMEM, "plots: out of memory");
@@ -43,12 +41,12 @@ dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
     const char *rows_note = *note ? note : NULL;
     p.rows_note = rows_note;
     if (st == DLB_OK)
-        st = dlb_plot_throughput(&p, rows, &sel, err);
+        st = dlb_plot_throughput(&p, rows, sel, err);
     if (st == DLB_OK)
-        st = dlb_plot_speedup(&p, rows, &sel, err);
+        st = dlb_plot_speedup(&p, rows, sel, err);
     p.rows_note = NULL;
     if (st == DLB_OK)
-        st = dlb_plot_pareto(&p, all, &sel, err);
+        st = dlb_plot_pareto(&p, all, sel, err);
     if (st == DLB_OK)
         st = dlb_plot_scaling(&p, all, "batch", err);
     if (st == DLB_OK)
@@ -63,13 +61,14 @@ dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
     dlb_records_free(recs, n_recs);
     dlb_plotter_wait(&p);
     if (st == DLB_OK) {
-        *plots = json_incref(p.plots);
+        /* the list goes to the caller */
+        *plots = p.plots;
+        p.plots = (struct dlb_plot_list){NULL, 0};
         *drawn = p.drawn;
         /* Not an error: the data and scripts are there; the caller warns. */
         if (!p.drawn)
             dlb_errorf(err, DLB_OK, "%s", p.why);
     }
     dlb_plotter_free(&p);
-    dlb_selection_free(&sel);
     return st;
 }

@@ -8,15 +8,30 @@
 #include <stddef.h>
 #include <jansson.h>
 #include "util/error.h"
+#include "results/selection.h"
 
-/* Write every plot that the records support. *plots is a new JSON array of
- * {"name", "title", "png", "svg", "data", "script"} (paths relative to
- * DIR), in the order a report shows them. *drawn is 0 when gnuplot was
- * missing or failed (the files other than PNG/SVG still exist); the
- * status is then still DLB_OK and err->msg says why and, when gnuplot is
- * missing, how to install it: the caller prints it as a warning. */
+/* One plot's files, paths relative to the run directory. */
+struct dlb_plot_file {
+    char *name, *title, *png, *svg, *data, *script;
+};
+
+/* The plots of a run, in the order a report shows them. */
+struct dlb_plot_list {
+    struct dlb_plot_file *v;
+    size_t n;
+};
+
+void dlb_plot_list_free(struct dlb_plot_list *l);
+
+/* Write every plot that the records support and list them in *plots
+ * (free with dlb_plot_list_free, on failure too). *drawn is 0 when
+ * gnuplot was missing or failed (the files other than PNG/SVG still
+ * exist); the status is then still DLB_OK and err->msg says why and, when
+ * gnuplot is missing, how to install it: the caller prints it as a
+ * warning. */
 dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
-                           json_t *selection, json_t **plots, int *drawn,
+                           const struct dlb_selection *selection,
+                           struct dlb_plot_list *plots, int *drawn,
                            struct dlb_error *err);
 
 struct dlb_results;

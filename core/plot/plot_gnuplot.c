@@ -294,9 +294,8 @@ dlb_status dlb_plotter_init(struct dlb_plotter *p, const char *dir,
                           strerror(errno));
     p->dir = strdup(dir);
     p->rel = strdup(rel ? rel : "");
-    p->plots = json_array();
     p->drawn = 1;
-    if (!p->dir || !p->rel || !p->plots) {
+    if (!p->dir || !p->rel) {
         dlb_plotter_free(p);
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     }
@@ -317,6 +316,22 @@ void dlb_plotter_free(struct dlb_plotter *p)
     free(p->dir);
     free(p->rel);
     free(p->gnuplot);
-    json_decref(p->plots);
+    dlb_plot_list_free(&p->plots);
     memset(p, 0, sizeof *p);
+}
+
+void dlb_plot_list_free(struct dlb_plot_list *l)
+{
+    for (size_t i = 0; l->v && i < l->n; i++) {
+        struct dlb_plot_file *f = &l->v[i];
+        free(f->name);
+        free(f->title);
+        free(f->png);
+        free(f->svg);
+        free(f->data);
+        free(f->script);
+    }
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
 }

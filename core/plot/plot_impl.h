@@ -35,7 +35,7 @@ struct dlb_gp_job {
 struct dlb_plotter {
     char *dir;          /* the folder the files go into */
     char *rel;          /* the same folder as the JSON list names it ("plots/") */
-    json_t *plots;      /* {"name", "title", "png", "svg", "data", "script"} */
+    struct dlb_plot_list plots; /* what it wrote, in order */
     char *gnuplot;      /* the program found, NULL when there is none */
     int drawn;          /* 1 while every script that ran drew its images */
     char why[512];      /* why something was not drawn, "" when all was */

@@ -53,9 +53,8 @@ static void front_2d(struct pt *v, size_t n)
 
 static int group_of(const struct dlb_selection *selection, const struct dlb_record *rec)
 {
-    struct dlb_rec_selection pc;
-    dlb_record_selection(selection->json, rec->id, &pc);
-    return pc.group >= 0 ? (int)pc.group : -1;
+    const struct dlb_sel_config *pc = dlb_selection_config(selection, rec->id);
+    return pc->group >= 0 ? (int)pc->group : -1;
 }
 
 /* The 95% half-width of a record's accuracy: the test set's binomial, and

@@ -3,6 +3,7 @@
 #include "plot/plot_impl.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* pngcairo draws smoother text than libgd's png, but gnuplot-nox builds may
@@ -55,10 +56,14 @@ static dlb_status list_plot(struct dlb_plotter *p, const char *name,
     static const char *const ext[4] = {"png", "svg", "dat", "gp"};
     for (int i = 0; i < 4; i++)
         snprintf(buf[i], sizeof buf[i], "%s%s.%s", p->rel, name, ext[i]);
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "name", name,
-                          "title", title, "png", buf[0], "svg", buf[1],
-                          "data", buf[2], "script", buf[3]);
-    if (!o || json_array_append_new(p->plots, o) != 0)
+    struct dlb_plot_file *v = realloc(p->plots.v, (p->plots.n + 1) * sizeof *v);
+    if (!v)
+        return DLB_ERR_NOMEM;
+    p->plots.v = v;
+    struct dlb_plot_file f = {strdup(name), strdup(title), strdup(buf[0]),
+                              strdup(buf[1]), strdup(buf[2]), strdup(buf[3])};
+    v[p->plots.n++] = f;
+    if (!f.name || !f.title || !f.png || !f.svg || !f.data || !f.script)
         return DLB_ERR_NOMEM;
     return DLB_OK;
 }

@@ -101,13 +101,12 @@ static int own_speedup_of(struct dlb_plot_recs recs, const struct dlb_record *re
 static int speedup_of(const struct dlb_record *rec, const struct dlb_record *base,
                       const struct dlb_selection *selection, double *s, double *lo, double *hi)
 {
-    struct dlb_rec_selection pc;
-    dlb_record_selection(selection->json, rec->id, &pc);
-    if (!isnan(pc.speedup)) {
-        *s = *lo = *hi = pc.speedup;
-        if (!isnan(pc.speedup_ci_lo) && !isnan(pc.speedup_ci_hi)) {
-            *lo = pc.speedup_ci_lo;
-            *hi = pc.speedup_ci_hi;
+    const struct dlb_sel_config *pc = dlb_selection_config(selection, rec->id);
+    if (!isnan(pc->speedup)) {
+        *s = *lo = *hi = pc->speedup;
+        if (!isnan(pc->speedup_ci_lo) && !isnan(pc->speedup_ci_hi)) {
+            *lo = pc->speedup_ci_lo;
+            *hi = pc->speedup_ci_hi;
         }
         return 1;
     }
@@ -215,9 +214,8 @@ long dlb_plot_verdict_colour(enum dlb_plot_verdict v)
 
 static int group_of(const struct dlb_selection *selection, const struct dlb_record *rec)
 {
-    struct dlb_rec_selection pc;
-    dlb_record_selection(selection->json, rec->id, &pc);
-    return pc.group >= 0 ? (int)pc.group : -1;
+    const struct dlb_sel_config *pc = dlb_selection_config(selection, rec->id);
+    return pc->group >= 0 ? (int)pc->group : -1;
 }
 
 dlb_status dlb_plot_speedup(struct dlb_plotter *p, struct dlb_plot_recs recs,

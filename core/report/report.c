@@ -11,7 +11,8 @@
 
 /* Write DIR/NAME through a temporary name, so a reader never sees half. */
 static dlb_status write_one(const char *dir, const char *name,
-                            const struct dlb_rep *r, json_t *plots,
+                            const struct dlb_rep *r,
+                            const struct dlb_plot_list *plots,
                             struct dlb_error *err)
 {
     char path[4096], tmp[4096];
@@ -35,7 +36,8 @@ static dlb_status write_one(const char *dir, const char *name,
 }
 
 dlb_status dlb_report_write(const char *dir, json_t *context, json_t *records,
-                            json_t *selection, json_t *plots,
+                            const struct dlb_selection *selection,
+                            const struct dlb_plot_list *plots,
                             struct dlb_error *err)
 {
     struct dlb_rep r;
@@ -44,14 +46,8 @@ dlb_status dlb_report_write(const char *dir, json_t *context, json_t *records,
     dlb_status st = dlb_records_read(records, "report", &recs, &n, err);
     if (st != DLB_OK)
         return st;
-    struct dlb_selection sel;
-    if ((st = dlb_selection_read(selection, &sel, err)) != DLB_OK) {
-        dlb_records_free(recs, n);
-        return st;
-    }
-    int bad = dlb_rep_build(&r, context, recs, n, &sel);
+    int bad = dlb_rep_build(&r, context, recs, n, selection);
     dlb_records_free(recs, n);
-    dlb_selection_free(&sel);
     if (bad) {
         dlb_rep_free(&r);
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory writing the report");
@@ -75,35 +71,25 @@ static void group_winners(FILE *f, const struct dlb_selection *sel)
     }
 }
 
-void dlb_report_summary(FILE *f, json_t *records, json_t *selection)
+void dlb_report_summary(FILE *f, const struct dlb_selection *sel)
 {
-    (void)records;
-    struct dlb_selection sel;
-    struct dlb_error err = {""};
-    if (dlb_selection_read(selection, &sel, &err) != DLB_OK) {
-        fprintf(f, "no winner: %s\n", err.msg);
+    dlb_report_verdicts(f, sel);
+    if (sel->n_groups > 1) {
+        group_winners(f, sel);
         return;
     }
-    dlb_report_verdicts(f, &sel);
-    if (sel.n_groups > 1) {
-        group_winners(f, &sel);
-        dlb_selection_free(&sel);
-        return;
-    }
-    if (!sel.winner) {
-        fprintf(f, "no winner: %s\n", sel.why ? sel.why : "no selection");
-        dlb_selection_free(&sel);
+    if (!sel->winner) {
+        fprintf(f, "no winner: %s\n", sel->why ? sel->why : "no selection");
         return;
     }
     char line[1600];
-    struct dlb_sel_group top = dlb_selection_top(&sel);
-    dlb_rep_group_winner(line, sizeof line, &sel, sel.n_groups ? &sel.groups[0] : &top);
+    struct dlb_sel_group top = dlb_selection_top(sel);
+    dlb_rep_group_winner(line, sizeof line, sel, sel->n_groups ? &sel->groups[0] : &top);
     fprintf(f, "winner: %s", line);
-    fprintf(f, "\n  why: %s\n", sel.why ? sel.why : "");
-    if (sel.ties.n)
-        fprintf(f, "  %zu tied with the best (see report.md)\n", sel.ties.n);
-    if (sel.n_violations)
-        fprintf(f, "  %zu constraint violation%s (see report.md)\n", sel.n_violations,
-                sel.n_violations == 1 ? "" : "s");
-    dlb_selection_free(&sel);
+    fprintf(f, "\n  why: %s\n", sel->why ? sel->why : "");
+    if (sel->ties.n)
+        fprintf(f, "  %zu tied with the best (see report.md)\n", sel->ties.n);
+    if (sel->n_violations)
+        fprintf(f, "  %zu constraint violation%s (see report.md)\n", sel->n_violations,
+                sel->n_violations == 1 ? "" : "s");
 }

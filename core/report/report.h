@@ -7,13 +7,17 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "util/error.h"
+#include "plot/plot.h"
+#include "results/selection.h"
 
 dlb_status dlb_report_write(const char *dir, json_t *context, json_t *records,
-                            json_t *selection, json_t *plots,
+                            const struct dlb_selection *selection,
+                            const struct dlb_plot_list *plots,
                             struct dlb_error *err);
 
-/* The few lines printed after the console table: the winner, why, and
- * the figures the suite asks for (speedup, accuracy drop). */
-void dlb_report_summary(FILE *f, json_t *records, json_t *selection);
+/* The few lines printed after the console table: the verdicts, the
+ * winner and why, with the figures the suite asks for (speedup, accuracy
+ * drop). */
+void dlb_report_summary(FILE *f, const struct dlb_selection *selection);
 
 #endif

@@ -128,15 +128,14 @@ static void winner(char *out, size_t len, const struct dlb_selection *sel,
         snprintf(out, len, "No winner: %s.", why);
         return;
     }
-    struct dlb_rec_selection pc;
-    dlb_record_selection(sel->json, group->winner, &pc);
+    const struct dlb_sel_config *pc = dlb_selection_config(sel, group->winner);
     char sp[200] = "";
-    if (!isnan(pc.speedup))
+    if (!isnan(pc->speedup))
         snprintf(sp, sizeof sp, " It runs at %.3gx the baseline (%s), 95%% CI "
-                 "[%.3g, %.3g].", pc.speedup, known(group->baseline),
-                 dlb_rep_or0(pc.speedup_ci_lo), dlb_rep_or0(pc.speedup_ci_hi));
+                 "[%.3g, %.3g].", pc->speedup, known(group->baseline),
+                 dlb_rep_or0(pc->speedup_ci_lo), dlb_rep_or0(pc->speedup_ci_hi));
     const char *doubt = group->winner_doubtful_why ? group->winner_doubtful_why
-                                                   : pc.doubtful_why;
+                                                   : pc->doubtful_why;
     char dn[600] = "";
     if (doubt)
         snprintf(dn, sizeof dn, " Doubtful: %s; re-measure on a quiet machine.", doubt);

@@ -82,8 +82,8 @@ static void rows(FILE *f, const struct dlb_rep *r)
     fputs("</table>\n", f);
 }
 
-dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r, json_t *plots,
-                           const char *dir)
+dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r,
+                           const struct dlb_plot_list *plots, const char *dir)
 {
     fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>", f);
     esc(f, r->title);
@@ -132,11 +132,8 @@ dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r, json_t *plots,
         }
         fputs("</ul>\n", f);
     }
-    size_t i;
-    json_t *p;
-    json_array_foreach(plots, i, p) {
-        const char *svg = json_string_value(json_object_get(p, "svg"));
-        const char *title = json_string_value(json_object_get(p, "title"));
+    for (size_t i = 0; i < plots->n; i++) {
+        const char *svg = plots->v[i].svg, *title = plots->v[i].title;
         if (!svg)
             continue;
         fputs(i ? "<h3>" : "<h2>Plots</h2>\n<h3>", f);

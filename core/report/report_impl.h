@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "util/error.h"
+#include "plot/plot.h"
 #include "results/record.h"
 #include "results/selection.h"
 
@@ -69,8 +70,9 @@ void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel
 /* The verdicts as the console summary begins. */
 void dlb_report_verdicts(FILE *f, const struct dlb_selection *sel);
 
-dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r, json_t *plots);
-dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r, json_t *plots,
-                           const char *dir);
+dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r,
+                         const struct dlb_plot_list *plots);
+dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r,
+                           const struct dlb_plot_list *plots, const char *dir);
 
 #endif

@@ -14,7 +14,8 @@ static void put(FILE *f, const char *s)
     }
 }
 
-dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r, json_t *plots)
+dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r,
+                         const struct dlb_plot_list *plots)
 {
     fputs("# ", f);
     put(f, r->title);
@@ -71,11 +72,8 @@ dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r, json_t *plots)
             fputc('\n', f);
         }
     }
-    size_t i;
-    json_t *p;
-    json_array_foreach(plots, i, p) {
-        const char *png = json_string_value(json_object_get(p, "png"));
-        const char *title = json_string_value(json_object_get(p, "title"));
+    for (size_t i = 0; i < plots->n; i++) {
+        const char *png = plots->v[i].png, *title = plots->v[i].title;
         if (!png)
             continue;
         fputs(i ? "\n" : "\n## Plots\n\n", f);

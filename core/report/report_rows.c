@@ -119,8 +119,7 @@ static void row(struct dlb_rep_row *row, const struct dlb_record *rec,
                 const char *base_id)
 {
     const char *id = rec->id;
-    struct dlb_rec_selection pc;
-    dlb_record_selection(sel->json, id, &pc);
+    const struct dlb_sel_config *pc = dlb_selection_config(sel, id);
     const struct dlb_rec_throughput *tp = &rec->throughput;
     char (*c)[256] = row->cell;
     int is_base = base_id && !strcmp(base_id, id);
@@ -139,8 +138,8 @@ static void row(struct dlb_rep_row *row, const struct dlb_record *rec,
     const char *status = dlb_rec_status_name(rec->status);
     if (rec->status != DLB_REC_OK)
         snprintf(c[2], 256, "%s: %s", status, rec->reason ? rec->reason : "unknown");
-    else if (pc.eliminated_in_round >= 0)
-        snprintf(c[2], 256, "eliminated in round %lld", pc.eliminated_in_round);
+    else if (pc->eliminated_in_round >= 0)
+        snprintf(c[2], 256, "eliminated in round %lld", pc->eliminated_in_round);
     else
         snprintf(c[2], 256, "%s%s%s%s", row->winner ? "winner" : "ok",
                  row->tied ? ", tied" : "", row->violates ? ", breaks a constraint" : "",
@@ -152,21 +151,21 @@ static void row(struct dlb_rep_row *row, const struct dlb_record *rec,
         dlb_rep_num(hi, sizeof hi, dlb_rep_or0(tp->ci_hi));
         snprintf(c[3], 256, "%s [%s, %s]", m, lo, hi);
     }
-    if (!isnan(pc.speedup))
-        snprintf(c[4], 256, "%.3g [%.3g, %.3g]", pc.speedup,
-                 dlb_rep_or0(pc.speedup_ci_lo), dlb_rep_or0(pc.speedup_ci_hi));
+    if (!isnan(pc->speedup))
+        snprintf(c[4], 256, "%.3g [%.3g, %.3g]", pc->speedup,
+                 dlb_rep_or0(pc->speedup_ci_lo), dlb_rep_or0(pc->speedup_ci_hi));
     double acc, sd;
     size_t seeds = json_array_size(json_object_get(rec->json, "seeds"));
     if (dlb_record_metric_value(rec, "accuracy", &acc))
         snprintf(c[5], 256, "%.2f", acc);
     if (seeds > 1 && dlb_record_metric_value(rec, "accuracy_sd", &sd))
         snprintf(c[5], 256, "%.2f (sd %.2f, %zu seeds)", acc, sd, seeds);
-    if (!isnan(pc.accuracy_drop) && !isnan(pc.accuracy_drop_ci))
-        snprintf(c[6], 256, "%.2f +-%.2f", pc.accuracy_drop, pc.accuracy_drop_ci);
-    else if (!isnan(pc.accuracy_drop))
-        snprintf(c[6], 256, "%.2f", pc.accuracy_drop);
-    if (!isnan(pc.peak_memory))
-        dlb_rep_bytes(c[7], 256, pc.peak_memory);
+    if (!isnan(pc->accuracy_drop) && !isnan(pc->accuracy_drop_ci))
+        snprintf(c[6], 256, "%.2f +-%.2f", pc->accuracy_drop, pc->accuracy_drop_ci);
+    else if (!isnan(pc->accuracy_drop))
+        snprintf(c[6], 256, "%.2f", pc->accuracy_drop);
+    if (!isnan(pc->peak_memory))
+        dlb_rep_bytes(c[7], 256, pc->peak_memory);
     figures(c[8], 256, rec, is_base ? NULL : find(recs, n, base_id));
 }
 

@@ -80,7 +80,7 @@ void dlb_rep_verdict_row(char *buf, size_t len, const struct dlb_sel_verdict_row
 
 /* The winner's accuracy drop and whether the interval shows it within
  * accuracy_tolerance. */
-static void drop_words(char *buf, size_t len, const struct dlb_rec_selection *pc)
+static void drop_words(char *buf, size_t len, const struct dlb_sel_config *pc)
 {
     const char *w = s_of(pc->accuracy_within);
     if (!strcmp(w, "unchecked"))
@@ -109,23 +109,22 @@ void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel
         snprintf(buf, len, "%sno winner: %s", head, s_of(group->why));
         return;
     }
-    struct dlb_rec_selection pc;
-    dlb_record_selection(sel->json, w, &pc);
+    const struct dlb_sel_config *pc = dlb_selection_config(sel, w);
     char fig[400] = "";
     if (group->configs.n == 1)
         snprintf(fig, sizeof fig, " (its only configuration: nothing to tune)");
     else if (!strcmp(w, base))
         snprintf(fig, sizeof fig, " (the baseline: no setting beats it)");
-    else if (!isnan(pc.speedup)) {
+    else if (!isnan(pc->speedup)) {
         int used = snprintf(fig, sizeof fig, ", %.2fx (%.2f-%.2f) over %s",
-                            pc.speedup, dlb_rep_or0(pc.speedup_ci_lo),
-                            dlb_rep_or0(pc.speedup_ci_hi), base);
-        if (!isnan(pc.accuracy_drop) && used > 0 && (size_t)used < sizeof fig)
-            drop_words(fig + used, sizeof fig - (size_t)used, &pc);
+                            pc->speedup, dlb_rep_or0(pc->speedup_ci_lo),
+                            dlb_rep_or0(pc->speedup_ci_hi), base);
+        if (!isnan(pc->accuracy_drop) && used > 0 && (size_t)used < sizeof fig)
+            drop_words(fig + used, sizeof fig - (size_t)used, pc);
     }
     snprintf(buf, len, "%s%s%s", head, w, fig);
     doubtful(buf, len, group->winner_doubtful_why ? group->winner_doubtful_why
-                                                  : pc.doubtful_why);
+                                                  : pc->doubtful_why);
 }
 
 void dlb_report_verdicts(FILE *f, const struct dlb_selection *sel)

@@ -1,32 +1,37 @@
 /* `dlbench compare`'s result, the "dlbench-compare" document (its members
  * are listed in compare/compare.h and doc/results-schema.md), as a typed
- * struct: compare/ builds the document, and the console table, the
- * markdown and `dlbench compare`'s exit status read it through
- * dlb_comparison_read, its one reader. Strings are borrowed from the
- * document; absent figures are NAN, absent counts 0. */
+ * struct: compare/ builds it, and the console table, the markdown and
+ * `dlbench compare`'s exit status read it; dlb_comparison_write is the
+ * one writer of its JSON (`--format json`). The struct owns its strings;
+ * absent figures are NAN, absent strings NULL. */
 #ifndef DLB_CORE_COMPARISON_H
 #define DLB_CORE_COMPARISON_H
 
 #include <stddef.h>
 #include <jansson.h>
-#include "util/error.h"
+#include "util/strpool.h"
 
 #define DLB_COMPARE_SCHEMA_NAME "dlbench-compare"
 #define DLB_COMPARE_SCHEMA_VERSION 1
 
 struct dlb_cmp_row {            /* one configuration */
-    const char *id, *verdict, *test, *note;   /* NULL when absent */
+    const char *id, *verdict, *note;   /* NULL when absent */
+    const char *test;           /* "mann-whitney" or "welch": the row was
+                                 * judged (ratio, p, counts); NULL when it
+                                 * ran in one run only */
     const char *doubtful_why;   /* either record doubtful: which, why */
     double base_median_s, new_median_s;
-    double ratio, ratio_ci_lo, ratio_ci_hi, p, resolution;
+    double ratio, ratio_ci_lo, ratio_ci_hi;
+    double p;                   /* NAN: too few samples for a test (null) */
+    double resolution;
     long long base_n, new_n;    /* -1 when absent */
     int reference;              /* the normalizing configuration */
 };
 
 struct dlb_comparison {
-    json_t *json;               /* the document (a reference) */
     const char *base, *new_file, *normalized_by;
-    double threshold, alpha, geomean_ratio;
+    double threshold, alpha;
+    double geomean_ratio;       /* NAN when nothing was compared (null) */
     long long compared;
     double resolution_median, resolution_max; /* NAN: no row was judged */
     long long faster, slower, same, added, missing; /* the counts */
@@ -34,12 +39,12 @@ struct dlb_comparison {
     size_t n_warnings;
     struct dlb_cmp_row *rows;   /* "configs", in their order */
     size_t n_rows;
+    struct dlb_strpool strings;
 };
 
-/* Read `doc` into `out`; a member of the wrong type is an error naming
- * it. Free with dlb_comparison_free. */
-dlb_status dlb_comparison_read(json_t *doc, struct dlb_comparison *out,
-                               struct dlb_error *err);
+/* The document, a new object, members in their documented order. */
+json_t *dlb_comparison_write(const struct dlb_comparison *c);
+
 void dlb_comparison_free(struct dlb_comparison *c);
 
 #endif

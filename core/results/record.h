@@ -113,20 +113,6 @@ struct dlb_record {
     size_t n_reps;
 };
 
-/* The selection's view of one configuration (results.json "selection"
- * "per_config"): absent figures NAN, absent counts -1, strings NULL. */
-struct dlb_rec_selection {
-    int present;
-    long long group, changes, eliminated_in_round;
-    const char *baseline, *accuracy_note;
-    const char *doubtful_why;   /* it or its baseline measured doubtful */
-    const char *accuracy_effect, *accuracy_within; /* select.c's words */
-    double speedup, speedup_ci_lo, speedup_ci_hi, accuracy_drop;
-    double accuracy_drop_ci, accuracy_seeds;
-    double trained_images, peak_memory;
-    double objective, objective_ci_lo, objective_ci_hi;
-};
-
 /* Check that `rec` is a record: an object with an integer "index", a
  * string "id" and a "status" dlb_rec_status_parse knows. `where`
  * ("FILE:LINE", "FILE: records[3]") starts the message. Also for records a
@@ -225,11 +211,6 @@ int dlb_record_setting_num(const struct dlb_record *r, const char *key,
                            double *v);
 const char *dlb_record_setting_str(const struct dlb_record *r,
                                    const char *key);
-
-/* The selection's per_config entry for `id` (selection may be NULL):
- * out->present is 0 when there is none. */
-void dlb_record_selection(json_t *selection, const char *id,
-                          struct dlb_rec_selection *out);
 
 /* A results.json document, its records typed. */
 struct dlb_results {

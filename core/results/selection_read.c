@@ -1,6 +1,7 @@
-/* The one reader of the selection's JSON (core/results/selection.h): each
- * member the struct models is checked for its type, and a wrong one is an
- * error that names it, instead of a figure read as 0. */
+/* The reader of the selection's JSON from a results file
+ * (core/results/selection.h): each member the struct models is checked
+ * for its type, and a wrong one is an error that names it, instead of a
+ * figure read as 0. */
 #define _POSIX_C_SOURCE 200809L
 #include "results/selection.h"
 
@@ -183,6 +184,8 @@ static void read_verdicts(struct rd *c, json_t *sel, struct dlb_selection *s)
             }
             struct dlb_sel_verdict_row *r = &o->rows[o->n_rows++];
             r->workload = str(c, w, rat, "workload");
+            r->id = str(c, w, rat, "id");
+            r->baseline = str(c, w, rat, "baseline");
             r->verdict = str(c, w, rat, "verdict");
             r->why = str(c, w, rat, "why");
             r->accuracy_note = str(c, w, rat, "accuracy_note");
@@ -195,6 +198,53 @@ static void read_verdicts(struct rd *c, json_t *sel, struct dlb_selection *s)
             r->accuracy_effect = str(c, w, rat, "accuracy_effect");
             r->memory_change = num(c, w, rat, "memory_change");
         }
+    }
+}
+
+/* "per_config": { ID: {...} }, in the document's order. */
+static void read_configs(struct rd *c, json_t *sel, struct dlb_selection *s)
+{
+    json_t *pc = member(sel, "per_config"), *o;
+    const char *id;
+    char at[300];
+    if (pc && !json_is_object(pc)) {
+        bad(c, NULL, "per_config", pc, "an object");
+        return;
+    }
+    if (!(s->configs = calloc(json_object_size(pc) + 1, sizeof *s->configs))) {
+        nomem(c);
+        return;
+    }
+    json_object_foreach(pc, id, o) {
+        snprintf(at, sizeof at, "per_config.%s", id);
+        if (!json_is_object(o)) {
+            bad(c, NULL, at, o, "an object");
+            continue;
+        }
+        struct dlb_sel_config *e = &s->configs[s->n_configs++];
+        *e = dlb_sel_config_none;
+        e->id = id;
+        e->group = count(c, o, at, "group");
+        e->changes = count(c, o, at, "changes");
+        e->eliminated_in_round = count(c, o, at, "eliminated_in_round");
+        e->baseline = str(c, o, at, "baseline");
+        e->accuracy_note = str(c, o, at, "accuracy_note");
+        e->doubtful_why = str(c, o, at, "doubtful_why");
+        e->accuracy_effect = str(c, o, at, "accuracy_effect");
+        e->accuracy_within = str(c, o, at, "accuracy_within");
+        e->speedup = num(c, o, at, "speedup");
+        pair(c, o, at, "speedup_ci", &e->speedup_ci_lo, &e->speedup_ci_hi);
+        e->accuracy_drop = num(c, o, at, "accuracy_drop");
+        e->accuracy_drop_ci = num(c, o, at, "accuracy_drop_ci");
+        e->accuracy_seeds = num(c, o, at, "accuracy_seeds");
+        e->trained_images = num(c, o, at, "trained_images");
+        e->peak_memory = num(c, o, at, "peak_memory");
+        json_t *obj = member(o, "objective");
+        if (obj && !json_is_object(obj))
+            bad(c, at, "objective", obj, "an object");
+        e->objective = num(c, obj, at, "median");
+        e->objective_ci_lo = num(c, obj, at, "ci_lo");
+        e->objective_ci_hi = num(c, obj, at, "ci_hi");
     }
 }
 
@@ -234,8 +284,7 @@ dlb_status dlb_selection_read(json_t *json, struct dlb_selection *out,
                               struct dlb_error *err)
 {
     struct rd c = {err, DLB_OK};
-    memset(out, 0, sizeof *out);
-    out->winner_index = -1;
+    dlb_selection_init(out);
     if (json && !json_is_object(json))
         return dlb_errorf(err, DLB_ERR_INPUT, "selection: is %s; expected an "
                           "object", kind(json));
@@ -247,56 +296,24 @@ dlb_status dlb_selection_read(json_t *json, struct dlb_selection *out,
     out->why = str(&c, json, NULL, "why");
     out->baseline = str(&c, json, NULL, "baseline");
     out->winner_index = count(&c, json, NULL, "winner_index");
+    ids(&c, json, NULL, "workload_axes", &out->workload_axes);
     ids(&c, json, NULL, "winners", &out->winners);
     ids(&c, json, NULL, "ties", &out->ties);
     ids(&c, json, NULL, "pareto", &out->pareto);
+    json_t *k = member(json, "constraints");
+    if (k && !json_is_object(k))
+        bad(&c, NULL, "constraints", k, "an object");
+    out->constraints.max_accuracy_drop = num(&c, k, "constraints", "max_accuracy_drop");
+    out->constraints.memory_budget = num(&c, k, "constraints", "memory_budget");
+    out->constraints.target_accuracy = num(&c, k, "constraints", "target_accuracy");
+    out->constraints.significance = num(&c, k, "constraints", "significance");
     read_groups(&c, json, out);
+    read_configs(&c, json, out);
     read_verdicts(&c, json, out);
     read_notes(&c, json, out);
+    if (c.st == DLB_OK && dlb_selection_index(out) != DLB_OK)
+        nomem(&c);
     if (c.st != DLB_OK)
         dlb_selection_free(out);
     return c.st;
-}
-
-void dlb_selection_free(struct dlb_selection *s)
-{
-    for (size_t i = 0; s->groups && i < s->n_groups; i++) {
-        free(s->groups[i].configs.id);
-        free(s->groups[i].ties.id);
-        free(s->groups[i].pareto.id);
-    }
-    for (size_t i = 0; s->verdicts && i < s->n_verdicts; i++)
-        free(s->verdicts[i].rows);
-    free(s->groups);
-    free(s->verdicts);
-    free(s->violations);
-    free(s->attribution);
-    free(s->winners.id);
-    free(s->ties.id);
-    free(s->pareto.id);
-    json_decref(s->json);
-    memset(s, 0, sizeof *s);
-    s->winner_index = -1;
-}
-
-int dlb_sel_ids_has(const struct dlb_sel_ids *ids, const char *id)
-{
-    for (size_t i = 0; id && i < ids->n; i++)
-        if (!strcmp(ids->id[i], id))
-            return 1;
-    return 0;
-}
-
-struct dlb_sel_group dlb_selection_top(const struct dlb_selection *s)
-{
-    struct dlb_sel_group g;
-    memset(&g, 0, sizeof g);
-    g.baseline = s->baseline;
-    g.winner = s->winner;
-    g.fastest = s->fastest;
-    g.why = s->why;
-    g.winner_index = s->winner_index;
-    g.ties = s->ties;
-    g.pareto = s->pareto;
-    return g;
 }

@@ -23,17 +23,19 @@ static dlb_status note(dlb_status st, dlb_status *first,
 
 dlb_status dlb_postrun_results(const char *dir, const struct dlb_plan *plan,
                                json_t *context, json_t *records,
-                               json_t **selection, struct dlb_error *err)
+                               struct dlb_selection *selection,
+                               struct dlb_error *err)
 {
     struct dlb_error serr = {""};
     json_t *extra = NULL;
-    *selection = NULL;
     if (dlb_select(plan, records, selection, &serr) != DLB_OK) {
         fprintf(stderr, "dlbench: %s\n", serr.msg);
-        json_decref(*selection);
-        *selection = NULL;
-    } else
-        extra = json_pack("{s:O}", "selection", *selection);
+        dlb_selection_free(selection);
+    } else {
+        /* out of memory here: the results go out without it */
+        json_t *sel = dlb_selection_write(selection);
+        extra = sel ? json_pack("{s:o}", "selection", sel) : NULL;
+    }
     dlb_status st = dlb_results_write_extra(dir, context, records, extra, err);
     json_decref(extra);
     return st;
@@ -43,7 +45,8 @@ dlb_status dlb_postrun(const struct dlb_postrun *pr, int *winner)
 {
     struct dlb_error err = {""};
     dlb_status first = DLB_OK;
-    json_t *sel = pr->selection, *plots = NULL;
+    const struct dlb_selection *sel = pr->selection;
+    struct dlb_plot_list plots = {NULL, 0};
     *winner = 0;
     if (!sel)
         return DLB_ERR_INTERNAL; /* reported by dlb_postrun_results */
@@ -55,16 +58,14 @@ dlb_status dlb_postrun(const struct dlb_postrun *pr, int *winner)
                              &drawn, &perr), &first, &perr) == DLB_OK &&
         !drawn && perr.msg[0])
         fprintf(stderr, "dlbench: note: %s\n", perr.msg);
-    if (!plots)
-        plots = json_array();
-    note(dlb_report_write(pr->dir, pr->context, pr->records, sel, plots, &err),
+    note(dlb_report_write(pr->dir, pr->context, pr->records, sel, &plots, &err),
          &first, &err);
     note(dlb_select_write_best(pr->dir, pr->plan, sel, pr->origin, &err),
          &first, &err);
     if (pr->summary)
-        dlb_report_summary(pr->summary, pr->records, sel);
+        dlb_report_summary(pr->summary, sel);
     if (pr->summary_copy)
-        dlb_report_summary(pr->summary_copy, pr->records, sel);
-    json_decref(plots);
+        dlb_report_summary(pr->summary_copy, sel);
+    dlb_plot_list_free(&plots);
     return first;
 }

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include "util/error.h"
 #include "plan/plan.h"
+#include "results/selection.h"
 
 struct dlb_postrun {
     const char *dir;
@@ -17,17 +18,20 @@ struct dlb_postrun {
     json_t *records;             /* plan order, as in results.json */
     FILE *summary;               /* where the summary lines go */
     FILE *summary_copy;          /* and a copy (table.txt); may be NULL */
-    json_t *selection;           /* dlb_postrun_results's, or NULL */
+    const struct dlb_selection *selection; /* dlb_postrun_results's, or
+                                            * NULL when it failed */
 };
 
-/* Select the winner, then write results.json once, with the selection in
- * it ("selection"). A selection that fails is reported on stderr and the
- * results are written without one: a measurement is never held back for
- * it. *selection is the selection (a new reference) or NULL. Returns the
+/* Select the winner into *selection, then write results.json once, with
+ * the selection in it ("selection", dlb_selection_write). A selection that
+ * fails is reported on stderr and the results are written without one: a
+ * measurement is never held back for it; selection->present is then 0.
+ * Free *selection with dlb_selection_free in either case. Returns the
  * write's status. */
 dlb_status dlb_postrun_results(const char *dir, const struct dlb_plan *plan,
                                json_t *context, json_t *records,
-                               json_t **selection, struct dlb_error *err);
+                               struct dlb_selection *selection,
+                               struct dlb_error *err);
 
 /* The rest of the sequence, after dlb_postrun_results (pr->selection NULL:
  * its selection failed, and nothing but the summary is written). A step

@@ -13,11 +13,6 @@
 #include "plan/plan_workloads.h"
 #include "plan/session.h"
 
-static const char *core_s(const struct dlb_plan *p, size_t i, const char *key)
-{
-    return dlb_config_core(p, &p->configs[i], key)->s;
-}
-
 /* Does any file of the split exist in `dir`? If none does, "auto" makes
  * synthetic data and there is nothing to check. */
 static int split_present(const char *dir, int train)
@@ -60,18 +55,20 @@ dlb_status dlb_run_check_data(const struct dlb_plan *p,
                               const char *const *suite_paths,
                               size_t n_suite_paths, struct dlb_error *err)
 {
-    if (!p->n || !dlb_is_builtin_workload(core_s(p, 0, "workload")))
+    if (!p->n || !dlb_is_builtin_workload(p->configs[0].core.workload))
         return DLB_OK;
     for (size_t i = 0; i < p->n; i++) {
-        const char *model = core_s(p, i, "model"), *mode = core_s(p, i, "dataset");
-        const char *dir = core_s(p, i, "dataset_path");
-        if (!strcmp(mode, "synthetic"))
+        const struct dlb_core_settings *c = &p->configs[i].core;
+        const char *model = c->model, *dir = c->dataset_path;
+        const char *mode = dlb_data_source_names[c->dataset];
+        if (c->dataset == DLB_DATA_SYNTHETIC)
             continue;
         int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = !strcmp(model, core_s(p, j, "model")) &&
-                   !strcmp(mode, core_s(p, j, "dataset")) &&
-                   !strcmp(dir, core_s(p, j, "dataset_path"));
+        for (size_t j = 0; j < i && !seen; j++) {
+            const struct dlb_core_settings *o = &p->configs[j].core;
+            seen = !strcmp(model, o->model) && c->dataset == o->dataset &&
+                   !strcmp(dir, o->dataset_path);
+        }
         if (seen)
             continue;
         char *path = dlb_model_file_find(model, suite_paths, n_suite_paths,

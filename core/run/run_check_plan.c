@@ -15,7 +15,7 @@
 dlb_status dlb_run_check_workload(const struct dlb_session *ses, struct dlb_error *err)
 {
     const struct dlb_config *c = &ses->plan.configs[0];
-    const char *name = dlb_config_core(&ses->plan, c, "workload")->s;
+    const char *name = c->core.workload;
     if (dlb_is_builtin_workload(name))
         return DLB_OK;
     unsigned ns = dlb_session_plugin_ns(ses, name);
@@ -35,13 +35,13 @@ dlb_status dlb_run_check_models(const struct dlb_plan *p,
                                 const char *const *suite_paths,
                                 size_t n_suite_paths, struct dlb_error *err)
 {
-    if (!dlb_is_builtin_workload(dlb_config_core(p, &p->configs[0], "workload")->s))
+    if (!dlb_is_builtin_workload(p->configs[0].core.workload))
         return DLB_OK;
     for (size_t i = 0; i < p->n; i++) {
-        const char *model = dlb_config_core(p, &p->configs[i], "model")->s;
+        const char *model = p->configs[i].core.model;
         int seen = 0;
         for (size_t j = 0; j < i && !seen; j++)
-            seen = !strcmp(model, dlb_config_core(p, &p->configs[j], "model")->s);
+            seen = !strcmp(model, p->configs[j].core.model);
         if (seen)
             continue;
         char *path = dlb_model_file_find(model, suite_paths, n_suite_paths,

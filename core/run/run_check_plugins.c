@@ -125,9 +125,9 @@ dlb_status dlb_run_check_plugins(const struct dlb_plan *p,
         return DLB_OK;
     for (size_t i = 0; i < p->n; i++) {
         const struct dlb_config *c = &p->configs[i];
-        if (!dlb_is_builtin_workload(dlb_config_core(p, c, "workload")->s))
+        if (!dlb_is_builtin_workload(c->core.workload))
             continue;
-        char *path = dlb_model_file_find(dlb_config_core(p, c, "model")->s,
+        char *path = dlb_model_file_find(c->core.model,
                                          suite_paths, n_suite_paths,
                                          dlb_installed_suite_dir(), err);
         if (!path)
@@ -137,7 +137,7 @@ dlb_status dlb_run_check_plugins(const struct dlb_plan *p,
                          .n_suite_paths = n_suite_paths};
         dlb_status st = dlb_model_file_load(path, &m, err);
         if (st == DLB_OK &&
-            (st = view_of(path, m, (uint32_t)dlb_config_core(p, c, "batch")->i,
+            (st = view_of(path, m, (uint32_t)c->core.batch,
                           &v)) != DLB_OK)
             dlb_errorf(err, st, "out of memory checking plugin settings");
         if (st == DLB_OK)

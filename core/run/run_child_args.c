@@ -20,15 +20,16 @@ void dlb_child_round_sets(const struct dlb_plan *p, const struct dlb_config *c,
     const struct dlb_suite *s = p->suite;
     int swept_cap = 0, swept_steps = 0, swept_warmup = 0, swept_only = 0;
     int swept_acc = 0;
-    char key[256];
     for (size_t a = 0; a < s->n_axes; a++) {
-        dlb_suite_key_name(s, s->axes[a].ref, key, sizeof key);
-        swept_cap |= !strcmp(key, "time_cap");
-        swept_steps |= !strcmp(key, "train_steps") ||
-                       !strcmp(key, "train_samples");
-        swept_warmup |= !strcmp(key, "warmup");
-        swept_only |= !strcmp(key, "measure_only");
-        swept_acc |= !strcmp(key, "screen_accuracy");
+        struct dlb_keyref r = s->axes[a].ref;
+        if (r.ns != 0)
+            continue;
+        swept_cap |= r.param == DLB_KEY_time_cap_s;
+        swept_steps |= r.param == DLB_KEY_train_steps ||
+                       r.param == DLB_KEY_train_samples;
+        swept_warmup |= r.param == DLB_KEY_warmup_s;
+        swept_only |= r.param == DLB_KEY_measure_only;
+        swept_acc |= r.param == DLB_KEY_screen_accuracy;
     }
     /* Repetitions after the first measure speed alone: the first one's
      * quality figures stand for the configuration (repeat.h). */
@@ -40,20 +41,19 @@ void dlb_child_round_sets(const struct dlb_plan *p, const struct dlb_config *c,
      * (measure.c): a cut one only drops the fixed minimum. */
     if (!swept_warmup)
         snprintf(sets[2], 64, "warmup=%.9gs",
-                 dlb_config_core(p, c, "warmup")->f * scale);
-    long long steps = (long long)dlb_config_core(p, c, "train_steps")->i;
+                 c->core.warmup_s * scale);
+    long long steps = (long long)c->core.train_steps;
     if (!swept_cap)
         snprintf(sets[0], 64, "time_cap=%.9gs",
-                 dlb_config_core(p, c, "time_cap")->f * scale);
+                 c->core.time_cap_s * scale);
     /* Screening for speed: no training run (in mode = infer train_steps
      * names the reference weights, which must stay the same). */
     /* A budget in images (train_samples, plan_budget.h) is cut as one. */
-    long long images = (long long)dlb_config_core(p, c,
-                                                  "train_samples")->i;
+    long long images = (long long)c->core.train_samples;
     const char *budget = images > 0 ? "train_samples" : "train_steps";
     long long amount = images > 0 ? images : steps;
     if (!swept_steps && steps > 0 && rd->measure_only &&
-        !strcmp(dlb_config_core(p, c, "mode")->s, "train"))
+        c->core.mode == DLB_MODE_TRAIN)
         snprintf(sets[1], 64, "%s=0", budget);
     else if (!swept_steps && steps > 0 && !rd->measure_only)
         snprintf(sets[1], 64, "%s=%lld", budget,

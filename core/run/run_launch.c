@@ -10,10 +10,9 @@
 
 /* --launcher (or --set launcher=) first, then DLBENCH_LAUNCHER; "" is
  * the default mpirun. Never a suite file: the loader refuses the key. */
-static const char *launcher_cmd(const struct dlb_plan *p,
-                                const struct dlb_config *c)
+static const char *launcher_cmd(const struct dlb_config *c)
 {
-    const char *cmd = dlb_config_core(p, c, "launcher")->s;
+    const char *cmd = c->core.launcher;
     const char *env = getenv("DLBENCH_LAUNCHER");
     if (cmd && *cmd)
         return cmd;
@@ -33,7 +32,7 @@ dlb_status dlb_run_launch_check(const struct dlb_options *o,
                           "--launcher \"srun -n {ranks}\" or \"mpirun -np "
                           "{ranks} --hostfile hosts\"", what);
     if (o->shard_n > 1 && p->n > 0 &&
-        !strncmp(dlb_config_core(p, &p->configs[0], "search")->s, "halving", 7))
+        !strncmp(p->configs[0].core.search, "halving", 7))
         return dlb_errorf(err, DLB_ERR_INPUT, "--shard %d/%d: search = halving "
                           "picks each round from every record of the round "
                           "before; shard grid or random:N suites only",
@@ -44,7 +43,7 @@ dlb_status dlb_run_launch_check(const struct dlb_options *o,
         char **argv = NULL;
         if (ranks <= 1 || !dlb_run_in_shard(o, i))
             continue;
-        dlb_status s = dlb_launcher_argv(launcher_cmd(p, c), ranks, &argv,
+        dlb_status s = dlb_launcher_argv(launcher_cmd(c), ranks, &argv,
                                          err);
         dlb_launcher_argv_free(argv);
         if (s != DLB_OK)
@@ -79,7 +78,7 @@ dlb_status dlb_run_launch_prepare(const struct dlb_plan *p,
     char *rec = strdup(path);
     if (!rec)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
-    dlb_status s = dlb_launcher_argv(launcher_cmd(p, c), ranks,
+    dlb_status s = dlb_launcher_argv(launcher_cmd(c), ranks,
                                      &spec->launcher, err);
     if (s != DLB_OK) {
         free(rec);

@@ -36,16 +36,16 @@ void dlb_run_roofline_choose(const struct dlb_session *ses,
     const struct dlb_plan *p = &ses->plan;
     const struct dlb_config *c = &p->configs[0];
     memset(out, 0, sizeof *out);
-    if (!dlb_is_builtin_workload(dlb_config_core(p, c, "workload")->s))
+    if (!dlb_is_builtin_workload(c->core.workload))
         return;
     if (resume_dir && read_kept(resume_dir, out))
         return;
     struct dlb_peak_policy pol = {
-        .max_age_s = dlb_config_core(p, c, "peak_max_age")->f,
-        .tolerance = dlb_config_core(p, c, "peak_tolerance")->f,
+        .max_age_s = c->core.peak_max_age_s,
+        .tolerance = c->core.peak_tolerance,
     };
     struct dlb_error warn = {""}, err = {""};
-    int threads = (int)dlb_config_core(p, c, "threads")->i;
+    int threads = (int)c->core.threads;
     if (dlb_peak_for_run(threads, &pol, NULL, &out->choice, &warn, &err) != DLB_OK) {
         fprintf(stderr, "dlbench: warning: no roofline figures: %s\n", err.msg);
         return;

@@ -18,8 +18,7 @@ struct dlb_search dlb_search_of(const struct dlb_plan *plan)
 {
     struct dlb_search s = {DLB_SEARCH_GRID, 0, 0, 0};
     char why[256];
-    dlb_search_parse(dlb_config_core(plan, &plan->configs[0], "search")->s, &s,
-                     why, sizeof why);
+    dlb_search_parse(plan->configs[0].core.search, &s, why, sizeof why);
     if (s.kind == DLB_SEARCH_HALVING && plan->n < DLB_HALVING_MIN_CONFIGS) {
         s.kind = DLB_SEARCH_GRID;
         s.halving_small = 1;
@@ -346,8 +345,7 @@ static void pick_random(const struct dlb_plan *plan, size_t baseline,
                         size_t *pos, size_t *n, size_t want)
 {
     struct dlb_rng rng;
-    dlb_rng_seed(&rng, (uint64_t)dlb_config_core(plan, &plan->configs[0],
-                                                 "seed")->i);
+    dlb_rng_seed(&rng, (uint64_t)plan->configs[0].core.seed);
     /* Fisher-Yates over every position but the baseline's. */
     size_t m = 0;
     for (size_t k = 0; k < plan->n; k++)
@@ -422,7 +420,7 @@ static int have_feasible(const struct dlb_plan *plan,
 static int infers(const struct dlb_plan *plan)
 {
     for (size_t k = 0; k < plan->n; k++)
-        if (strcmp(dlb_config_core(plan, &plan->configs[k], "mode")->s, "infer"))
+        if (plan->configs[k].core.mode != DLB_MODE_INFER)
             return 0;
     return plan->n > 0;
 }
@@ -448,8 +446,7 @@ static dlb_status halving_round(const struct dlb_plan *plan,
 {
     int rounds = halving_rounds(plan->n), final = rounds - 1;
     int speed = set->objective != DLB_OBJ_TIME_TO_ACCURACY;
-    int trains = dlb_config_core(plan, &plan->configs[set->baseline],
-                                 "train_steps")->i > 0;
+    int trains = plan->configs[set->baseline].core.train_steps > 0;
     dlb_status st = DLB_OK;
     size_t finalists = plan->n;
     /* Each screening round before this one halves; the final round is
@@ -492,8 +489,7 @@ static dlb_status halving_round(const struct dlb_plan *plan,
          * screening budget: it keeps that budget. Time to accuracy judges
          * the accuracy that a cut training reaches, which a shorter
          * budget changes. */
-        int reps = (int)dlb_config_core(plan, &plan->configs[set->baseline],
-                                        "repetitions")->i;
+        int reps = (int)plan->configs[set->baseline].core.repetitions;
         out->scale = halving_scale(round, rounds,
                                    speed && !out->once && reps > 1);
         /* Time to accuracy is judged on each round's own training, so the

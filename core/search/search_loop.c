@@ -89,12 +89,12 @@ void dlb_search_loop_sync(void *ctx)
 
 int dlb_plan_repetitions(const struct dlb_plan *p)
 {
-    return (int)dlb_config_core(p, &p->configs[0], "repetitions")->i;
+    return (int)p->configs[0].core.repetitions;
 }
 
 uint64_t dlb_plan_interleave_seed(const struct dlb_plan *p)
 {
-    return (uint64_t)dlb_config_core(p, &p->configs[0], "seed")->i;
+    return (uint64_t)p->configs[0].core.seed;
 }
 
 /* Whether (index, round, rep) has a record: rep -1 without repetitions. */
@@ -155,10 +155,10 @@ int dlb_search_run_one(struct dlb_search_loop *r, const struct dlb_search_round 
         snprintf(logname, sizeof logname, "logs/config-%zu%s.log", c->index,
                  rep_part);
     char *log = dlb_path_join(r->dir, logname);
-    double timeout = dlb_config_core(r->plan, c, "timeout")->f;
+    double timeout = c->core.timeout_s;
     struct dlb_child_spec spec = {av, timeout, log, NULL, NULL, dlb_search_loop_sync, r, 0};
     spec.omp_passive =
-        dlb_threads_oversubscribe((long)dlb_config_core(r->plan, c, "threads")->i);
+        dlb_threads_oversubscribe((long)c->core.threads);
     json_t *rec = NULL;
     if (!av || !log ||
         dlb_run_launch_prepare(r->plan, c, r->dir, av, &spec, err) != DLB_OK ||

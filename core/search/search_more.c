@@ -26,8 +26,7 @@ size_t dlb_search_remeasure(const struct dlb_search_more *m)
 {
     struct dlb_search_loop *r = m->r;
     const struct dlb_search_round *rd = m->rd;
-    int extra = (int)dlb_config_core(r->plan, &r->plan->configs[0],
-                                     "remeasure_doubtful")->i;
+    int extra = (int)r->plan->configs[0].core.remeasure_doubtful;
     size_t not_run = 0;
     for (int pass = 0; pass < extra && !not_run; pass++)
         for (int rep = 0; rep < m->reps; rep++)
@@ -61,8 +60,7 @@ size_t dlb_search_seeds(const struct dlb_search_more *m)
 {
     struct dlb_search_loop *r = m->r;
     const struct dlb_search_round *rd = m->rd;
-    int seeds = (int)dlb_config_core(r->plan, &r->plan->configs[0],
-                                     "accuracy_seeds")->i;
+    int seeds = (int)r->plan->configs[0].core.accuracy_seeds;
     size_t not_run = 0;
     /* a speed-only screening round scores no accuracy to repeat */
     if (seeds < 2 || rd->measure_only)

@@ -3,32 +3,11 @@
  * front over throughput, accuracy and peak memory, and (for suites that
  * combine plugins) the attribution of the speedup to each plugin.
  *
- * The result is a JSON object, written into results.json as "selection"
- * and read by the plots and the report:
- *   { "objective": "throughput" | "latency" | "time_to_accuracy",
- *     "workload_axes": [KEY ...],     the workload keys the plan varies
- *     "groups": [ {"workload": "model=lenet batch=64", "configs": [ID ...],
- *                  "baseline", "winner", "winner_index", "fastest",
- *                  "ties", "why", "pareto", "winner_doubtful": true and
- *                  "winner_doubtful_why" when the winner's record or its
- *                  baseline's is doubtful} ... ],   one per workload
- *     "winners": [ID ...],            each group's, when it has one
- *     "verdicts": [ ... ],            each setting against its baselines
- *                                     (select_verdict.c)
- *     "baseline": ID | null,          the suite's baseline configuration
- *     "winner": ID | null, "winner_index": N,   one workload only: its
- *                                     winner, as in "groups"; else null
- *     "ties": [ID ...],               not significantly different, simpler first
- *     "why": "one sentence",
- *     "violations": [ {"id", "constraint", "value", "limit"} ... ],
- *     "pareto": [ID ...],
- *     "per_config": { ID: {"group": n, "baseline": ID, "speedup": x,
- *                          "speedup_ci": [lo, hi], "accuracy_drop": pts
- *                          (only on equal training, else "accuracy_note"),
- *                          "trained_images": n, "changes": n,
- *                          "doubtful": true, "doubtful_why" (it or its
- *                          baseline measured on a busy machine)} },
- *     "attribution": [ {"plugin", "speedup_alone", ...} ] } */
+ * The result is struct dlb_selection (results/selection.h): one group per
+ * workload with its baseline, winner, ties and front, a verdict per
+ * setting, and each configuration's figures. The report, the plots, the
+ * summary and best.ini read the struct; dlb_selection_write puts it into
+ * results.json as "selection" (doc/results-schema.md, "Selection"). */
 #ifndef DLB_CORE_SELECT_H
 #define DLB_CORE_SELECT_H
 
@@ -36,12 +15,7 @@
 #include <jansson.h>
 #include "util/error.h"
 #include "plan/plan.h"
-
-enum dlb_objective {
-    DLB_OBJ_THROUGHPUT,      /* samples/s, higher is better */
-    DLB_OBJ_LATENCY,         /* median step time, lower is better */
-    DLB_OBJ_TIME_TO_ACCURACY /* s to target_accuracy, lower is better */
-};
+#include "results/selection.h"
 
 #define DLB_SEL_MAX_WORKLOAD 32
 
@@ -81,7 +55,8 @@ struct dlb_sel_groups {
     char **label; /* per group: the workload keys that vary across the
                    * plan, with its values ("model=lenet batch=64"); ""
                    * when every configuration is one workload */
-    json_t *keys; /* those keys' names, a JSON array */
+    char **keys;  /* those keys' names */
+    size_t n_keys;
 };
 #define DLB_SEL_NO_BASE ((size_t)-1)
 
@@ -101,12 +76,13 @@ int dlb_sel_same_settings(const struct dlb_plan *p,
                           const struct dlb_config *a, const struct dlb_config *b);
 
 /* Whether every workload group of a selection has a winner. */
-int dlb_select_complete(json_t *selection);
+int dlb_select_complete(const struct dlb_selection *selection);
 
-/* Select over `records` (the run's records in plan order). The suite's
+/* Select over `records` (the run's records in plan order) into `out`
+ * (present 1; free with dlb_selection_free, also on failure). The suite's
  * objective and constraint keys come from the plan's configurations. */
 dlb_status dlb_select(const struct dlb_plan *plan, json_t *records,
-                      json_t **selection, struct dlb_error *err);
+                      struct dlb_selection *out, struct dlb_error *err);
 
 /* Write DIR/best.ini: the winner as a suite fragment that
  * `dlbench run DIR/best.ini` runs again; nothing when there is no winner.
@@ -114,7 +90,7 @@ dlb_status dlb_select(const struct dlb_plan *plan, json_t *records,
  * `origin` (the suite file as the user named it, may be NULL) helps find
  * the model file, which best.ini names by its path. */
 dlb_status dlb_select_write_best(const char *dir, const struct dlb_plan *plan,
-                                 json_t *selection, const char *origin,
-                                 struct dlb_error *err);
+                                 const struct dlb_selection *selection,
+                                 const char *origin, struct dlb_error *err);
 
 #endif

@@ -7,6 +7,7 @@
  * change is called a gain or a loss only beyond the suite's stated
  * accuracy_noise, and with none stated, never. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "select/select_impl.h"
@@ -103,4 +104,38 @@ const char *dlb_sel_accuracy_effect(const struct dlb_sel_acc *a)
     if (!a->noise)
         return "training noise not measured";
     return a->sign > 0 ? "gain" : a->sign < 0 ? "loss" : "no measurable effect";
+}
+
+/* The accuracy drop against the baseline with what backs it:
+ * accuracy_drop (points, mean over paired seeds), accuracy_drop_ci (95%
+ * half-width), accuracy_seeds, accuracy_effect and accuracy_within
+ * ("yes", "no", "cannot tell", or "unchecked" when one seed left the
+ * training noise unmeasured). */
+void dlb_sel_accuracy_fill(struct dlb_sel_config *o, struct dlb_strpool *pool,
+                           const struct dlb_select_settings *set,
+                           const struct dlb_sel_item *it,
+                           const struct dlb_sel_item *base)
+{
+    if (!base || isnan(base->accuracy) || isnan(it->accuracy))
+        return;
+    if (it == base) {
+        o->accuracy_drop = 0;
+        return;
+    }
+    if (dlb_sel_same_training(it, base)) {
+        struct dlb_sel_acc a;
+        dlb_sel_accuracy_change(set, it, base, &a);
+        o->accuracy_drop = dlb_sel_fig(-a.change);
+        o->accuracy_drop_ci = dlb_sel_fig(a.half);
+        o->accuracy_seeds = (double)a.seeds;
+        o->accuracy_effect = dlb_sel_accuracy_effect(&a);
+        o->accuracy_within = !a.noise ? "unchecked" : a.within > 0 ? "yes"
+                             : a.within < 0 ? "no" : "cannot tell";
+        return;
+    }
+    char note[200];
+    snprintf(note, sizeof note, "not compared: trained on %.0f images, its "
+             "baseline on %.0f (set train_samples to give every batch size "
+             "the same budget)", it->trained, base->trained);
+    o->accuracy_note = dlb_strpool_add(pool, note);
 }

@@ -28,7 +28,7 @@ static int skipped_key(unsigned ns, const char *name)
 static void write_model(FILE *f, const struct dlb_plan *plan,
                         const struct dlb_config *c, const char *origin)
 {
-    const char *model = dlb_config_core(plan, c, "model")->s;
+    const char *model = c->core.model;
     const char *where[2] = {origin, plan->suite->path};
     struct dlb_error err = {""};
     char *path = dlb_model_file_find(model, where, 2,
@@ -36,8 +36,7 @@ static void write_model(FILE *f, const struct dlb_plan *plan,
     char *abs = path ? realpath(path, NULL) : NULL;
     if (abs)
         fprintf(f, "model = %s\n", abs);
-    else if (strcmp(model, plan->suite->ns[0].defs[dlb_param_find(
-                 plan->suite->ns[0].defs, plan->suite->ns[0].n, "model")].def))
+    else if (strcmp(model, plan->suite->ns[0].defs[DLB_KEY_model].def))
         fprintf(f, "model = %s\n", model);
     free(abs);
     free(path);
@@ -119,23 +118,20 @@ static dlb_status write_one(const char *dir, const char *name,
 }
 
 dlb_status dlb_select_write_best(const char *dir, const struct dlb_plan *plan,
-                                 json_t *selection, const char *origin,
-                                 struct dlb_error *err)
+                                 const struct dlb_selection *sel,
+                                 const char *origin, struct dlb_error *err)
 {
-    struct dlb_selection sel;
-    dlb_status st = dlb_selection_read(selection, &sel, err);
-    if (st != DLB_OK)
-        return st;
-    size_t n = sel.n_groups;
-    struct dlb_sel_group top = dlb_selection_top(&sel);
+    dlb_status st = DLB_OK;
+    size_t n = sel->n_groups;
+    struct dlb_sel_group top = dlb_selection_top(sel);
     if (n < 2)
-        st = write_one(dir, "best.ini", plan, n ? &sel.groups[0] : &top, origin, err);
+        st = write_one(dir, "best.ini", plan, n ? &sel->groups[0] : &top, origin,
+                       err);
     /* one per workload, numbered as the groups and the pareto-N plots */
     for (size_t g = 0; n >= 2 && g < n && st == DLB_OK; g++) {
         char name[32];
         snprintf(name, sizeof name, "best-%zu.ini", g + 1);
-        st = write_one(dir, name, plan, &sel.groups[g], origin, err);
+        st = write_one(dir, name, plan, &sel->groups[g], origin, err);
     }
-    dlb_selection_free(&sel);
     return st;
 }

@@ -24,13 +24,11 @@ int dlb_sel_doubtful(const struct dlb_sel_item *it, const struct dlb_sel_item *b
     return 1;
 }
 
-void dlb_sel_doubtful_json(json_t *o, const char *key, const struct dlb_sel_item *it,
-                           const struct dlb_sel_item *base)
+const char *dlb_sel_doubtful_why(struct dlb_strpool *pool,
+                                 const struct dlb_sel_item *it,
+                                 const struct dlb_sel_item *base)
 {
-    char why[400], name[64];
-    if (!dlb_sel_doubtful(it, base, why, sizeof why))
-        return;
-    json_object_set_new(o, key, json_true());
-    snprintf(name, sizeof name, "%s_why", key);
-    json_object_set_new(o, name, json_string(why));
+    char why[400];
+    return dlb_sel_doubtful(it, base, why, sizeof why)
+               ? dlb_strpool_add(pool, why) : NULL;
 }

@@ -27,24 +27,22 @@ static int dominates(const struct dlb_sel_item *a, const struct dlb_sel_item *b)
     return ge && gt;
 }
 
-void dlb_sel_add_pareto(json_t *sel, struct dlb_sel_item *items, size_t n)
+void dlb_sel_pareto(struct dlb_sel_item *const *items, size_t n, int *on_front)
 {
     int final = -1;
     for (size_t k = 0; k < n; k++)
-        if (items[k].round > final)
-            final = items[k].round;
-    json_t *front = json_array();
+        if (items[k]->round > final)
+            final = items[k]->round;
     for (size_t k = 0; k < n; k++) {
-        if (!items[k].ok || items[k].round != final)
+        on_front[k] = 0;
+        if (!items[k]->ok || items[k]->round != final)
             continue;
         int dominated = 0;
         for (size_t j = 0; j < n && !dominated; j++)
-            dominated = j != k && items[j].ok && items[j].round == final &&
-                        dominates(&items[j], &items[k]);
-        if (!dominated)
-            json_array_append_new(front, json_string(items[k].r.id));
+            dominated = j != k && items[j]->ok && items[j]->round == final &&
+                        dominates(items[j], items[k]);
+        on_front[k] = !dominated;
     }
-    json_object_set_new(sel, "pareto", front);
 }
 
 /* Plugin `ns` alone: the best measured configuration with the plugin
@@ -83,37 +81,46 @@ static int axis_swept(const struct dlb_suite *s, unsigned ns, int k)
     return 0;
 }
 
-void dlb_sel_add_attribution(json_t *sel, const struct dlb_plan *plan,
-                             const struct dlb_select_settings *set,
-                             struct dlb_sel_item *items, size_t n,
-                             const struct dlb_sel_item *base,
-                             const struct dlb_sel_item *winner)
+/* A speedup and its interval, each NAN unless JSON can hold it (an
+ * interval whole or not at all). */
+static void speedup_of(double sp, double lo, double hi, double *v, double *vlo,
+                       double *vhi)
 {
-    json_t *out = json_array();
+    *v = *vlo = *vhi = NAN;
+    if (!(sp > 0))
+        return;
+    *v = dlb_sel_fig(sp);
+    if (!isnan(dlb_sel_fig(lo)) && !isnan(dlb_sel_fig(hi)))
+        *vlo = lo, *vhi = hi;
+}
+
+size_t dlb_sel_attribution(struct dlb_sel_attribution *out,
+                           struct dlb_strpool *pool, const struct dlb_plan *plan,
+                           const struct dlb_select_settings *set,
+                           const struct dlb_sel_item *items, size_t n,
+                           const struct dlb_sel_item *base,
+                           const struct dlb_sel_item *winner)
+{
     const struct dlb_suite *s = plan->suite;
     double wlo, whi, wsp = winner ? dlb_sel_speedup(set, winner, base, &wlo, &whi) : 0;
+    size_t m = 0;
     for (unsigned ns = 1; ns < s->n_ns; ns++) {
         int k = dlb_param_find(s->ns[ns].defs, s->ns[ns].n, "enable");
         if (k < 0 || !axis_swept(s, ns, k))
             continue;
         const struct dlb_sel_item *it = alone(plan, set->baseline, ns, k,
                                               items, n);
-        json_t *o = json_pack("{s:s}", "plugin", s->ns[ns].name);
+        struct dlb_sel_attribution *o = &out[m++];
         double lo, hi, sp = it ? dlb_sel_speedup(set, it, base, &lo, &hi) : 0;
-        if (it)
-            json_object_set_new(o, "alone", json_string(it->cfg->id));
-        if (sp > 0) {
-            json_object_set_new(o, "speedup_alone", json_real(sp));
-            json_object_set_new(o, "speedup_alone_ci", json_pack("[f,f]", lo, hi));
-        }
-        if (winner && winner->cfg)
-            json_object_set_new(o, "in_winner",
-                                json_boolean(winner->cfg->values[ns][k].i != 0));
-        if (wsp > 0) {
-            json_object_set_new(o, "speedup_winner", json_real(wsp));
-            json_object_set_new(o, "speedup_winner_ci", json_pack("[f,f]", wlo, whi));
-        }
-        json_array_append_new(out, o);
+        o->workload = NULL;
+        o->plugin = dlb_strpool_add(pool, s->ns[ns].name);
+        o->alone = it ? dlb_strpool_add(pool, it->cfg->id) : NULL;
+        speedup_of(sp, lo, hi, &o->speedup_alone, &o->speedup_alone_ci_lo,
+                   &o->speedup_alone_ci_hi);
+        o->in_winner = winner && winner->cfg ? winner->cfg->values[ns][k].i != 0
+                                             : -1;
+        speedup_of(wsp, wlo, whi, &o->speedup_winner, &o->speedup_winner_ci_lo,
+                   &o->speedup_winner_ci_hi);
     }
-    json_object_set_new(sel, "attribution", out);
+    return m;
 }

@@ -24,11 +24,9 @@ int dlb_sel_is_workload(const struct dlb_select_settings *set, unsigned ns,
 
 /* A budget in images (train_samples) sets train_steps per batch size:
  * train_steps then follows the batch and says nothing of its own. */
-static int derived(const struct dlb_plan *p, const struct dlb_config *c,
-                   unsigned ns, unsigned k)
+static int derived(const struct dlb_config *c, unsigned ns, unsigned k)
 {
-    return ns == 0 && !strcmp(p->suite->ns[0].defs[k].name, "train_steps") &&
-           dlb_config_core(p, c, "train_samples")->i > 0;
+    return ns == 0 && k == DLB_KEY_train_steps && c->core.train_samples > 0;
 }
 
 /* Whether a and b hold the same values on the workload keys (`workload`
@@ -42,7 +40,7 @@ static int same_on(const struct dlb_plan *p,
     for (unsigned ns = 0; ns < s->n_ns; ns++)
         for (unsigned k = 0; k < s->ns[ns].n; k++) {
             if (dlb_sel_is_workload(set, ns, k) != workload ||
-                (workload && (derived(p, a, ns, k) || derived(p, b, ns, k))))
+                (workload && (derived(a, ns, k) || derived(b, ns, k))))
                 continue;
             if (strcmp(a->values[ns][k].s, b->values[ns][k].s) != 0)
                 return 0;
@@ -58,28 +56,29 @@ int dlb_sel_same_settings(const struct dlb_plan *p,
 }
 
 /* The workload keys whose values vary across the plan, named as in a
- * configuration id. */
-static json_t *varying_keys(const struct dlb_plan *p,
-                            const struct dlb_select_settings *set,
-                            struct dlb_keyref *refs, size_t *n)
+ * configuration id, into names[] (set->n_workload of them at most);
+ * 0 when out of memory. */
+static int varying_keys(const struct dlb_plan *p,
+                        const struct dlb_select_settings *set,
+                        struct dlb_keyref *refs, char **names, size_t *n)
 {
-    json_t *names = json_array();
     *n = 0;
     for (size_t i = 0; i < set->n_workload; i++) {
         struct dlb_keyref r = set->workload[i];
         int varies = 0;
         for (size_t c = 1; c < p->n && !varies; c++)
-            varies = !derived(p, &p->configs[c], r.ns, r.param) &&
+            varies = !derived(&p->configs[c], r.ns, r.param) &&
                      strcmp(p->configs[c].values[r.ns][r.param].s,
                             p->configs[0].values[r.ns][r.param].s) != 0;
         if (!varies)
             continue;
         char name[256];
         dlb_suite_key_name(p->suite, r, name, sizeof name);
-        json_array_append_new(names, json_string(name));
+        if (!(names[*n] = strdup(name)))
+            return 0;
         refs[(*n)++] = r;
     }
-    return names;
+    return 1;
 }
 
 static char *label_of(const struct dlb_plan *p, const struct dlb_config *c,
@@ -115,8 +114,10 @@ dlb_status dlb_sel_groups_build(const struct dlb_plan *p,
     g->of = malloc(n * sizeof *g->of);
     g->base = malloc(n * sizeof *g->base);
     g->label = calloc(n, sizeof *g->label);
-    g->keys = varying_keys(p, set, refs, &n_refs);
-    int bad = !first || !g->of || !g->base || !g->label || !g->keys;
+    g->keys = calloc(set->n_workload + 1, sizeof *g->keys);
+    int bad = !first || !g->of || !g->base || !g->label || !g->keys ||
+              !varying_keys(p, set, refs, g->keys, &n_refs);
+    g->n_keys = n_refs;
     const struct dlb_config *suite_base = p->n ? &p->configs[set->baseline] : NULL;
     for (size_t c = 0; c < p->n && !bad; c++) {
         size_t k = 0;
@@ -149,21 +150,16 @@ void dlb_sel_groups_free(struct dlb_sel_groups *g)
     free(g->label);
     free(g->of);
     free(g->base);
-    json_decref(g->keys);
+    for (size_t k = 0; g->keys && k < g->n_keys; k++)
+        free(g->keys[k]);
+    free(g->keys);
     memset(g, 0, sizeof *g);
 }
 
-int dlb_select_complete(json_t *selection)
+int dlb_select_complete(const struct dlb_selection *sel)
 {
-    struct dlb_selection sel;
-    struct dlb_error err = {""};
-    int done = 1;
-    if (dlb_selection_read(selection, &sel, &err) != DLB_OK)
-        return 0;
-    if (!sel.n_groups)
-        done = sel.winner != NULL;
-    for (size_t i = 0; i < sel.n_groups; i++)
-        done &= sel.groups[i].winner != NULL;
-    dlb_selection_free(&sel);
+    int done = sel->n_groups ? 1 : sel->winner != NULL;
+    for (size_t i = 0; i < sel->n_groups; i++)
+        done &= sel->groups[i].winner != NULL;
     return done;
 }

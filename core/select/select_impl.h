@@ -7,11 +7,12 @@
 #include <jansson.h>
 #include "plan/plan.h"
 #include "results/record.h"
+#include "results/selection.h"
 #include "select/select.h"
 
 #define DLB_SEL_MAX_VIOLATIONS 3
 
-struct dlb_sel_violation {
+struct dlb_sel_viol {
     const char *constraint; /* "accuracy_drop", "memory_budget", "target_accuracy" */
     double value, limit;
 };
@@ -34,7 +35,7 @@ struct dlb_sel_item {
     double accuracy, memory;      /* NAN when unknown */
     double trained, batch;        /* images trained on before the accuracy
                                    * (0: none, mode = infer) and the batch */
-    struct dlb_sel_violation viol[DLB_SEL_MAX_VIOLATIONS];
+    struct dlb_sel_viol viol[DLB_SEL_MAX_VIOLATIONS];
     int n_viol;
 };
 
@@ -68,21 +69,30 @@ double dlb_sel_speedup(const struct dlb_select_settings *set,
 int dlb_sel_changes(const struct dlb_plan *plan, const struct dlb_config *c,
                     const struct dlb_config *base);
 
-/* The Pareto front and the attribution, added to `sel` (select_front.c). */
-void dlb_sel_add_pareto(json_t *sel, struct dlb_sel_item *items, size_t n);
-void dlb_sel_add_attribution(json_t *sel, const struct dlb_plan *plan,
-                             const struct dlb_select_settings *set,
-                             struct dlb_sel_item *items, size_t n,
-                             const struct dlb_sel_item *base,
-                             const struct dlb_sel_item *winner);
+/* The Pareto front among items[0..n) (select_front.c): on_front[k] is 1
+ * for each item no other dominates, among the ones of the latest round. */
+void dlb_sel_pareto(struct dlb_sel_item *const *items, size_t n, int *on_front);
 
-/* The verdict per setting, added to `sel` as "verdicts"
- * (select_verdict.c); `base[g]` is group g's baseline item or NULL. */
-void dlb_sel_add_verdicts(json_t *sel, const struct dlb_plan *plan,
-                          const struct dlb_select_settings *set,
-                          const struct dlb_sel_groups *groups,
-                          struct dlb_sel_item *items, size_t n,
-                          struct dlb_sel_item *const *base);
+/* The attribution of the speedup of `winner` over `base` to each plugin
+ * whose `enable` is swept, into out[] (one entry per such plugin, at most
+ * the suite's plugin count); returns how many. Strings are kept in
+ * `pool`. */
+size_t dlb_sel_attribution(struct dlb_sel_attribution *out,
+                           struct dlb_strpool *pool, const struct dlb_plan *plan,
+                           const struct dlb_select_settings *set,
+                           const struct dlb_sel_item *items, size_t n,
+                           const struct dlb_sel_item *base,
+                           const struct dlb_sel_item *winner);
+
+/* The verdict per setting into out->verdicts (select_verdict.c), after
+ * out->groups: `base[g]` is group g's baseline item or NULL, ids[k] item
+ * k's id as kept in out->strings. DLB_ERR_NOMEM when out of memory. */
+dlb_status dlb_sel_verdicts(struct dlb_selection *out, const struct dlb_plan *plan,
+                            const struct dlb_select_settings *set,
+                            const struct dlb_sel_groups *groups,
+                            struct dlb_sel_item *items, size_t n,
+                            struct dlb_sel_item *const *base,
+                            const char *const *ids);
 
 /* The accuracy change of `it` against `base` (select_accuracy.c). */
 struct dlb_sel_acc {
@@ -109,10 +119,12 @@ void dlb_sel_accuracy_change(const struct dlb_select_settings *set,
  * measured"; NULL when the change is not known. */
 const char *dlb_sel_accuracy_effect(const struct dlb_sel_acc *a);
 
-/* The change's figures as a record's selection carries them, onto `o`:
- * accuracy_drop, _drop_ci, _seeds, _effect, _within; or accuracy_note
- * when the two trained on different budgets. */
-void dlb_sel_accuracy_json(json_t *o, const struct dlb_select_settings *set,
+/* The change's figures as a configuration's entry carries them, into
+ * `o`: accuracy_drop, _drop_ci, _seeds, _effect, _within; or
+ * accuracy_note (kept in `pool`) when the two trained on different
+ * budgets. */
+void dlb_sel_accuracy_fill(struct dlb_sel_config *o, struct dlb_strpool *pool,
+                           const struct dlb_select_settings *set,
                            const struct dlb_sel_item *it,
                            const struct dlb_sel_item *base);
 
@@ -124,8 +136,12 @@ const char *dlb_objective_name(enum dlb_objective o);
  * `why`. */
 int dlb_sel_doubtful(const struct dlb_sel_item *it, const struct dlb_sel_item *base,
                      char *why, size_t len);
-/* When it does: `key`: true and `key`_why: the reason, on `o`. */
-void dlb_sel_doubtful_json(json_t *o, const char *key, const struct dlb_sel_item *it,
-                           const struct dlb_sel_item *base);
+/* When it does, the reason kept in `pool`; NULL when it does not. */
+const char *dlb_sel_doubtful_why(struct dlb_strpool *pool,
+                                 const struct dlb_sel_item *it,
+                                 const struct dlb_sel_item *base);
+
+/* A figure as the selection keeps it: NAN for one JSON cannot hold. */
+double dlb_sel_fig(double v);
 
 #endif

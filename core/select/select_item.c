@@ -11,9 +11,12 @@
 
 const char *dlb_objective_name(enum dlb_objective o)
 {
-    static const char *const names[] = {"throughput", "latency",
-                                        "time_to_accuracy"};
-    return names[o];
+    return dlb_objective_names[o];
+}
+
+double dlb_sel_fig(double v)
+{
+    return isfinite(v) ? v : NAN;
 }
 
 static double metric(const struct dlb_record *r, const char *name)
@@ -54,8 +57,7 @@ static const struct dlb_config *config_of(const struct dlb_plan *p,
 }
 
 /* The objective per sample, in its unit; *lo and *hi its median's CI. */
-static int objective_samples(const struct dlb_plan *plan,
-                             const struct dlb_select_settings *set,
+static int objective_samples(const struct dlb_select_settings *set,
                              struct dlb_sel_item *it)
 {
     const struct dlb_record *r = &it->r;
@@ -66,8 +68,7 @@ static int objective_samples(const struct dlb_plan *plan,
         return 0;
     if (!(sps > 0))
         sps = 1;
-    double steps = it->cfg ? (double)dlb_config_core(plan, it->cfg,
-                                                     "train_steps")->i : 0;
+    double steps = it->cfg ? (double)it->cfg->core.train_steps : 0;
     it->samples = malloc(n * sizeof *it->samples);
     if (!it->samples)
         return 0;
@@ -120,19 +121,19 @@ void dlb_sel_item_init(const struct dlb_plan *plan,
     it->full = isnan(r->budget) || r->budget >= 1.0;
     it->cfg = config_of(plan, (size_t)r->index, &it->pos);
     if (it->cfg) {
-        it->trained = dlb_plan_trained_images(plan, it->cfg);
-        it->batch = (double)dlb_config_core(plan, it->cfg, "batch")->i;
+        it->trained = dlb_plan_trained_images(it->cfg);
+        it->batch = (double)it->cfg->core.batch;
     }
     it->accuracy = metric(r, "accuracy");
     it->memory = peak_memory(r);
-    it->ok = r->status == DLB_REC_OK && objective_samples(plan, set, it);
+    it->ok = r->status == DLB_REC_OK && objective_samples(set, it);
 }
 
 static void violate(struct dlb_sel_item *it, const char *what, double value,
                     double limit)
 {
     if (it->n_viol < DLB_SEL_MAX_VIOLATIONS)
-        it->viol[it->n_viol++] = (struct dlb_sel_violation){what, value, limit};
+        it->viol[it->n_viol++] = (struct dlb_sel_viol){what, value, limit};
 }
 
 void dlb_sel_item_check(const struct dlb_select_settings *set,

@@ -92,7 +92,7 @@ static dlb_status add_workload(const struct dlb_plan *p,
     struct dlb_error inner = {""};
     char where[1200];
     if (dlb_suite_resolve_key(p->suite, key, &r, &inner) != DLB_OK) {
-        dlb_plan_key_where(p, "workload_axes", where, sizeof where);
+        dlb_plan_key_where(p, DLB_KEY_workload_axes, where, sizeof where);
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: '%s': %s", where, key,
                           inner.msg);
     }
@@ -100,7 +100,7 @@ static dlb_status add_workload(const struct dlb_plan *p,
         if (out->workload[k].ns == r.ns && out->workload[k].param == r.param)
             return DLB_OK;
     if (out->n_workload == DLB_SEL_MAX_WORKLOAD) {
-        dlb_plan_key_where(p, "workload_axes", where, sizeof where);
+        dlb_plan_key_where(p, DLB_KEY_workload_axes, where, sizeof where);
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: more than %d keys",
                           where, DLB_SEL_MAX_WORKLOAD);
     }
@@ -112,7 +112,7 @@ static dlb_status workload_keys(const struct dlb_plan *p,
                                 struct dlb_select_settings *out,
                                 struct dlb_error *err)
 {
-    const char *spec = dlb_config_core(p, &p->configs[0], "workload_axes")->s;
+    const char *spec = p->configs[0].core.workload_axes;
     out->n_workload = 0;
     if (!spec[0]) {
         dlb_status st = DLB_OK;
@@ -141,19 +141,19 @@ dlb_status dlb_select_settings(const struct dlb_plan *p,
 {
     const struct dlb_config *c = &p->configs[0];
     char where[1200];
-    out->objective = (enum dlb_objective)dlb_config_core(p, c, "objective")->i;
-    out->max_accuracy_drop = dlb_config_core(p, c, "accuracy_tolerance")->f;
-    out->accuracy_noise = dlb_config_core(p, c, "accuracy_noise")->f;
-    out->memory_budget = (double)dlb_config_core(p, c, "memory_budget")->i;
-    out->target_accuracy = dlb_config_core(p, c, "target_accuracy")->f;
-    out->significance = dlb_config_core(p, c, "significance")->f;
+    out->objective = c->core.objective;
+    out->max_accuracy_drop = c->core.accuracy_tolerance;
+    out->accuracy_noise = c->core.accuracy_noise;
+    out->memory_budget = (double)c->core.memory_budget;
+    out->target_accuracy = c->core.target_accuracy;
+    out->significance = c->core.significance;
     dlb_status st = workload_keys(p, out, err);
     if (st != DLB_OK)
         return st;
-    const char *spec = dlb_config_core(p, c, "baseline")->s;
+    const char *spec = c->core.baseline;
     struct dlb_error inner = {""};
     if (spec[0] && find_baseline(p, out, spec, &out->baseline, &inner) != DLB_OK) {
-        dlb_plan_key_where(p, "baseline", where, sizeof where);
+        dlb_plan_key_where(p, DLB_KEY_baseline, where, sizeof where);
         return dlb_errorf(err, DLB_ERR_INPUT, "%s = %s: %s", where, spec,
                           inner.msg);
     }
@@ -161,7 +161,7 @@ dlb_status dlb_select_settings(const struct dlb_plan *p,
         out->baseline = 0;
     if (out->objective == DLB_OBJ_TIME_TO_ACCURACY &&
         !(out->target_accuracy > 0)) {
-        dlb_plan_key_where(p, "objective", where, sizeof where);
+        dlb_plan_key_where(p, DLB_KEY_objective, where, sizeof where);
         return dlb_errorf(err, DLB_ERR_INPUT, "%s = time_to_accuracy needs "
                           "target_accuracy (%%) > 0 in [suite]", where);
     }

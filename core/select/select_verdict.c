@@ -5,6 +5,7 @@
  * change one plugin's settings (or one core key) are judged: a
  * combination of two is a candidate for the winner, not a setting.
  *
+ * The verdicts of struct dlb_selection (results/selection.h), written as
  * "selection"."verdicts": [ {"setting": "amp.precision=bf16",
  *     "verdict": "pays off" | "costs" | "no measurable effect" | "mixed" |
  *                "not measured",
@@ -77,20 +78,26 @@ static void setting_of(const struct dlb_plan *p,
     }
 }
 
-static const char *id_of(const struct dlb_sel_item *it)
+/* A row's figures: none, until judged. */
+static void row_init(struct dlb_sel_verdict_row *o)
 {
-    return it->r.id;
+    memset(o, 0, sizeof *o);
+    o->speedup = o->speedup_ci_lo = o->speedup_ci_hi = NAN;
+    o->accuracy_change = o->accuracy_ci = o->memory_change = NAN;
+    o->accuracy_seeds = NAN;
 }
 
-static json_t *judge(const struct dlb_select_settings *set,
-                     const struct dlb_sel_item *it,
-                     const struct dlb_sel_item *base, const char *workload)
+static void judge(struct dlb_strpool *pool, const struct dlb_select_settings *set,
+                  const struct dlb_sel_item *it, const char *id,
+                  const struct dlb_sel_item *base, const char *base_id,
+                  const char *workload, struct dlb_sel_verdict_row *o)
 {
-    json_t *o = json_pack("{s:s,s:s}", "workload", workload, "id", id_of(it));
     char why[600];
     const char *verdict;
-    if (base)
-        json_object_set_new(o, "baseline", json_string(id_of(base)));
+    row_init(o);
+    o->workload = workload;
+    o->id = id;
+    o->baseline = base ? base_id : NULL;
     if (!it->ok || !it->full) {
         const char *st = it->r.json ? dlb_rec_status_name(it->r.status) : NULL;
         const char *reason = it->r.reason;
@@ -102,28 +109,25 @@ static json_t *judge(const struct dlb_select_settings *set,
         verdict = "not measured";
     } else {
         double lo, hi, sp = dlb_sel_speedup(set, it, base, &lo, &hi);
-        json_object_set_new(o, "speedup", json_real(sp));
-        json_object_set_new(o, "speedup_ci", json_pack("[f,f]", lo, hi));
-        dlb_sel_doubtful_json(o, "doubtful", it, base);
+        o->speedup = dlb_sel_fig(sp);
+        if (!isnan(dlb_sel_fig(lo)) && !isnan(dlb_sel_fig(hi)))
+            o->speedup_ci_lo = lo, o->speedup_ci_hi = hi;
+        o->doubtful_why = dlb_sel_doubtful_why(pool, it, base);
         if (!isnan(it->accuracy) && !isnan(base->accuracy)) {
             struct dlb_sel_acc a;
             dlb_sel_accuracy_change(set, it, base, &a);
             if (a.known) {
-                json_object_set_new(o, "accuracy_change", json_real(a.change));
-                if (!isnan(a.half))
-                    json_object_set_new(o, "accuracy_ci", json_real(a.half));
-                json_object_set_new(o, "accuracy_seeds",
-                                    json_integer((json_int_t)a.seeds));
-                json_object_set_new(o, "accuracy_effect",
-                                    json_string(dlb_sel_accuracy_effect(&a)));
+                o->accuracy_change = dlb_sel_fig(a.change);
+                o->accuracy_ci = dlb_sel_fig(a.half);
+                o->accuracy_seeds = (double)a.seeds;
+                o->accuracy_effect = dlb_sel_accuracy_effect(&a);
             } else {
-                json_object_set_new(o, "accuracy_note", json_string(
-                    "not compared: trained on another number of images"));
+                o->accuracy_note = "not compared: trained on another number "
+                                   "of images";
             }
         }
         if (!isnan(it->memory) && base->memory > 0)
-            json_object_set_new(o, "memory_change",
-                                json_real(it->memory / base->memory - 1));
+            o->memory_change = dlb_sel_fig(it->memory / base->memory - 1);
         if (it->n_viol) {
             snprintf(why, sizeof why, "breaks %s (%.3g against %.3g)",
                      it->viol[0].constraint, it->viol[0].value, it->viol[0].limit);
@@ -139,46 +143,50 @@ static json_t *judge(const struct dlb_select_settings *set,
             verdict = "no measurable effect";
         }
     }
-    json_object_set_new(o, "verdict", json_string(verdict));
-    json_object_set_new(o, "why", json_string(why));
-    return o;
+    o->verdict = verdict;
+    o->why = dlb_strpool_add(pool, why);
 }
 
-static int is(json_t *row, const char *verdict)
+static int is(const struct dlb_sel_verdict_row *row, const char *verdict)
 {
-    return !strcmp(json_string_value(json_object_get(row, "verdict")), verdict);
+    return !strcmp(row->verdict, verdict);
 }
 
-/* The workloads of `rows` whose verdict is `v`, said as briefly as
+static const char *workload_of(const struct dlb_sel_verdict_row *row)
+{
+    return row->workload ? row->workload : "";
+}
+
+/* The workloads of `v`'s rows whose verdict is `word`, said as briefly as
  * possible: "model=vgg-small" when exactly the measured workloads with
  * that value, else their list. */
-static void where(json_t *rows, const char *v, char *buf, size_t len)
+static void where(const struct dlb_sel_verdict *v, const char *word, char *buf,
+                  size_t len)
 {
-    size_t i, n = 0, measured = 0;
-    json_t *row, *first = NULL;
-    json_array_foreach(rows, i, row) {
-        measured += !is(row, "not measured");
-        if (is(row, v) && n++ == 0)
-            first = row;
+    size_t n = 0, measured = 0;
+    const struct dlb_sel_verdict_row *first = NULL;
+    for (size_t i = 0; i < v->n_rows; i++) {
+        measured += !is(&v->rows[i], "not measured");
+        if (is(&v->rows[i], word) && n++ == 0)
+            first = &v->rows[i];
     }
     buf[0] = '\0';
     if (!first)
         return;
     char label[512], *save = NULL;
-    snprintf(label, sizeof label, "%s",
-             json_string_value(json_object_get(first, "workload")));
+    snprintf(label, sizeof label, "%s", workload_of(first));
     for (char *t = strtok_r(label, " ", &save); t && n < measured;
          t = strtok_r(NULL, " ", &save)) {
         int exact = 1;
-        json_array_foreach(rows, i, row) {
+        for (size_t i = 0; i < v->n_rows; i++) {
+            const struct dlb_sel_verdict_row *row = &v->rows[i];
             if (is(row, "not measured"))
                 continue;
             char pad[600];
-            snprintf(pad, sizeof pad, " %s ",
-                     json_string_value(json_object_get(row, "workload")));
+            snprintf(pad, sizeof pad, " %s ", workload_of(row));
             char tok[520];
             snprintf(tok, sizeof tok, " %s ", t);
-            exact &= (strstr(pad, tok) != NULL) == is(row, v);
+            exact &= (strstr(pad, tok) != NULL) == is(row, word);
         }
         if (exact) {
             snprintf(buf, len, "%s", t);
@@ -186,32 +194,30 @@ static void where(json_t *rows, const char *v, char *buf, size_t len)
         }
     }
     size_t used = 0;
-    json_array_foreach(rows, i, row)
-        if (is(row, v) && used < len) {
+    for (size_t i = 0; i < v->n_rows; i++)
+        if (is(&v->rows[i], word) && used < len) {
             int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
-                             json_string_value(json_object_get(row, "workload")));
+                             workload_of(&v->rows[i]));
             used += w > 0 ? (size_t)w : 0;
         }
 }
 
-static void summarize(json_t *verdict, json_t *rows)
+static void summarize(struct dlb_strpool *pool, struct dlb_sel_verdict *v)
 {
-    size_t i, n[4] = {0};
+    size_t n[4] = {0};
     static const char *const words[4] = {"pays off", "costs",
                                          "no measurable effect", "not measured"};
-    json_t *row, *doubt = NULL;
-    json_array_foreach(rows, i, row) {
+    const struct dlb_sel_verdict_row *doubt = NULL;
+    for (size_t i = 0; i < v->n_rows; i++) {
         for (int w = 0; w < 4; w++)
-            n[w] += is(row, words[w]);
-        if (!doubt && json_is_true(json_object_get(row, "doubtful")))
-            doubt = row;
+            n[w] += is(&v->rows[i], words[w]);
+        if (!doubt && v->rows[i].doubtful_why)
+            doubt = &v->rows[i];
     }
     /* one doubtful workload is enough to doubt the setting's verdict */
-    if (doubt) {
-        json_object_set_new(verdict, "doubtful", json_true());
-        json_object_set(verdict, "doubtful_why", json_object_get(doubt, "doubtful_why"));
-    }
-    size_t measured = n[0] + n[1] + n[2], total = json_array_size(rows);
+    if (doubt)
+        v->doubtful_why = doubt->doubtful_why;
+    size_t measured = n[0] + n[1] + n[2], total = v->n_rows;
     char text[1400] = "", part[600];
     const char *overall = "mixed";
     for (int w = 0; w < 3; w++)
@@ -223,55 +229,80 @@ static void summarize(json_t *verdict, json_t *rows)
         }
     if (!measured) {
         overall = "not measured";
-        snprintf(text, sizeof text, "not measured: %s", json_string_value(
-            json_object_get(json_array_get(rows, 0), "why")));
+        snprintf(text, sizeof text, "not measured: %s",
+                 v->rows[0].why ? v->rows[0].why : "");
     }
     if (!strcmp(overall, "mixed"))
         for (int w = 0; w < 3; w++) {
             if (!n[w])
                 continue;
-            where(rows, words[w], part, sizeof part);
+            where(v, words[w], part, sizeof part);
             size_t used = strlen(text);
             snprintf(text + used, sizeof text - used, "%s%s on %s%s",
                      used ? "; " : "", words[w], part, w == 0 ? " only" : "");
         }
-    json_object_set_new(verdict, "verdict", json_string(overall));
-    json_object_set_new(verdict, "summary", json_string(text));
+    v->verdict = overall;
+    v->summary = dlb_strpool_add(pool, text);
 }
 
-void dlb_sel_add_verdicts(json_t *sel, const struct dlb_plan *plan,
-                          const struct dlb_select_settings *set,
-                          const struct dlb_sel_groups *groups,
-                          struct dlb_sel_item *items, size_t n,
-                          struct dlb_sel_item *const *base)
+dlb_status dlb_sel_verdicts(struct dlb_selection *out, const struct dlb_plan *plan,
+                            const struct dlb_select_settings *set,
+                            const struct dlb_sel_groups *groups,
+                            struct dlb_sel_item *items, size_t n,
+                            struct dlb_sel_item *const *base,
+                            const char *const *ids)
 {
-    json_t *out = json_array();
     char label[1024];
+    /* per item: its setting's verdict, or n when it judges none */
+    size_t *of = malloc((n + 1) * sizeof *of);
+    out->verdicts = calloc(n + 1, sizeof *out->verdicts);
+    if (!of || !out->verdicts) {
+        free(of);
+        return DLB_ERR_NOMEM;
+    }
     /* settings in order of their first configuration */
     for (size_t k = 0; k < n; k++) {
         const struct dlb_config *c = items[k].cfg;
         size_t g = c ? groups->of[items[k].pos] : 0;
+        of[k] = n;
         if (!c || groups->base[g] == DLB_SEL_NO_BASE)
             continue;
         setting_of(plan, set, c, &plan->configs[groups->base[g]], label,
                    sizeof label);
         if (!label[0])
             continue;
-        json_t *v = NULL, *each;
-        size_t i;
-        json_array_foreach(out, i, each)
-            if (!strcmp(json_string_value(json_object_get(each, "setting")), label))
-                v = each;
-        if (!v) {
-            v = json_pack("{s:s,s:[]}", "setting", label, "workloads");
-            json_array_append_new(out, v);
+        size_t v = 0;
+        while (v < out->n_verdicts && strcmp(out->verdicts[v].setting, label))
+            v++;
+        if (v == out->n_verdicts &&
+            !(out->verdicts[out->n_verdicts++].setting =
+                  dlb_strpool_add(&out->strings, label))) {
+            free(of);
+            return DLB_ERR_NOMEM;
         }
-        json_array_append_new(json_object_get(v, "workloads"),
-                              judge(set, &items[k], base[g], groups->label[g]));
+        of[k] = v;
+        out->verdicts[v].n_rows++;
     }
-    json_t *v;
-    size_t i;
-    json_array_foreach(out, i, v)
-        summarize(v, json_object_get(v, "workloads"));
-    json_object_set_new(sel, "verdicts", out);
+    for (size_t v = 0; v < out->n_verdicts; v++) {
+        struct dlb_sel_verdict *vd = &out->verdicts[v];
+        vd->rows = calloc(vd->n_rows + 1, sizeof *vd->rows);
+        vd->n_rows = 0;
+        if (!vd->rows) {
+            free(of);
+            return DLB_ERR_NOMEM;
+        }
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (of[k] == n)
+            continue;
+        struct dlb_sel_verdict *vd = &out->verdicts[of[k]];
+        size_t g = groups->of[items[k].pos];
+        const struct dlb_sel_item *b = base[g];
+        judge(&out->strings, set, &items[k], ids[k], b, b ? ids[b - items] : NULL,
+              out->groups[g].workload, &vd->rows[vd->n_rows++]);
+    }
+    free(of);
+    for (size_t v = 0; v < out->n_verdicts; v++)
+        summarize(&out->strings, &out->verdicts[v]);
+    return DLB_OK;
 }

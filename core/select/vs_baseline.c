@@ -30,12 +30,10 @@ static double workers_of(const struct dlb_record *rec)
 }
 
 /* Accuracies compare only after as much training (plan_budget.h). */
-static int same_training(const struct dlb_plan *p, const struct dlb_config *a,
-                         const struct dlb_config *b)
+static int same_training(const struct dlb_config *a, const struct dlb_config *b)
 {
-    return dlb_plan_same_training(
-        dlb_plan_trained_images(p, a), (double)dlb_config_core(p, a, "batch")->i,
-        dlb_plan_trained_images(p, b), (double)dlb_config_core(p, b, "batch")->i);
+    return dlb_plan_same_training(dlb_plan_trained_images(a), (double)a->core.batch,
+                                  dlb_plan_trained_images(b), (double)b->core.batch);
 }
 
 static void annotate_one(struct dlb_record *rec, const struct dlb_record *base,
@@ -105,7 +103,7 @@ size_t dlb_vs_baseline_annotate(const struct dlb_plan *p, json_t *records)
             if (k == i || config_of(p, &recs[k]) != &p->configs[base] ||
                 recs[k].status != DLB_REC_OK)
                 continue;
-            annotate_one(rec, &recs[k], same_training(p, c, &p->configs[base]));
+            annotate_one(rec, &recs[k], same_training(c, &p->configs[base]));
             n++;
             break;
         }

@@ -31,12 +31,12 @@ static void compare_all(json_t *base, json_t *nw)
     struct dlb_compare_opts o = {DLB_COMPARE_THRESHOLD, DLB_COMPARE_ALPHA, 0};
     struct dlb_error err = {""};
     for (o.normalize = 0; o.normalize <= 1; o.normalize++) {
-        json_t *cmp = NULL;
+        struct dlb_comparison cmp;
         if (dlb_compare(base, "base", nw, "new", &o, &cmp, &err) == DLB_OK) {
-            dlb_compare_print(devnull(), DLB_COMPARE_TABLE, cmp);
-            dlb_compare_print(devnull(), DLB_COMPARE_MARKDOWN, cmp);
-            dlb_compare_print(devnull(), DLB_COMPARE_JSON, cmp);
-            json_decref(cmp);
+            dlb_compare_print(devnull(), DLB_COMPARE_TABLE, &cmp);
+            dlb_compare_print(devnull(), DLB_COMPARE_MARKDOWN, &cmp);
+            dlb_compare_print(devnull(), DLB_COMPARE_JSON, &cmp);
+            dlb_comparison_free(&cmp);
         }
     }
 }

@@ -48,6 +48,19 @@ static json_t *run(const char *host, double a, double b, double scale)
 static const struct dlb_compare_opts defaults = {DLB_COMPARE_THRESHOLD,
                                                  DLB_COMPARE_ALPHA, 0};
 
+/* The comparison as `dlbench compare --format json` writes it: the checks
+ * below read the document a CI job reads. */
+static dlb_status compare_json(json_t *base, const char *bf, json_t *nw,
+                               const char *nf, const struct dlb_compare_opts *o,
+                               json_t **out, struct dlb_error *err)
+{
+    struct dlb_comparison c;
+    dlb_status st = dlb_compare(base, bf, nw, nf, o, &c, err);
+    *out = st == DLB_OK ? dlb_comparison_write(&c) : NULL;
+    dlb_comparison_free(&c);
+    return st == DLB_OK && !*out ? DLB_ERR_NOMEM : st;
+}
+
 static json_int_t count(json_t *cmp, const char *verdict)
 {
     return json_integer_value(json_object_get(json_object_get(cmp, "counts"), verdict));
@@ -87,7 +100,7 @@ static void test_verdicts(void)
 
     /* Identical runs: nothing moved, exit status 0. */
     json_t *same = run("a", 0.010, 0.030, 1);
-    CHECK(dlb_compare(base, "b.json", same, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(compare_json(base, "b.json", same, "n.json", &defaults, &cmp, &err) == DLB_OK);
     CHECK(count(cmp, "same") == 2 && count(cmp, "slower") == 0);
     /* 40 samples spread +-3%: the intervals are narrower than the
      * threshold, which bounds the resolution from below. */
@@ -98,7 +111,7 @@ static void test_verdicts(void)
 
     /* A 10% regression of one configuration. */
     json_t *slow = run("a", 0.011, 0.030, 1);
-    CHECK(dlb_compare(base, "b.json", slow, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(compare_json(base, "b.json", slow, "n.json", &defaults, &cmp, &err) == DLB_OK);
     CHECK(!strcmp(verdict_of(cmp, "batch=64"), "slower"));
     CHECK(!strcmp(verdict_of(cmp, "batch=256"), "same"));
     CHECK(count(cmp, "slower") == 1);
@@ -108,13 +121,13 @@ static void test_verdicts(void)
     /* Under the threshold it is "same", however significant. */
     struct dlb_compare_opts loose = defaults;
     loose.threshold = 0.20;
-    CHECK(dlb_compare(base, "b.json", slow, "n.json", &loose, &cmp, &err) == DLB_OK);
+    CHECK(compare_json(base, "b.json", slow, "n.json", &loose, &cmp, &err) == DLB_OK);
     CHECK(count(cmp, "slower") == 0);
     json_decref(cmp);
 
     /* An improvement. */
     json_t *fast = run("a", 0.008, 0.030, 1);
-    CHECK(dlb_compare(base, "b.json", fast, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(compare_json(base, "b.json", fast, "n.json", &defaults, &cmp, &err) == DLB_OK);
     CHECK(!strcmp(verdict_of(cmp, "batch=64"), "faster"));
     CHECK(count(cmp, "slower") == 0);
     json_decref(cmp);
@@ -124,7 +137,7 @@ static void test_verdicts(void)
     json_array_append_new(r, rec("batch=64", 0.010, "crashed"));
     json_array_append_new(r, rec("batch=1024", 0.1, "ok"));
     json_t *other = doc("a", r);
-    CHECK(dlb_compare(base, "b.json", other, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(compare_json(base, "b.json", other, "n.json", &defaults, &cmp, &err) == DLB_OK);
     CHECK(!strcmp(verdict_of(cmp, "batch=64"), "missing"));
     CHECK(!strcmp(verdict_of(cmp, "batch=256"), "missing"));
     CHECK(!strcmp(verdict_of(cmp, "batch=1024"), "new"));
@@ -145,13 +158,13 @@ static void test_normalize(void)
     json_t *base = run("a", 0.010, 0.030, 1), *nw = run("b", 0.010, 0.030, 2);
     json_t *cmp = NULL;
     struct dlb_error err = {""};
-    CHECK(dlb_compare(base, "b.json", nw, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(compare_json(base, "b.json", nw, "n.json", &defaults, &cmp, &err) == DLB_OK);
     CHECK(count(cmp, "slower") == 2);
     CHECK(json_array_size(json_object_get(cmp, "warnings")) >= 1);
     json_decref(cmp);
     struct dlb_compare_opts norm = defaults;
     norm.normalize = 1;
-    CHECK(dlb_compare(base, "b.json", nw, "n.json", &norm, &cmp, &err) == DLB_OK);
+    CHECK(compare_json(base, "b.json", nw, "n.json", &norm, &cmp, &err) == DLB_OK);
     CHECK(count(cmp, "slower") == 0);
     CHECK(!strcmp(json_string_value(json_object_get(cmp, "normalized_by")), "batch=64"));
     /* no machine warning: only that one process a side was compared */
@@ -164,7 +177,7 @@ static void test_normalize(void)
     /* A real regression relative to the baseline configuration survives
      * normalization on a slower machine. */
     nw = run("b", 0.010, 0.036, 2);
-    CHECK(dlb_compare(base, "b.json", nw, "n.json", &norm, &cmp, &err) == DLB_OK);
+    CHECK(compare_json(base, "b.json", nw, "n.json", &norm, &cmp, &err) == DLB_OK);
     CHECK(!strcmp(verdict_of(cmp, "batch=256"), "slower"));
     CHECK(!strcmp(verdict_of(cmp, "batch=64"), "same"));
     json_decref(cmp);
@@ -206,7 +219,7 @@ static void test_processes(void)
     struct dlb_error err = {""};
     json_t *base = doc("a", json_pack("[o]", rec3("batch=64", 0.010, -1)));
     json_t *nw = doc("a", json_pack("[o]", rec3("batch=64", 0.012, -1)));
-    CHECK(dlb_compare(base, "b.json", nw, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(compare_json(base, "b.json", nw, "n.json", &defaults, &cmp, &err) == DLB_OK);
     json_t *row = json_array_get(json_object_get(cmp, "configs"), 0);
     CHECK(!strcmp(json_string_value(json_object_get(row, "test")), "welch"));
     CHECK(json_integer_value(json_object_get(row, "base_n")) == 3);
@@ -239,7 +252,7 @@ static void test_processes(void)
      * (pooled, 30 degrees of freedom): 20% is within it. */
     base = doc("a", json_pack("[o]", rec3("batch=64", 0.010, 0.2)));
     nw = doc("a", json_pack("[o]", rec3("batch=64", 0.012, 0.2)));
-    CHECK(dlb_compare(base, "b.json", nw, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(compare_json(base, "b.json", nw, "n.json", &defaults, &cmp, &err) == DLB_OK);
     CHECK(!strcmp(verdict_of(cmp, "batch=64"), "same"));
     row = json_array_get(json_object_get(cmp, "configs"), 0);
     CHECK(json_number_value(json_object_get(row, "p")) > 0.2);
@@ -250,7 +263,7 @@ static void test_processes(void)
     json_decref(cmp);
     /* One process on one side: the samples, by the U test. */
     json_t *one = doc("a", json_pack("[o]", rec("batch=64", 0.012, "ok")));
-    CHECK(dlb_compare(base, "b.json", one, "n.json", &defaults, &cmp, &err) == DLB_OK);
+    CHECK(compare_json(base, "b.json", one, "n.json", &defaults, &cmp, &err) == DLB_OK);
     row = json_array_get(json_object_get(cmp, "configs"), 0);
     CHECK(!strcmp(json_string_value(json_object_get(row, "test")), "mann-whitney"));
     CHECK(!strcmp(verdict_of(cmp, "batch=64"), "slower"));

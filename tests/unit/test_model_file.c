@@ -195,6 +195,25 @@ static void test_text_cases(void)
         { "[net]\ninput = 2x4x4\nclasses = 8\n[f]\ntype = flatten\n"
           "[sm]\ntype = logsoftmax\n[r]\ntype = relu\n",
           "t.ini:6: layer 'sm': logsoftmax must be the last layer" },
+        /* Keys are read by the suites' typed reader, with this file's
+         * words: choices as written (case and on/off are suite-file
+         * forms), integers in decimal. */
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[d]\ntype = dropout\n"
+          "mode = Channel\n",
+          "t.ini:6: layer 'd': mode = 'Channel'; expected element or channel "
+          "(did you mean 'channel'?)" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[c]\ntype = conv\nfilters = 2\n"
+          "size = 3\nbias = on\n",
+          "t.ini:8: layer 'c': bias = 'on'; expected 0 or 1" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[c]\ntype = conv\nfilters = 2\n"
+          "size = 2.5\n",
+          "t.ini:7: layer 'c': size = '2.5'; expected an integer from 1 to 1024" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[b]\ntype = batchnorm\n"
+          "eps = 1e-13\n",
+          "t.ini:6: layer 'b': eps = '1e-13'; expected a number from 1e-12 to 1" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[b]\ntype = batchnorm\n"
+          "epss = 1\n",
+          "t.ini:6: layer 'b': batchnorm has no key 'epss' (did you mean 'eps'?)" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct dlb_error err = { "" };
@@ -219,6 +238,24 @@ static void test_text_cases(void)
           DLB_ERR_INPUT); /* 3x2x2 = 12 scores, classes 3 */
     CHECK(strstr(err.msg, "gives 12 class scores") != NULL);
     CHECK(dlb_model_file_load("/nonexistent/x.ini", &m, &err) == DLB_ERR_IO);
+    /* The keys' defaults and typed values. */
+    const char *keys = "[net]\ninput = 2x8x8\nclasses = 2\n[c]\ntype = conv\n"
+                       "filters = 3\nsize = 3\npad = +1\nbias = 0\n[b]\n"
+                       "type = batchnorm\nmomentum = 0.25\n[d]\ntype = dropout\n"
+                       "mode = channel\n[p]\ntype = maxpool\nsize = 2\n[f]\n"
+                       "type = flatten\n[l]\ntype = linear\nout = 2\n[sm]\n"
+                       "type = logsoftmax\n";
+    CHECK(dlb_model_file_parse("t.ini", keys, strlen(keys), &m, &err) == DLB_OK);
+    if (m) {
+        const struct dlb_layer_spec *L = m->layers;
+        CHECK(L[0].filters == 3 && L[0].size == 3 && L[0].stride == 1 &&
+              L[0].pad == 1 && L[0].bias == 0);
+        CHECK(L[1].eps == 1e-5f && L[1].momentum == 0.25f);
+        CHECK(L[2].mode == DLB_DROPOUT_CHANNEL && L[2].p == 0.5f);
+        CHECK(L[3].size == 2 && L[3].stride == 2 && L[3].pad == 0);
+        CHECK(L[5].out == 2 && L[5].bias == 1);
+    }
+    dlb_model_spec_free(m);
     CHECK(strstr(err.msg, "/nonexistent/x.ini: cannot open") != NULL);
 }
 

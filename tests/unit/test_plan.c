@@ -74,12 +74,12 @@ static void test_sweep(void)
                       "5:batch=64 amp.precision=fp16|"
                       "6:batch=128 amp.precision=fp32"));
     const struct dlb_config *c = &p.configs[2];
-    CHECK(dlb_config_core(&p, c, "batch")->i == 64);
-    CHECK(!strcmp(dlb_config_core(&p, c, "backend")->s, "ref"));
-    CHECK(dlb_config_core(&p, c, "train_steps")->i == 100);
-    CHECK(dlb_config_core(&p, c, "seed")->i == 42);       /* a default */
-    CHECK_NEAR(dlb_config_core(&p, c, "warmup")->f, 0.2, 1e-12);
-    CHECK(dlb_config_core(&p, c, "no_such_key") == NULL);
+    CHECK(c->core.batch == 64);
+    CHECK(c->core.backend == DLB_BACKEND_REF);
+    CHECK(c->core.train_steps == 100);
+    CHECK(c->core.seed == 42);                            /* a default */
+    CHECK_NEAR(c->core.warmup_s, 0.2, 1e-12);
+    CHECK(!strcmp(c->values[0][DLB_KEY_backend].s, "ref"));
     CHECK(c->values[1][0].i == 1 && !strcmp(c->values[1][0].s, "bf16"));
     CHECK(c->values[1][1].f == 1024.0);                   /* [amp] */
     CHECK(c->values[1][2].i == 2000);                     /* plugin default */
@@ -96,7 +96,7 @@ static void test_sweep(void)
                       "1:batch=64 amp.precision=bf16|"
                       "2:batch=64 amp.precision=fp16"));
     CHECK(p.n && p.configs[0].values[1][1].f == 2.0);
-    CHECK(p.n && dlb_config_core(&p, &p.configs[0], "seed")->i == 5);
+    CHECK(p.n && p.configs[0].core.seed == 5);
     dlb_plan_free(&p);
 
     /* A later --set of the same key wins; values are canonical in ids. */
@@ -110,7 +110,7 @@ static void test_sweep(void)
     CHECK(build(&s, 1, NULL, 0, &p, &err) == DLB_OK);
     CHECK(plan_is(&p, "0:batch=32 amp.precision=fp32"));
     CHECK(p.n_filtered == 1);
-    CHECK(p.n && dlb_config_core(&p, &p.configs[0], "train_steps")->i == 10);
+    CHECK(p.n && p.configs[0].core.train_steps == 10);
     dlb_plan_free(&p);
 
     /* --set applies after [quick]. */
@@ -193,11 +193,9 @@ static void test_default_and_empty(void)
     if (load("good-basic.ini", &s)) {
         CHECK(build(&s, 1, NULL, 0, &p, &err) == DLB_OK);
         CHECK(plan_is(&p, "0:default"));
-        CHECK(p.n && dlb_config_core(&p, &p.configs[0], "batch")->i == 128);
-        CHECK(p.n && dlb_config_core(&p, &p.configs[0], "memory_limit")->i ==
-              2147483648LL);
-        CHECK(p.n && !strcmp(dlb_config_core(&p, &p.configs[0], "mode")->s,
-                             "infer"));
+        CHECK(p.n && p.configs[0].core.batch == 128);
+        CHECK(p.n && p.configs[0].core.memory_limit == 2147483648LL);
+        CHECK(p.n && p.configs[0].core.mode == DLB_MODE_INFER);
         dlb_plan_free(&p);
         /* A NULL overrides pointer means none. */
         CHECK(dlb_plan_build(&s, NULL, &p, &err) == DLB_OK && p.n == 1);
@@ -221,6 +219,82 @@ static void test_default_and_empty(void)
 
 /* The parent checks names against the plan's list, the child runs the
  * hooks workloads.c maps them to: every name must have hooks. */
+/* Each field of a configuration's settings holds what its key's table
+ * entry parsed to: the one list generates the fields, the key indices
+ * and the table, and this checks the fill between them, key by key. */
+#define SAME_INT(x, v) ((x) == (v)->i)
+#define SAME_SIZE(x, v) ((x) == (v)->i)
+#define SAME_FLOAT(x, v) ((x) == (v)->f)
+#define SAME_TIME(x, v) ((x) == (v)->f)
+#define SAME_BOOL(x, v) ((x) == ((v)->i != 0))
+#define SAME_ENUM(x, v) ((int64_t)(x) == (v)->i)
+#define SAME_STRING(x, v) ((x) == (v)->s && (x) != NULL)
+
+static int settings_match(const struct dlb_plan *p, const struct dlb_config *c)
+{
+    const struct dlb_core_settings *t = &c->core;
+    const struct dlb_value *v = c->values[0];
+    int ok = 1;
+    CHECK(p->suite->ns[0].n == DLB_CORE_N_KEYS);
+#define DLB_CORE_KEY(field, key, type, ...)                                   \
+    if (strcmp(p->suite->ns[0].defs[DLB_KEY_##field].name, key) ||            \
+        !SAME_##type(t->field, &v[DLB_KEY_##field])) {                         \
+        fprintf(stderr, "  %s: the field %s is not the key's value %s\n",     \
+                key, #field, v[DLB_KEY_##field].s);                           \
+        ok = 0;                                                               \
+    }
+#include "suite/suite_keys.def"
+#undef DLB_CORE_KEY
+    return ok;
+}
+
+static void test_typed_settings(void)
+{
+    struct dlb_suite s;
+    struct dlb_plan p;
+    struct dlb_error err;
+    if (!load("good-sweep.ini", &s))
+        return;
+    /* every enum key off its default, and keys of every type */
+    char *sets[] = {"mode=infer",         "dataset=synthetic",
+                    "malloc=fresh",       "objective=latency",
+                    "augment=on",         "search=halving",
+                    "lr=0.5",             "memory_limit=3G",
+                    "time_cap=250ms",     "workload_axes=batch",
+                    "accuracy_seeds=3",   "cudnn.algo=heuristic"};
+    CHECK(build(&s, 0, sets, sizeof sets / sizeof sets[0], &p, &err) == DLB_OK);
+    if (err.msg[0])
+        fprintf(stderr, "  %s\n", err.msg);
+    for (size_t k = 0; k < p.n; k++)
+        CHECK(settings_match(&p, &p.configs[k]));
+    CHECK(p.n == 5);
+    const struct dlb_core_settings *t = p.n ? &p.configs[p.n - 1].core : NULL;
+    if (t) {
+        CHECK(t->mode == DLB_MODE_INFER && t->dataset == DLB_DATA_SYNTHETIC);
+        CHECK(t->malloc_policy == DLB_MALLOC_FRESH);
+        CHECK(t->objective == DLB_OBJ_LATENCY && t->backend == DLB_BACKEND_REF);
+        CHECK(t->augment && !t->measure_only);
+        CHECK(!strcmp(t->search, "halving") && !strcmp(t->workload_axes, "batch"));
+        CHECK(t->lr == 0.5 && t->memory_limit == 3LL << 30);
+        CHECK_NEAR(t->time_cap_s, 0.25, 1e-12);
+        CHECK(t->accuracy_seeds == 3 && t->batch == 128);
+        CHECK(!strcmp(dlb_mode_names[t->mode], "infer"));
+        CHECK(!strcmp(dlb_malloc_policy_names[t->malloc_policy], "fresh"));
+    }
+    dlb_plan_free(&p);
+    dlb_suite_free(&s);
+    /* train_samples sets train_steps after the configurations are made:
+     * the field follows */
+    if (!load("good-basic.ini", &s))
+        return;
+    char *budget[] = {"mode=train", "train_samples=1000", "batch=64"};
+    CHECK(build(&s, 0, budget, 3, &p, &err) == DLB_OK);
+    CHECK(p.n == 1 && p.configs[0].core.train_steps == 16);
+    CHECK(p.n == 1 && settings_match(&p, &p.configs[0]));
+    dlb_plan_free(&p);
+    dlb_suite_free(&s);
+}
+
 static void test_builtin_workloads(void)
 {
     size_t n = 0;
@@ -241,5 +315,6 @@ int main(void)
     test_set_errors();
     test_enable_and_quick_axis();
     test_default_and_empty();
+    test_typed_settings();
     return check_exit();
 }

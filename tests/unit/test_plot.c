@@ -83,6 +83,22 @@ static json_t *records(void)
     return r;
 }
 
+/* The plots of a run whose selection, as results.json holds it, is
+ * `sel` (read as dlb_selection_read reads a results file). */
+static dlb_status plots_write(const char *dir, json_t *ctx, json_t *recs,
+                              json_t *sel, struct dlb_plot_list *plots,
+                              int *drawn, struct dlb_error *err)
+{
+    struct dlb_selection typed;
+    *plots = (struct dlb_plot_list){NULL, 0};
+    dlb_status st = dlb_selection_read(sel, &typed, err);
+    if (st != DLB_OK)
+        return st;
+    st = dlb_plots_write(dir, ctx, recs, &typed, plots, drawn, err);
+    dlb_selection_free(&typed);
+    return st;
+}
+
 static json_t *selection(void)
 {
     return json_pack("{s:s, s:s, s:[s], s:[s, s], s:{s:{s:f, s:[f, f]}}}",
@@ -120,11 +136,12 @@ static void test_plots(void)
     char dir[512];
     snprintf(dir, sizeof dir, "%s/run", tmpdir);
     CHECK(mkdir(dir, 0755) == 0);
-    json_t *recs = records(), *sel = selection(), *plots = NULL;
+    json_t *recs = records(), *sel = selection();
+    struct dlb_plot_list plots;
     json_t *ctx = json_pack("{s:s}", "suite.name", hostile);
     struct dlb_error err = {""};
     int drawn = -1;
-    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    CHECK(plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
     CHECK(drawn == 1);
     if (!drawn)
         fprintf(stderr, "not drawn: %s\n", err.msg);
@@ -132,13 +149,15 @@ static void test_plots(void)
     snprintf(pdir, sizeof pdir, "%s/plots", dir);
     static const char *const kinds[] = {"throughput", "speedup", "pareto",
                                         "scaling-batch", "steps"};
-    CHECK(json_array_size(plots) == 5);
-    for (size_t k = 0; k < 5; k++) {
+    CHECK(plots.n == 5);
+    for (size_t k = 0; k < 5 && k < plots.n; k++) {
         char n[128];
-        json_t *pl = json_array_get(plots, k);
-        CHECK(!strcmp(json_string_value(json_object_get(pl, "name")), kinds[k]));
+        const struct dlb_plot_file *pl = &plots.v[k];
+        CHECK(!strcmp(pl->name, kinds[k]));
         snprintf(n, sizeof n, "plots/%s.png", kinds[k]);
-        CHECK(!strcmp(json_string_value(json_object_get(pl, "png")), n));
+        CHECK(!strcmp(pl->png, n));
+        snprintf(n, sizeof n, "plots/%s.dat", kinds[k]);
+        CHECK(!strcmp(pl->data, n));
         snprintf(n, sizeof n, "%s.png", kinds[k]);
         CHECK(is_png(pdir, n));
         snprintf(n, sizeof n, "%s.svg", kinds[k]);
@@ -154,22 +173,22 @@ static void test_plots(void)
     CHECK(no_marker("bang"));
     CHECK(no_marker("nl"));
     CHECK(no_marker("q"));
-    json_decref(plots);
+    dlb_plot_list_free(&plots);
 
     /* Without gnuplot: the data and scripts, no images, and how to get it. */
     snprintf(dir, sizeof dir, "%s/nognuplot", tmpdir);
     CHECK(mkdir(dir, 0755) == 0);
     setenv("DLBENCH_GNUPLOT", "/nonexistent/gnuplot", 1);
     err.msg[0] = '\0';
-    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    CHECK(plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
     unsetenv("DLBENCH_GNUPLOT");
     CHECK(drawn == 0);
     CHECK(strstr(err.msg, "apt-get install gnuplot-nox") != NULL);
     snprintf(pdir, sizeof pdir, "%s/plots", dir);
     CHECK(exists(pdir, "throughput.dat") && exists(pdir, "throughput.gp"));
     CHECK(!exists(pdir, "throughput.png"));
-    CHECK(json_array_size(plots) == 5);
-    json_decref(plots);
+    CHECK(plots.n == 5);
+    dlb_plot_list_free(&plots);
     json_decref(recs);
     json_decref(sel);
     json_decref(ctx);
@@ -220,10 +239,11 @@ static void test_many_rows(void)
     char dir[512], pdir[600], path[700], line[512];
     snprintf(dir, sizeof dir, "%s/many", tmpdir);
     CHECK(mkdir(dir, 0755) == 0);
-    json_t *ctx = json_pack("{s:s}", "suite.name", "many"), *plots = NULL;
+    json_t *ctx = json_pack("{s:s}", "suite.name", "many");
+    struct dlb_plot_list plots;
     struct dlb_error err = {""};
     int drawn = -1;
-    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    CHECK(plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
     CHECK(drawn == 1);
     snprintf(pdir, sizeof pdir, "%s/plots", dir);
     static const char *const rowplots[] = {"throughput", "speedup", "steps"};
@@ -256,7 +276,7 @@ static void test_many_rows(void)
     if (f)
         fclose(f);
     CHECK(pareto_rows >= n);
-    json_decref(plots);
+    dlb_plot_list_free(&plots);
     json_decref(ctx);
     json_decref(sel);
     json_decref(recs);
@@ -301,13 +321,13 @@ static FILE *plot_data(const char *name, json_t *recs, json_t *sel, const char *
     snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
     CHECK(mkdir(dir, 0755) == 0);
     json_t *ctx = json_pack("{s:{s:s}}", "suite", "name", "amp");
-    json_t *plots = NULL;
+    struct dlb_plot_list plots;
     int drawn = 0;
     struct dlb_error err = {""};
     setenv("DLBENCH_GNUPLOT", "/nonexistent/gnuplot", 1);
-    CHECK(dlb_plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    CHECK(plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
     unsetenv("DLBENCH_GNUPLOT");
-    json_decref(plots);
+    dlb_plot_list_free(&plots);
     json_decref(ctx);
     snprintf(path, sizeof path, "%s/plots/%s", dir, file);
     FILE *f = fopen(path, "r");

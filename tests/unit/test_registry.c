@@ -210,6 +210,12 @@ static void test_skeleton_hooks_work(void)
     dlb_registry_free(&r);
 }
 
+/* testload's parameters: work, fault, fault_at, samples_per_step,
+ * slow_after, clock, noise, accuracy, accuracy_sd, accuracy_shared_sd,
+ * test_images. Value lists below name the first ones; the rest take
+ * their defaults. */
+enum { NP = 11 };
+
 static void test_testload_faults(void)
 {
     struct dlb_registry r;
@@ -224,9 +230,7 @@ static void test_testload_faults(void)
         return;
     }
     const struct dlb_plugin *d = p->desc;
-    CHECK(d->workload && d->workload->evaluate && d->n_params == 11);
-    CHECK(d->n_params == 11 && strcmp(d->params[7].name, "accuracy") == 0 &&
-          strcmp(d->params[10].name, "test_images") == 0);
+    CHECK(d->workload && d->workload->evaluate && d->n_params == NP);
     CHECK(strcmp(d->params[0].name, "work") == 0);
     CHECK(strcmp(d->params[1].name, "fault") == 0);
     CHECK(strcmp(d->params[2].name, "fault_at") == 0);
@@ -234,18 +238,20 @@ static void test_testload_faults(void)
     CHECK(strcmp(d->params[4].name, "slow_after") == 0);
     CHECK(strcmp(d->params[5].name, "clock") == 0);
     CHECK(strcmp(d->params[6].name, "noise") == 0);
-    if (d->n_params != 7) {
+    CHECK(strcmp(d->params[7].name, "accuracy") == 0);
+    CHECK(strcmp(d->params[10].name, "test_images") == 0);
+    if (d->n_params != NP) {
         dlb_registry_free(&r);
         return;
     }
 
-    struct dlb_value v[7];
-    struct dlb_params params = { d->params, v, 7 };
+    struct dlb_value v[NP];
+    struct dlb_params params = { d->params, v, NP };
     char reason[128] = "";
 
     /* fault=none: the checksum counts the iterations of the steps run;
      * on the real clock the workload keeps no clock of its own. */
-    const char *plain[7] = { "10", "none", "step", "5", "0", "real", "0" };
+    const char *plain[NP] = { "10", "none", "step", "5", "0", "real", "0" };
     values_for(d, v, plain);
     void *state = NULL, *wl = NULL;
     struct dlb_workload_info info = { 0, 0 };
@@ -264,7 +270,7 @@ static void test_testload_faults(void)
 
     /* clock=synthetic: its own clock starts at 0 and each step of 10
      * iterations advances it by 10 ns; the checksum is unchanged. */
-    const char *synth[7] = { "10", "none", "step", "5", "0", "synthetic", "0" };
+    const char *synth[NP] = { "10", "none", "step", "5", "0", "synthetic", "0" };
     values_for(d, v, synth);
     CHECK(d->init(&mock_host, &params, &state) == DLB_OK);
     CHECK(d->workload->setup(state, &mock_host, &info, &wl) == DLB_OK);
@@ -304,14 +310,14 @@ static void test_testload_faults(void)
     CHECK(memcmp(first, again, sizeof first) == 0);
 
     /* fault=unsupported: skipped, with the reason the tests look for. */
-    const char *unsup[7] = { NULL, "unsupported", NULL, NULL, NULL, NULL, NULL };
+    const char *unsup[NP] = { NULL, "unsupported", NULL, NULL, NULL, NULL, NULL };
     values_for(d, v, unsup);
     CHECK(d->probe(&mock_host, &params, reason, sizeof reason) ==
           DLB_ERR_UNSUPPORTED);
     CHECK(strcmp(reason, "testload: fault=unsupported asks to be skipped") == 0);
 
     /* fault=fail fires on the 3rd step, not before. */
-    const char *fail[7] = { "10", "fail", "step", NULL, NULL, NULL, NULL };
+    const char *fail[NP] = { "10", "fail", "step", NULL, NULL, NULL, NULL };
     values_for(d, v, fail);
     CHECK(d->init(&mock_host, &params, &state) == DLB_OK);
     CHECK(d->workload->setup(state, &mock_host, &info, &wl) == DLB_OK);
@@ -323,7 +329,7 @@ static void test_testload_faults(void)
 
     /* fault=oom at setup: takes memory until the host refuses, then
      * reports NOMEM with everything given back. */
-    const char *oom[7] = { "10", "oom", "setup", NULL, NULL, NULL, NULL };
+    const char *oom[NP] = { "10", "oom", "setup", NULL, NULL, NULL, NULL };
     values_for(d, v, oom);
     alloc_budget = (size_t)200 << 20;
     alloc_live = 0;

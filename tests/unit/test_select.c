@@ -12,13 +12,48 @@
 #include "select_fixture.h"
 #include "select/select_impl.h"
 
+/* The selection as results.json holds it: the checks below read what a
+ * user reads (and so check the writer too). */
 static json_t *run_select(const struct fixture *f, json_t *recs)
 {
-    json_t *sel = NULL;
+    struct dlb_selection sel;
     struct dlb_error err = {""};
+    json_t *out = NULL;
     if (dlb_select(&f->p, recs, &sel, &err) != DLB_OK)
         fprintf(stderr, "  %s\n", err.msg);
-    return sel;
+    else
+        out = dlb_selection_write(&sel);
+    dlb_selection_free(&sel);
+    return out;
+}
+
+/* The selection read back from that JSON, as a results file gives it. */
+static int read_back(json_t *json, struct dlb_selection *sel)
+{
+    struct dlb_error err = {""};
+    if (dlb_selection_read(json, sel, &err) == DLB_OK)
+        return 1;
+    fprintf(stderr, "  %s\n", err.msg);
+    return 0;
+}
+
+static dlb_status write_best(const char *dir, const struct fixture *f, json_t *json,
+                             struct dlb_error *err)
+{
+    struct dlb_selection sel;
+    if (!read_back(json, &sel))
+        return DLB_ERR_INPUT;
+    dlb_status st = dlb_select_write_best(dir, &f->p, &sel, NULL, err);
+    dlb_selection_free(&sel);
+    return st;
+}
+
+static int complete(json_t *json)
+{
+    struct dlb_selection sel;
+    int done = read_back(json, &sel) && dlb_select_complete(&sel);
+    dlb_selection_free(&sel);
+    return done;
 }
 
 static const char *winner(json_t *sel)
@@ -82,7 +117,7 @@ static void test_constraints(void)
     char dir[] = "/tmp/dlb-best-XXXXXX";
     struct dlb_error err = {""};
     CHECK(mkdtemp(dir) != NULL);
-    CHECK(dlb_select_write_best(dir, &f.p, sel, NULL, &err) == DLB_OK);
+    CHECK(write_best(dir, &f, sel, &err) == DLB_OK);
     char path[64], text[4096] = "";
     snprintf(path, sizeof path, "%s/best.ini", dir);
     FILE *in = fopen(path, "r");
@@ -115,7 +150,7 @@ static void test_constraints(void)
     CHECK(json_is_null(json_object_get(sel, "winner")));
     CHECK(json_array_size(json_object_get(sel, "violations")) == 2);
     CHECK(strstr(json_string_value(json_object_get(sel, "why")), "no configuration") != NULL);
-    CHECK(dlb_select_write_best("/nonexistent", &f.p, sel, NULL, &err) == DLB_OK);
+    CHECK(write_best("/nonexistent", &f, sel, &err) == DLB_OK);
     json_decref(sel);
     json_decref(recs);
     fixture_close(&f);
@@ -254,7 +289,7 @@ static void test_workload_groups(void)
                   "batch=32 amp.enable=off"));
     CHECK(!strcmp(json_string_value(json_object_get(g1, "winner")),
                   "batch=32 amp.enable=on"));
-    CHECK(dlb_select_complete(sel));
+    CHECK(complete(sel));
     /* speedups against the row's own workload's baseline */
     json_t *pc = json_object_get(json_object_get(sel, "per_config"),
                                  "batch=32 amp.enable=on");
@@ -309,8 +344,8 @@ static void test_equal_training(void)
     if (!fixture_open(&f, "[suite]\ntrain_samples = 100\n[sweep]\nbatch = 16, 32\n"))
         return;
     /* ceil(100 / 16) = 7 steps, ceil(100 / 32) = 4 */
-    CHECK(dlb_config_core(&f.p, &f.p.configs[0], "train_steps")->i == 7);
-    CHECK(dlb_config_core(&f.p, &f.p.configs[1], "train_steps")->i == 4);
+    CHECK(f.p.configs[0].core.train_steps == 7);
+    CHECK(f.p.configs[1].core.train_steps == 4);
     recs = json_array();
     json_array_append_new(recs, crafted(&f, 0, 100, 0.01, 80, -1));
     json_array_append_new(recs, crafted(&f, 1, 200, 0.01, 70, -1));
