@@ -32,6 +32,7 @@ train: util backend stats data model ckpt
 services: util backend data model ckpt train
 select: util stats results options suite plan model
 compare: util stats results
+store: util stats results
 plot: util stats results compare proc
 report: util stats results options suite plan select compare plot
 run: util backend peak stats results options suite plan proc data model select compare plot report
