@@ -33,6 +33,7 @@ services: util backend data model ckpt train
 select: util stats results options suite plan model
 compare: util stats results
 store: util stats results
+history: util stats results compare store
 plot: util stats results compare proc
 report: util stats results options suite plan select compare plot
 run: util backend peak stats results options suite plan proc data model select compare plot report
