@@ -34,6 +34,7 @@ select: util stats results options suite plan model
 compare: util stats results
 store: util stats results
 history: util stats results compare store
+dashboard: util stats results compare store history
 plot: util stats results compare proc
 report: util stats results options suite plan select compare plot
 run: util backend peak stats results options suite plan proc data model select compare plot report
