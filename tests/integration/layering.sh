@@ -40,7 +40,7 @@ report: util stats results options suite plan select compare plot
 run: util backend peak stats results options suite plan proc data model select compare plot report
 search: util backend stats results options suite plan proc data model select run
 child: util backend peak stats results options suite plan proc data model ckpt train services
-cli: util backend peak stats results options suite plan proc data model ckpt train services select compare plot report run search child
+cli: util backend peak stats results options suite plan proc data model ckpt train services select compare store history dashboard plot report run search child
 '
 
 # Known violations, each to be removed with its fix: FILE INCLUDED-PATH.
