@@ -105,6 +105,57 @@ char *dlb_git(const char *repo, const char *const *args, struct dlb_error *err)
     return text;
 }
 
+dlb_status dlb_bisect_range(const char *repo, const char *good, const char *bad,
+                            char ***shas, size_t *n_shas, struct dlb_error *err)
+{
+    char gspec[512], bspec[512], range[1100];
+    *shas = NULL;
+    *n_shas = 0;
+    snprintf(gspec, sizeof gspec, "%s^{commit}", good);
+    snprintf(bspec, sizeof bspec, "%s^{commit}", bad);
+    const char *g_args[] = {"rev-parse", "--verify", "--quiet", gspec, NULL};
+    const char *b_args[] = {"rev-parse", "--verify", "--quiet", bspec, NULL};
+    char *g = dlb_git(repo, g_args, err), *b = g ? dlb_git(repo, b_args, err) : NULL;
+    if (!g || !b) {
+        free(g);
+        free(b);
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s is not a commit of %s (%s)",
+                          g ? bad : good, repo, err->msg);
+    }
+    const char *anc[] = {"merge-base", "--is-ancestor", g, b, NULL};
+    char *yes = dlb_git(repo, anc, err);
+    snprintf(range, sizeof range, "%s..%s", g, b);
+    const char *list[] = {"rev-list", "--first-parent", "--reverse", range, NULL};
+    char *text = yes ? dlb_git(repo, list, err) : NULL;
+    dlb_status s = DLB_OK;
+    if (!yes)
+        s = dlb_errorf(err, DLB_ERR_INPUT, "GOOD %s is not an ancestor of BAD %s: give the "
+                       "older commit first", good, bad);
+    else if (!text || !*text)
+        s = dlb_errorf(err, DLB_ERR_INPUT, "no commits between %s and %s", good, bad);
+    size_t n = 2;
+    for (const char *c = text; s == DLB_OK && *c; c++)
+        n += *c == '\n';
+    char **v = s == DLB_OK ? calloc(n + 1, sizeof *v) : NULL;
+    if (s == DLB_OK && !v)
+        s = dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    if (s == DLB_OK) {
+        size_t k = 0;
+        v[k++] = g;
+        g = NULL;
+        for (char *line = strtok(text, "\n"); line && s == DLB_OK; line = strtok(NULL, "\n"))
+            if (!(v[k++] = strdup(line)))
+                s = dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+        *shas = v;
+        *n_shas = k;
+    }
+    free(g);
+    free(b);
+    free(yes);
+    free(text);
+    return s;
+}
+
 int dlb_bisect_figure(const char *dir, const char *const *configs, size_t n_configs,
                       json_t **chosen, double *figure, char *why, size_t n_why)
 {

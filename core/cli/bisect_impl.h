@@ -20,6 +20,12 @@ int dlb_sh(const char *cmd, const char *cwd, const char *const *env,
  * error in err). */
 char *dlb_git(const char *repo, const char *const *args, struct dlb_error *err);
 
+/* The commits from GOOD to BAD in first-parent order, GOOD first: a
+ * malloc'ed array of malloc'ed full SHAs. GOOD must be an ancestor of
+ * BAD; either not a commit of `repo` is DLB_ERR_INPUT saying which. */
+dlb_status dlb_bisect_range(const char *repo, const char *good, const char *bad,
+                            char ***shas, size_t *n_shas, struct dlb_error *err);
+
 /* The figure of a run: the geometric mean of the median step times of
  * `configs` in DIR/results.json; with n_configs 0, every ok record's,
  * and *chosen gets their ids (a JSON array, new). -1 with why set when a

@@ -47,50 +47,13 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The range in first-parent order, GOOD first. */
+/* The range and the job's per-commit slots. */
 static dlb_status commit_range(struct job *j, const char *good, const char *bad,
                                struct dlb_error *err)
 {
-    char gspec[512], bspec[512], range[1100];
-    snprintf(gspec, sizeof gspec, "%s^{commit}", good);
-    snprintf(bspec, sizeof bspec, "%s^{commit}", bad);
-    const char *g_args[] = {"rev-parse", "--verify", "--quiet", gspec, NULL};
-    const char *b_args[] = {"rev-parse", "--verify", "--quiet", bspec, NULL};
-    char *g = dlb_git(j->repo, g_args, err), *b = g ? dlb_git(j->repo, b_args, err) : NULL;
-    if (!g || !b) {
-        free(g);
-        free(b);
-        return dlb_errorf(err, DLB_ERR_INPUT, "%s is not a commit of %s (%s)",
-                          g ? bad : good, j->repo, err->msg);
-    }
-    const char *anc[] = {"merge-base", "--is-ancestor", g, b, NULL};
-    char *yes = dlb_git(j->repo, anc, err);
-    snprintf(range, sizeof range, "%s..%s", g, b);
-    const char *list[] = {"rev-list", "--first-parent", "--reverse", range, NULL};
-    char *text = yes ? dlb_git(j->repo, list, err) : NULL;
-    dlb_status s = DLB_OK;
-    if (!yes)
-        s = dlb_errorf(err, DLB_ERR_INPUT, "GOOD %s is not an ancestor of BAD %s: give the "
-                       "older commit first", good, bad);
-    else if (!text || !*text)
-        s = dlb_errorf(err, DLB_ERR_INPUT, "no commits between %s and %s", good, bad);
-    size_t n = 2;
-    for (const char *c = text; s == DLB_OK && *c; c++)
-        n += *c == '\n';
-    j->shas = s == DLB_OK ? calloc(n + 1, sizeof *j->shas) : NULL;
-    j->builds = s == DLB_OK ? calloc(n + 1, sizeof *j->builds) : NULL;
-    if (s == DLB_OK && (!j->shas || !j->builds))
+    dlb_status s = dlb_bisect_range(j->repo, good, bad, &j->shas, &j->n, err);
+    if (s == DLB_OK && !(j->builds = calloc(j->n + 1, sizeof *j->builds)))
         s = dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
-    if (s == DLB_OK) {
-        j->shas[j->n++] = g;
-        g = NULL;
-        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-            j->shas[j->n++] = strdup(line);
-    }
-    free(g);
-    free(b);
-    free(yes);
-    free(text);
     return s;
 }
 
@@ -316,7 +279,8 @@ static void job_free(struct job *j)
 {
     for (size_t i = 0; j->shas && i < j->n; i++) {
         free(j->shas[i]);
-        free(j->builds[i]);
+        if (j->builds)
+            free(j->builds[i]);
     }
     free(j->shas);
     free(j->builds);

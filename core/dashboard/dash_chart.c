@@ -97,7 +97,11 @@ static void axes(FILE *f, const struct frame *fr)
         struct tm tm;
         char day[16];
         gmtime_r(&tt, &tm);
-        strftime(day, sizeof day, "%Y-%m-%d", &tm);
+        /* Days for nightly series; hours and minutes, or seconds, for
+         * runs closer together (several a day, or a bisection's). */
+        double span = fr->t1 - fr->t0;
+        strftime(day, sizeof day, span > 3 * 86400 ? "%Y-%m-%d"
+                 : span > 3600 ? "%m-%d %H:%M" : "%H:%M:%S", &tm);
         fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">%s</text>",
                 px(fr, t), H - BOTTOM + 14, k == 0 ? "start" : k == 4 ? "end" : "middle",
                 day);

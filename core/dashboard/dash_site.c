@@ -105,7 +105,7 @@ static void subtitle(struct site *s, char *buf, size_t n, const char *extra)
     size_t runs = 0;
     for (size_t i = 0; i < s->set.n; i++)
         runs += s->set.v[i].n;
-    snprintf(buf, n, "%s%zu series, %zu nightly figures, %zu change points; generated "
+    snprintf(buf, n, "%s%zu series, %zu points, %zu change points; generated "
              "%s by dlbench dashboard (E-divisive means, alpha %g)", extra, s->set.n, runs,
              s->n_ch, s->generated, DLB_CP_ALPHA);
 }
@@ -125,10 +125,18 @@ static void alerts_table(FILE *f, const struct site *s)
         fprintf(f, "<tr class=\"alert\"><td class=\"num\">%lld</td><td class=\"state-%s\">%s"
                 "</td><td>", a->id, state, state);
         dlb_html_put(f, a->direction);
-        fprintf(f, "</td><td class=\"num\">%.3f</td><td><code>", a->worst_ratio);
+        fprintf(f, "</td><td class=\"num\">%.3f</td><td><code title=\"", a->worst_ratio);
         dlb_html_put(f, a->good_commit);
         fputs("..", f);
         dlb_html_put(f, a->bad_commit);
+        /* Short commits in the table, the full ones in its tooltip. */
+        char good[13], bad[13];
+        snprintf(good, sizeof good, "%s", a->good_commit ? a->good_commit : "");
+        snprintf(bad, sizeof bad, "%s", a->bad_commit ? a->bad_commit : "");
+        fputs("\">", f);
+        dlb_html_put(f, good);
+        fputs("..", f);
+        dlb_html_put(f, bad);
         fputs("</code></td><td>", f);
         dlb_html_put(f, a->bad_utc);
         fputs("</td><td><ul>", f);

@@ -139,7 +139,8 @@ static void print_group(FILE *f, json_t *g, int md)
                 "(95%% CI) | threshold | runs before + after | |\n| --- | --- | ---: | ---: "
                 "| ---: | --- |\n", head, state);
     else
-        fprintf(f, "%s  %s\n", head, state);
+        fprintf(f, "%s  %s\n  %-24s  %6s  %-7s  %s\n", head, state, "ratio (95% CI)",
+                "thresh", "runs", "series [machine]");
     size_t i;
     json_t *m;
     json_array_foreach(members, i, m) {
@@ -166,13 +167,14 @@ void dlb_changes_print(FILE *f, json_t *doc, int md)
 {
     json_t *method = json_object_get(doc, "method"), *groups = json_object_get(doc, "groups");
     json_t *failing = json_object_get(doc, "failing"), *confirm = json_object_get(doc, "to_confirm");
+    size_t ng = json_array_size(groups);
     fprintf(f, md ? "### dlbench changes: %s\n\n%lld series, %lld change points in %zu "
-            "groups (E-divisive means, alpha %g, %lld permutations, %lld runs a side at "
-            "least)\n\n" : "%s: %lld series, %lld change points in %zu groups\n(E-divisive "
+            "group%s (E-divisive means, alpha %g, %lld permutations, %lld runs a side at "
+            "least)\n\n" : "%s: %lld series, %lld change points in %zu group%s\n(E-divisive "
             "means, alpha %g, %lld permutations, %lld runs a side at least; ratio: median "
             "step time after / before the change, 95%% CI)\n\n",
             str(doc, "store"), (long long)num(doc, "series"),
-            (long long)num(doc, "change_points"), json_array_size(groups),
+            (long long)num(doc, "change_points"), ng, ng == 1 ? "" : "s",
             num(method, "alpha"), (long long)num(method, "permutations"),
             (long long)num(method, "min_size"));
     size_t i;
