@@ -48,15 +48,18 @@ dlb_status dlb_backend_open(const char *name,
     for (size_t i = 0; i < N_BACKENDS; i++) {
         if (strcmp(name, dlb_backends[i].name) != 0)
             continue;
+        dlb_status s;
         if (dlb_backends[i].module)
-            return dlb_backend_module_open(name, dlb_backends[i].module,
-                                           cfg ? cfg : &defaults, out, reason,
-                                           len);
-        if (!dlb_backends[i].create) {
+            s = dlb_backend_module_open(name, dlb_backends[i].module,
+                                        cfg ? cfg : &defaults, out, reason, len);
+        else if (!dlb_backends[i].create) {
             snprintf(reason, len, "%s", dlb_backends[i].missing);
             return DLB_ERR_UNSUPPORTED;
-        }
-        return dlb_backends[i].create(cfg ? cfg : &defaults, out, reason, len);
+        } else
+            s = dlb_backends[i].create(cfg ? cfg : &defaults, out, reason, len);
+        if (s == DLB_OK && cfg)
+            (*out)->profile = cfg->profile;
+        return s;
     }
     snprintf(reason, len, "unknown backend '%s' (known: ref, cpu, cuda)", name);
     return DLB_ERR_INPUT;
@@ -68,6 +71,7 @@ void dlb_backend_close(struct dlb_backend *be)
         return;
     if (be->ops->destroy)
         be->ops->destroy(be);
+    free(be->prof);
     free(be);
 }
 
@@ -106,36 +110,18 @@ dlb_status dlb_backend_missing(struct dlb_backend *be, const char *op)
                             "backend %s has no operation %s", be->ops->name, op);
 }
 
-const struct dlb_backend_bn_relu *dlb_backend_bn_relu(const struct dlb_backend *be)
-{
-    const struct dlb_backend_bn_relu *f = dlb_ref_bn_relu_of(be);
-#ifdef HAVE_ONEDNN
-    if (!f)
-        f = dlb_cpu_bn_relu_of(be);
-#endif
-    return f;
-}
-
-const struct dlb_backend_conv_pool *dlb_backend_conv_pool(const struct dlb_backend *be)
-{
-#ifdef HAVE_ONEDNN
-    return dlb_cpu_conv_pool_of(be);
-#else
-    (void)be;
-    return NULL;
-#endif
-}
-
 void *dlb_backend_ctx(const struct dlb_backend *be)
 {
     return be->ctx;
 }
 
-/* backend_ops.h names every entry after the version fields and name:
- * an entry added to the table but to no family fails here. */
+/* backend_ops.h names every entry after the version fields and name
+ * (and the kernel list): an entry added to the table but to no family
+ * fails here. */
 #define DLB_OP_COUNT(be, op) + 1
 _Static_assert(offsetof(struct dlb_backend_ops, destroy) +
-               (0 DLB_OPS_ALL(DLB_OP_COUNT, _)) * sizeof(void (*)(void)) ==
+               (0 DLB_OPS_ALL(DLB_OP_COUNT, _)) * sizeof(void (*)(void)) +
+               sizeof(const struct dlb_kernel *) + sizeof(size_t) ==
                sizeof(struct dlb_backend_ops),
                "an entry of struct dlb_backend_ops is in no family of "
                "backend_ops.h");

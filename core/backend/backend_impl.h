@@ -11,6 +11,10 @@ struct dlb_backend {
     const struct dlb_backend_ops *ops;
     void *ctx;            /* the implementation's state */
     char reason[512];     /* the last failure's reason */
+    /* The profile (op_run.c): on when opened with it. */
+    int profile;
+    struct dlb_op_profile *prof;
+    size_t n_prof, cap_prof;
 };
 
 /* Every backend allocates its buffers with this head; `data` is the device
@@ -34,8 +38,13 @@ dlb_status dlb_backend_fail(struct dlb_backend *be, dlb_status s,
                             const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Descriptor checks shared by every backend (desc_check.c): a mismatch is
- * DLB_ERR_INTERNAL naming the backend and `op`. */
+/* The one check of an operation before any kernel sees it (op_check.c):
+ * DLB_ERR_INTERNAL with the reason naming the backend, the kind and the
+ * op's label. */
+dlb_status dlb_op_check(struct dlb_backend *be, const struct dlb_op *op);
+
+/* Descriptor checks (desc_check.c): a mismatch is DLB_ERR_INTERNAL naming
+ * the backend and `op`. */
 dlb_status dlb_conv2d_desc_check(struct dlb_backend *be, const char *op,
                                  const struct dlb_conv2d_desc *d);
 dlb_status dlb_pool_desc_check(struct dlb_backend *be, const char *op,
@@ -63,11 +72,5 @@ dlb_status dlb_backend_ref_create(const struct dlb_backend_config *cfg,
 dlb_status dlb_backend_cpu_create(const struct dlb_backend_config *cfg,
                                   struct dlb_backend **out, char *reason,
                                   size_t len);
-/* Their batch norm + ReLU (backend.h's dlb_backend_bn_relu) when `be` is
- * one of their handles, else NULL. */
-struct dlb_backend_bn_relu;
-const struct dlb_backend_bn_relu *dlb_ref_bn_relu_of(const struct dlb_backend *be);
-const struct dlb_backend_bn_relu *dlb_cpu_bn_relu_of(const struct dlb_backend *be);
-const struct dlb_backend_conv_pool *dlb_cpu_conv_pool_of(const struct dlb_backend *be);
 
 #endif

@@ -14,6 +14,7 @@
 #include "proc/launcher.h"
 #include "stats/measure.h"
 #include "peak/peak.h"
+#include "child/child_profile.h"
 #include "plan/session.h"
 #include "results/record.h"
 #include "child/sysmeter.h"
@@ -40,10 +41,13 @@ struct child_run {
     json_t *config_json, *controls_json;
     char doubtful[160];            /* rec.system.doubtful points here */
     struct dlb_peak peak;          /* this machine's roofline, when cached */
+    const char *peak_file;         /* the run's roofline, or NULL */
+    int seed_rep;                  /* > 0: from seed + seed_rep, quality only */
     int have_peak;
     const char *origin;
     int quick;
     struct dlb_sysmeter sys[2];    /* at the start and the end of sampling */
+    struct dlb_child_profile prof; /* profile = ops: the sampling's */
     int sys_read;                  /* how many of them were taken */
     char reason[512];
 };
@@ -91,7 +95,8 @@ static dlb_status apply_memory_limit(struct child_run *r)
 static dlb_status start_plugins(struct child_run *r)
 {
     const struct dlb_suite *s = &r->ses.suite;
-    uint64_t seed = (uint64_t)core_val(r, "seed")->i;
+    /* accuracy_seeds' later processes train from the seeds after it */
+    uint64_t seed = (uint64_t)core_val(r, "seed")->i + (uint64_t)r->seed_rep;
     int quick = r->quick;
     /* Where train_ops looks for model files: as the workload does. */
     r->shared.suite_paths[0] = r->origin;
@@ -217,6 +222,7 @@ static dlb_status find_workload(struct child_run *r)
     r->wl_abi_minor = r->ses.suite.ns[ns].plugin->abi_minor;
     r->wl_state = r->states[ns];
     r->wl_host = &r->hosts[ns].pub;
+    r->hosts[ns].workload = 1;
     return DLB_OK;
 }
 
@@ -329,6 +335,8 @@ static void record_measurement(struct child_run *r, const struct dlb_measure_res
                                    100.0 * gflops / pk);
             rm->peak_unit = unit;
         }
+        if (r->have_peak)
+            rm->peak_measured_at = (double)r->peak.measured_at;
     }
 }
 
@@ -339,23 +347,17 @@ static void on_sampling(void *ctx, int end)
     struct child_run *r = ctx;
     dlb_sysmeter_read(&r->sys[end ? 1 : 0]);
     r->sys_read = end ? 2 : 1;
+    if (end)
+        dlb_child_profile_end(r->shared.backend, &r->prof);
+    else
+        dlb_child_profile_begin(r->shared.backend);
 }
 
-static dlb_status measure(struct child_run *r)
+/* Warm up, then sample whole steps (stats/measure.h), recording the
+ * figures and what the system did meanwhile. */
+static dlb_status sample_steps(struct child_run *r, const struct dlb_workload_info *info)
 {
-    struct dlb_workload_info info = {1.0, 0.0};
-    /* The roofline, from the probe the parent cached (`dlbench info
-     * --peak`); looked up before the workload starts, since a backend may
-     * pin this thread and change how many cores it sees. */
-    struct dlb_error warn, perr;
-    r->have_peak = dlb_peak_get((int)core_val(r, "threads")->i, 0, &r->peak, &warn,
-                                &perr) == DLB_OK;
-    dlb_status st = r->wl_hooks->setup(r->wl_state, r->wl_host, &info, &r->wl);
-    if (st != DLB_OK) {
-        if (!r->reason[0])
-            snprintf(r->reason, sizeof r->reason, "workload setup: %s", dlb_status_name(st));
-        return st;
-    }
+    dlb_status st;
     struct dlb_measure_spec spec = {
         .warmup_min_s = core_val(r, "warmup")->f,
         .warmup_max_s = core_val(r, "warmup_max")->f,
@@ -373,7 +375,7 @@ static dlb_status measure(struct child_run *r)
     struct dlb_measure_result m;
     st = dlb_measure_run(&spec, step_fn, r, &m);
     if (m.n > 0)
-        record_measurement(r, &m, &info);
+        record_measurement(r, &m, info);
     if (m.n > 0 && r->sys_read == 2) {
         dlb_sysmeter_record(&r->sys[0], &r->sys[1], (double)m.n * m.steps_per_sample,
                             &r->rec.system, r->doubtful, sizeof r->doubtful);
@@ -385,6 +387,38 @@ static dlb_status measure(struct child_run *r)
             snprintf(r->reason, sizeof r->reason, "workload step: %s", dlb_status_name(st));
         return st;
     }
+    return DLB_OK;
+}
+
+static dlb_status measure(struct child_run *r)
+{
+    struct dlb_workload_info info = {1.0, 0.0};
+    /* The roofline the parent chose for the whole run (DIR/peak.json,
+     * run_roofline.h), else the cached probe; looked up before the
+     * workload starts, since a backend may pin this thread and change how
+     * many cores it sees. */
+    struct dlb_error warn, perr;
+    if (r->peak_file) {
+        json_error_t jerr;
+        json_t *j = json_load_file(r->peak_file, 0, &jerr);
+        r->have_peak = j && dlb_peak_choice_figures(j, &r->peak, &perr) == DLB_OK;
+        if (!r->have_peak)
+            fprintf(stderr, "dlbench: warning: %s: %s: no shares of peak\n",
+                    r->peak_file, j ? perr.msg : jerr.text);
+        json_decref(j);
+    } else
+        r->have_peak = dlb_peak_get((int)core_val(r, "threads")->i, 0, &r->peak,
+                                    &warn, &perr) == DLB_OK;
+    dlb_status st = r->wl_hooks->setup(r->wl_state, r->wl_host, &info, &r->wl);
+    if (st != DLB_OK) {
+        if (!r->reason[0])
+            snprintf(r->reason, sizeof r->reason, "workload setup: %s", dlb_status_name(st));
+        return st;
+    }
+    /* accuracy_seeds: a process of another seed trains and scores only;
+     * the configuration's speed is the first process's. */
+    if (!r->seed_rep && (st = sample_steps(r, &info)) != DLB_OK)
+        return st;
     if (r->wl_hooks->evaluate && (st = r->wl_hooks->evaluate(r->wl)) != DLB_OK) {
         if (!r->reason[0])
             snprintf(r->reason, sizeof r->reason, "workload evaluate: %s", dlb_status_name(st));
@@ -513,6 +547,8 @@ int dlb_child_main(const struct dlb_options *o)
     }
     r.quick = o->quick;
     r.origin = o->origin;
+    r.peak_file = o->peak_file;
+    r.seed_rep = o->seed_rep;
     r.rec.index = (long long)r.cfg->index;
     r.rec.id = r.cfg->id;
     r.rec.config = r.config_json;
@@ -527,6 +563,14 @@ int dlb_child_main(const struct dlb_options *o)
     r.rec.world = r.shared.world;
     r.rec.device = r.shared.device;
     json_t *rec = dlb_record_write(&r.rec);
+    /* profile = ops: per measured step, of the median step time */
+    json_t *prof = rec ? dlb_child_profile_json(
+                             &r.prof, r.rec.n_samples * r.rec.measure.steps_per_sample,
+                             r.rec.stats.median)
+                       : NULL;
+    if (prof)
+        json_object_set_new(rec, "profile", prof);
+    dlb_child_profile_free(&r.prof);
     /* Under a launcher only rank 0 reports, into the record file. */
     int rank = r.shared.world ? r.shared.rank : dlb_launch_env_rank();
     int rc = !rec ? 1

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
 #endif
 #include "child/child_controls.h"
-#include "results/cpu_quota.h"
+#include "util/cpu_quota.h"
 
 #include <malloc.h>
 #include <sched.h>
@@ -19,11 +19,15 @@
 #define FRESH_TRIM_THRESHOLD (128 * 1024)
 
 /* The thresholds are set together: setting either one turns glibc's
- * adaptation off (mp_.no_dyn_threshold). */
-static int set_thresholds(int mmap_threshold, int trim_threshold)
+ * adaptation off (mp_.no_dyn_threshold). mmap_max 0 turns mmap off for
+ * the main heap altogether: a block above the largest threshold glibc
+ * accepts (32 MiB) then comes from the heap too, and its pages stay
+ * mapped for the next step instead of being faulted in afresh. */
+static int set_thresholds(int mmap_threshold, int trim_threshold, int mmap_max)
 {
     return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 &&
-           mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
+           mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1 &&
+           (mmap_max < 0 || mallopt(M_MMAP_MAX, mmap_max) == 1);
 }
 
 json_t *dlb_child_controls_apply(const char *malloc_policy, long threads,
@@ -35,9 +39,11 @@ json_t *dlb_child_controls_apply(const char *malloc_policy, long threads,
         int steady = malloc_policy[0] == 's';
         int mm = steady ? STEADY_MMAP_THRESHOLD : FRESH_MMAP_THRESHOLD;
         int trim = steady ? STEADY_TRIM_THRESHOLD : FRESH_TRIM_THRESHOLD;
+        /* fresh keeps glibc's mmap count (-1: not set) */
+        int mmap_max = steady ? 0 : -1;
         /* An allocator other than glibc's (a sanitizer's, or one put in
          * with LD_PRELOAD) refuses: the run goes on, and says so. */
-        if (!set_thresholds(mm, trim)) {
+        if (!set_thresholds(mm, trim, mmap_max)) {
             const char *why = "mallopt refused the thresholds: the allocator "
                               "is not glibc's (a sanitizer's, or one preloaded)";
             fprintf(stderr, "dlbench: warning: malloc = %s not in force: %s\n",
@@ -45,9 +51,10 @@ json_t *dlb_child_controls_apply(const char *malloc_policy, long threads,
             mal = json_pack("{s:s,s:b,s:s}", "policy", malloc_policy, "applied", 0,
                             "why", why);
         } else
-            mal = json_pack("{s:s,s:b,s:I,s:I}", "policy", malloc_policy,
+            mal = json_pack("{s:s,s:b,s:I,s:I,s:b}", "policy", malloc_policy,
                             "applied", 1, "mmap_threshold", (json_int_t)mm,
-                            "trim_threshold", (json_int_t)trim);
+                            "trim_threshold", (json_int_t)trim,
+                            "large_blocks_mmapped", !steady);
     } else if (!strcmp(malloc_policy, "glibc")) {
         mal = json_pack("{s:s,s:b,s:s}", "policy", "glibc", "applied", 1,
                         "thresholds", "adaptive");

@@ -37,9 +37,16 @@ static dlb_status host_metric(const struct dlb_host *h, const char *name,
 {
     const struct dlb_host_priv *p = priv(h);
     char key[256];
+    /* A workload plugin's scores are the configuration's, as the built-in
+     * workload's are: the selection and the accuracy verdicts read them. */
+    static const char *const quality[] = {"accuracy", "test_loss", "test_images",
+                                          "train_loss_last", NULL};
+    int own = 0;
     if (!name || !*name)
         return DLB_ERR_INPUT;
-    snprintf(key, sizeof key, "%s%s", p->metric_prefix, name);
+    for (const char *const *q = quality; p->workload && *q; q++)
+        own |= !strcmp(name, *q);
+    snprintf(key, sizeof key, "%s%s", own ? "" : p->metric_prefix, name);
     json_t *m = json_pack("{s:f,s:s}", "value", value, "unit", unit ? unit : "");
     if (!m || json_object_set_new(p->shared->metrics, key, m) != 0)
         return DLB_ERR_NOMEM;

@@ -82,6 +82,9 @@ struct dlb_host_priv {
     struct dlb_host_shared *shared;
     char who[64];                             /* "core" or the plugin's name */
     char metric_prefix[66];                   /* "" for core, "NAME." for plugins */
+    int workload;                             /* the plugin provides the run's
+                                                 workload: its quality figures
+                                                 are the configuration's */
 };
 
 /* Tables of model services (host_model.c, host_quant.c, host_prune.c,

@@ -79,7 +79,9 @@ void dlb_sysmeter_record(const struct dlb_sysmeter *a, const struct dlb_sysmeter
     out->cpu_per_wall = wall > 0 ? (b->cpu - a->cpu) / wall : 0;
     out->wall_s = wall;
     why[0] = '\0';
-    if (steal_share >= DLB_DOUBTFUL_STEAL)
+    int steal_judged = a->stat.ok && b->stat.ok &&
+                       b->stat.total - a->stat.total >= DLB_STEAL_MIN_TICKS;
+    if (steal_judged && steal_share >= DLB_DOUBTFUL_STEAL)
         snprintf(why, why_size, "the hypervisor stole %.1f%% of the CPU time",
                  100 * steal_share);
     else if (invol_s >= DLB_DOUBTFUL_INVOL_PER_S)

@@ -16,6 +16,10 @@
  * quiet 2-core VM here shows steal under 1% and a few involuntary
  * switches a second; a competing busy process on one core gives hundreds. */
 #define DLB_DOUBTFUL_STEAL 0.05
+/* Steal is judged over at least this many ticks of all CPUs' time (half
+ * a second of two CPUs at 100 Hz): over a few ticks one stolen tick reads
+ * as a third of the time, or all of it. */
+#define DLB_STEAL_MIN_TICKS 100
 #define DLB_DOUBTFUL_INVOL_PER_S 100.0
 
 struct dlb_cpu_times {

@@ -1,6 +1,6 @@
 /* The built-in workload "cnn": the reference CNN of suites/models/ trained
  * (mode = train) or run for inference (mode = infer) on a backend, with the
- * hook points of DESIGN.md wired in.
+ * hook points (doc/plugin-guide.md's table) wired in.
  *
  * A measured training step trains on the next batch and waits for the
  * device; the figures of quality come from evaluate, which trains a fresh
@@ -217,7 +217,8 @@ static dlb_status open_backend(struct cnn *c, struct dlb_error *err)
         .host_alloc = cnn_host_alloc, .host_free = cnn_host_free,
         .alloc_ctx = c,
         .cudnn_search = key(c, "cudnn.algo")->i ? DLB_OPT_ON : DLB_OPT_OFF,
-        .tf32 = key(c, "cuda.tf32")->i ? DLB_OPT_ON : DLB_OPT_OFF};
+        .tf32 = key(c, "cuda.tf32")->i ? DLB_OPT_ON : DLB_OPT_OFF,
+        .profile = key(c, "profile")->i != 0};
     char why[512] = "";
     const char *name = key(c, "backend")->s;
     dlb_status ks = backend_keys(c, name, err);
@@ -353,7 +354,8 @@ static void read_keys(struct cnn *c)
     c->data_mode = key(c, "dataset")->s;
     c->data_path = key(c, "dataset_path")->s;
     c->batch = (uint32_t)key(c, "batch")->i;
-    c->seed = (uint64_t)key(c, "seed")->i;
+    /* the host's: the suite's seed, or a later one of accuracy_seeds */
+    c->seed = c->host->seed;
     c->train_steps = (uint64_t)key(c, "train_steps")->i;
     c->lr = (float)key(c, "lr")->f;
     c->momentum = (float)key(c, "momentum")->f;

@@ -16,7 +16,8 @@ struct dlb_workload_ctx {
     const struct dlb_host *host;      /* the core's host */
 
     /* Hook points of active plugins; NULL hooks mean the baseline of
-     * DESIGN.md's table. Each comes with the plugin's state and host. */
+     * doc/plugin-guide.md's table of hook points. Each comes with the
+     * plugin's state and host. */
     const struct dlb_batch_source_hooks *batch_source;
     void *batch_source_state;
     const struct dlb_host *batch_source_host;

@@ -147,7 +147,9 @@ int dlb_cmd_info(const struct dlb_options *o)
     if (o->peak) {
         struct dlb_peak pk;
         struct dlb_error warn = {""}, err = {""};
-        if (dlb_peak_get(0, 1, &pk, &warn, &err) != DLB_OK) {
+        /* Probed now, always: a share of peak holds only against a
+         * probe of the same sitting (the cache serves runs). */
+        if (dlb_peak_probe(0, &pk, &warn, &err) != DLB_OK) {
             fprintf(stderr, "dlbench: %s\n", err.msg);
             json_decref(ctx);
             return 1;

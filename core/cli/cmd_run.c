@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "results/cpu_quota.h"
+#include "util/cpu_quota.h"
 #include "results/device_record.h"
 #include "proc/interrupt.h"
 #include "stats/measure.h"
@@ -24,6 +24,7 @@
 #include "run/run_check_plugins.h"
 #include "run/run_launch.h"
 #include "run/run_resume.h"
+#include "run/run_roofline.h"
 #include "search/search.h"
 #include "search/search_loop.h"
 #include "plan/session.h"
@@ -36,6 +37,8 @@ struct run_state {
     char *suite_copy;          /* DIR/suite.ini */
     char *origin;              /* the suite file as the user named it */
     json_t *context;
+    struct dlb_run_roofline roof;  /* the run's peak figures, DIR/peak.json */
+    char *peak_file;               /* that file's path, for the children */
     struct dlb_search_loop loop; /* records and journal */
 };
 
@@ -113,8 +116,6 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
             dlb_resume_blame_invocation(o, o->n_sets - n_given, r->dir, err);
             return st;
         }
-        /* Input checks first, the roofline probe in check_workload
-         * last: bad input costs no measurement. */
         if ((st = check_inputs(r, err)) != DLB_OK)
             return st;
         if ((st = dlb_resume_read_journal(r->dir, &r->loop.records, err)) != DLB_OK ||
@@ -123,8 +124,12 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
             (st = dlb_run_check_workload(&r->ses, err)) != DLB_OK)
             return st;
         /* Locked once its inputs are checked: a refused --resume leaves the
-         * directory as it was, not even a lock file in it. */
-        return dlb_rundir_lock(r->dir, err);
+         * directory as it was, not even a lock file in it. The roofline is
+         * the run's own (DIR/peak.json) where it has one. */
+        if ((st = dlb_rundir_lock(r->dir, err)) != DLB_OK)
+            return st;
+        dlb_run_roofline_choose(&r->ses, r->dir, &r->roof);
+        return dlb_run_roofline_write(r->dir, &r->roof, err);
     }
     if ((st = dlb_session_open(&r->ses, o, o->suite, err)) != DLB_OK)
         return st;
@@ -132,6 +137,8 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
     if ((st = check_inputs(r, err)) != DLB_OK ||
         (st = dlb_run_check_workload(&r->ses, err)) != DLB_OK)
         return st;
+    /* After the input checks: bad input costs no measurement. */
+    dlb_run_roofline_choose(&r->ses, NULL, &r->roof);
     r->dir = o->out_dir ? strdup(o->out_dir) : dlb_rundir_default("results", r->ses.suite.name);
     if (!r->dir)
         return DLB_ERR_NOMEM;
@@ -142,6 +149,8 @@ static dlb_status prepare_dir(struct run_state *r, struct dlb_error *err)
     st = inv ? dlb_rundir_setup(r->dir, r->ses.suite_path, inv, err)
              : dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     json_decref(inv);
+    if (st == DLB_OK)
+        st = dlb_run_roofline_write(r->dir, &r->roof, err);
     r->loop.records = json_array();
     return st;
 }
@@ -271,6 +280,8 @@ int dlb_cmd_run(struct dlb_options *o)
     /* The environment as it was when the measurements started. */
     r.context = dlb_context_collect();
     add_measurement_context(&r);
+    if (r.roof.have && r.context)
+        json_object_set(r.context, "peak", r.roof.json);
     fprintf(stderr, "dlbench: suite %s: %zu configuration%s -> %s\n", r.ses.suite.name,
             r.ses.plan.n, r.ses.plan.n == 1 ? "" : "s", r.dir);
 
@@ -279,6 +290,8 @@ int dlb_cmd_run(struct dlb_options *o)
     r.loop.dir = r.dir;
     r.loop.suite_copy = r.suite_copy;
     r.loop.origin = r.origin;
+    r.peak_file = r.roof.have ? dlb_path_join(r.dir, DLB_RUN_PEAK_FILE) : NULL;
+    r.loop.peak_file = r.peak_file;
     size_t not_run = dlb_search_loop_run(&r.loop, &failures, &err);
     dlb_search_loop_sync(&r.loop);
     dlb_journal_close(r.loop.journal);
@@ -293,7 +306,8 @@ int dlb_cmd_run(struct dlb_options *o)
     }
 
     add_suite_context(&r, start);
-    json_t *merged = dlb_reps_merge(r.loop.records, dlb_plan_repetitions(&r.ses.plan));
+    json_t *merged = dlb_records_as_configs(r.loop.records,
+                                            dlb_plan_repetitions(&r.ses.plan));
     json_t *recs = dlb_search_final_records(&r.ses.plan, merged ? merged : r.loop.records);
     json_decref(merged);
     dlb_vs_baseline_annotate(&r.ses.plan, recs);
@@ -344,6 +358,8 @@ out:
         dlb_journal_close(r.loop.journal);
     json_decref(r.loop.records);
     json_decref(r.context);
+    dlb_run_roofline_free(&r.roof);
+    free(r.peak_file);
     dlb_session_close(&r.ses);
     free(r.dir);
     free(r.suite_copy);

@@ -58,9 +58,12 @@ static dlb_status bwd_conv(struct dlb_model *m, struct dlb_model_layer *ml,
     if (ml->pool_bwd) {
         /* io->dy is the pooling's gradient, passed through (layer_bwd) */
         struct dlb_model_layer *pool = ml + 1;
-        struct dlb_pool_desc pd = dlb_model_pool_desc(pool->spec, m->n);
-        s = dlb_backend_conv_pool(m->be)->bwd_weights(
-            m->be, &d, &pd, io->x, io->dy, pool->ws, dw, b ? b->grad : NULL);
+        s = dlb_backend_run(m->be, &(struct dlb_op){
+                .kind = DLB_OP_CONV2D_POOL, .prop = DLB_PROP_BWD_WEIGHTS,
+                .label = ml->spec->name, .conv = d,
+                .pool = dlb_model_pool_desc(pool->spec, m->n), .x = io->x,
+                .dy = io->dy, .ws = pool->ws, .dw = dw,
+                .db = b ? b->grad : NULL});
         dlb_model_step_free(m, &pool->ws);
         ml->pool_bwd = 0;
         if (s != DLB_OK)
@@ -68,10 +71,14 @@ static dlb_status bwd_conv(struct dlb_model *m, struct dlb_model_layer *ml,
         return weight_grad_done(m, ml, &dw, s, err);
     }
     if (io->need_dx)
-        s = DLB_BE_CALL(m->be, conv2d_bwd_data, &d, wb, io->dy, io->dx);
+        s = dlb_backend_run(m->be, &(struct dlb_op){.label = ml->spec->name,
+                .kind = DLB_OP_CONV2D, .prop = DLB_PROP_BWD_DATA, .conv = d,
+                .w = wb, .dy = io->dy, .dx = io->dx});
     if (s == DLB_OK)
-        s = DLB_BE_CALL(m->be, conv2d_bwd_weights, &d, io->x, io->dy, dw,
-                        b ? b->grad : NULL);
+        s = dlb_backend_run(m->be, &(struct dlb_op){.label = ml->spec->name,
+                .kind = DLB_OP_CONV2D, .prop = DLB_PROP_BWD_WEIGHTS,
+                .conv = d, .x = io->x, .dy = io->dy, .dw = dw,
+                .db = b ? b->grad : NULL});
     if (s != DLB_OK)
         s = dlb_model_be_fail(m, s, ml->spec->name, "backward", err);
     return weight_grad_done(m, ml, &dw, s, err);
@@ -87,8 +94,10 @@ static dlb_status bwd_linear(struct dlb_model *m, struct dlb_model_layer *ml,
     dlb_status s = weight_grad(m, ml, &dw, err);
     if (s != DLB_OK)
         return s;
-    s = DLB_BE_CALL(m->be, linear_bwd, &d, io->x, wb, io->dy, io->dx, dw,
-                    b ? b->grad : NULL);
+    s = dlb_backend_run(m->be, &(struct dlb_op){.label = ml->spec->name,
+            .kind = DLB_OP_LINEAR, .prop = DLB_PROP_BWD, .linear = d,
+            .x = io->x, .w = wb, .dy = io->dy, .dx = io->dx, .dw = dw,
+            .db = b ? b->grad : NULL});
     if (s != DLB_OK)
         s = dlb_model_be_fail(m, s, ml->spec->name, "backward", err);
     return weight_grad_done(m, ml, &dw, s, err);
@@ -97,19 +106,19 @@ static dlb_status bwd_linear(struct dlb_model *m, struct dlb_model_layer *ml,
 static dlb_status bwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
                          struct bwd_io *io)
 {
-    struct dlb_batchnorm_desc d = dlb_model_bn_desc(ml->spec, m->n);
     size_t i = (size_t)(ml - m->layers);
     /* Forward fused the ReLU after it: io->y is the ReLU's output and
      * io->dy its gradient (the ReLU passed it through). */
-    if (i + 1 < m->spec->n_layers && m->layers[i + 1].relu_in_bn)
-        return dlb_backend_bn_relu(m->be)->bwd(
-            m->be, &d, io->x, io->y, io->dy, m->params[ml->weight].t.buf,
-            m->params[ml->bias].t.buf, ml->save_mean, ml->save_invstd, io->dx,
-            m->params[ml->weight].grad, m->params[ml->bias].grad);
-    return DLB_BE_CALL(m->be, batchnorm_bwd, &d, io->x, io->dy,
-                       m->params[ml->weight].t.buf, ml->save_mean,
-                       ml->save_invstd, io->dx, m->params[ml->weight].grad,
-                       m->params[ml->bias].grad);
+    int relu = i + 1 < m->spec->n_layers && m->layers[i + 1].relu_in_bn;
+    return dlb_backend_run(m->be, &(struct dlb_op){
+               .kind = relu ? DLB_OP_BATCHNORM_RELU : DLB_OP_BATCHNORM,
+               .prop = DLB_PROP_BWD, .label = ml->spec->name,
+               .bn = dlb_model_bn_desc(ml->spec, m->n), .x = io->x,
+               .y = io->y, .dy = io->dy, .w = m->params[ml->weight].t.buf,
+               .b = m->params[ml->bias].t.buf, .save_mean = ml->save_mean,
+               .save_invstd = ml->save_invstd, .dx = io->dx,
+               .dw = m->params[ml->weight].grad,
+               .db = m->params[ml->bias].grad});
 }
 
 static dlb_status run_bwd(struct dlb_model *m, struct dlb_model_layer *ml,
@@ -126,12 +135,18 @@ static dlb_status run_bwd(struct dlb_model *m, struct dlb_model_layer *ml,
     case DLB_LAYER_MAXPOOL:
     case DLB_LAYER_AVGPOOL:
         pd = dlb_model_pool_desc(L, m->n);
-        return DLB_BE_CALL(m->be, pool_bwd, &pd, io->dy, ml->ws, io->dx);
+        return dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+                   .kind = DLB_OP_POOL, .prop = DLB_PROP_BWD, .pool = pd,
+                   .dy = io->dy, .ws = ml->ws, .dx = io->dx});
     case DLB_LAYER_RELU:
-        return DLB_BE_CALL(m->be, relu_bwd, count, io->y, io->dy, io->dx);
+        return dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+                   .kind = DLB_OP_RELU, .prop = DLB_PROP_BWD, .count = count,
+                   .y = io->y, .dy = io->dy, .dx = io->dx});
     case DLB_LAYER_DROPOUT:
         dd = dlb_model_drop_desc(L, m->n, ml->drop_seed);
-        return DLB_BE_CALL(m->be, dropout_bwd, &dd, io->dy, io->dx);
+        return dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+                   .kind = DLB_OP_DROPOUT, .prop = DLB_PROP_BWD, .drop = dd,
+                   .dy = io->dy, .dx = io->dx});
     default:
         return DLB_ERR_INTERNAL;
     }
@@ -212,8 +227,10 @@ dlb_status dlb_model_loss_grad(struct dlb_model *m, float loss_scale,
                                         last->name, &dy, err);
     if (s != DLB_OK)
         return s;
-    s = DLB_BE_CALL(m->be, logsoftmax_nll_bwd, &ld, m->act[nl], m->labels,
-                    loss_scale, dy);
+    s = dlb_backend_run(m->be, &(struct dlb_op){.label = last->name,
+            .kind = DLB_OP_LOGSOFTMAX_NLL, .prop = DLB_PROP_BWD, .loss = ld,
+            .x = m->act[nl], .labels = m->labels, .alpha = loss_scale,
+            .dx = dy});
     if (s != DLB_OK) {
         dlb_model_step_free(m, &dy);
         return dlb_model_be_fail(m, s, last->name, "backward", err);

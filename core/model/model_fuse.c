@@ -1,6 +1,6 @@
-/* Layers fused into one backend pass where the backend has the fusion
- * (dlb_backend_conv_pool): a convolution and the 2x2 max pooling after
- * it, and in inference the ReLU after that too. Its output is never
+/* Layers fused into one backend pass where the backend has a kernel for
+ * the fused operation (CONV2D_POOL): a convolution and the max pooling
+ * after it, and in inference the ReLU after that too. Its output is never
  * written: for LeNet's conv1 the pass saves a write and a read of the
  * largest activation.
  *
@@ -12,10 +12,10 @@
  * ReLU apart (its backward reads its output) and has the pooling's
  * workspace written for the pooling's backward; after a first layer the
  * two backward passes are one as well (pool_bwd). In inference a
- * convolution that fuses nothing runs on the backend's inference kernels
- * (conv_fwd_infer), which may round otherwise than training's: training
- * keeps one kernel per layer, so that a pipeline's stages and one worker
- * compute the same bits. */
+ * convolution that fuses nothing runs as FWD_INFER, where a backend may
+ * have kernels that round otherwise than training's: training keeps one
+ * kernel per layer, so that a pipeline's stages and one worker compute
+ * the same bits. */
 #include "model/model_impl.h"
 
 #include "backend/backend.h"
@@ -54,29 +54,25 @@ static int f32_layer(const struct dlb_model *m, size_t i)
            dlb_model_out_type(m, i) == DLB_F32;
 }
 
-/* How many layers after convolution i (descriptor cd, an F32 layer) the
- * fusion covers (0: none): a max pooling the backend takes (its
- * descriptor in *pd), then in inference a ReLU if one follows. Every
- * layer involved computes in F32 and none is quantised. */
-static size_t span_of(const struct dlb_model *m, size_t i, int train,
-                      const struct dlb_backend_conv_pool *f,
-                      const struct dlb_conv2d_desc *cd,
-                      struct dlb_pool_desc *pd, int *relu)
+/* How many layers after convolution i the fusion covers (0: none): a max
+ * pooling the backend fuses with it (op: the fused forward, its pooling
+ * descriptor and ReLU filled in), then in inference a ReLU if one
+ * follows. Every layer involved computes in F32 and none is quantised. */
+static size_t span_of(struct dlb_model *m, size_t i, int train,
+                      struct dlb_op *op)
 {
     size_t nl = m->spec->n_layers;
-    *relu = 0;
+    op->relu = 0;
     if (i + 1 >= nl || m->layers[i + 1].spec->kind != DLB_LAYER_MAXPOOL ||
         !f32_layer(m, i + 1))
         return 0;
-    *pd = dlb_model_pool_desc(m->layers[i + 1].spec, m->n);
-    if (!f->applies(cd, pd, DLB_F32))
-        return 0;
+    op->pool = dlb_model_pool_desc(m->layers[i + 1].spec, m->n);
     if (!train && i + 2 < nl &&
-        m->layers[i + 2].spec->kind == DLB_LAYER_RELU && f32_layer(m, i + 2)) {
-        *relu = 1;
-        return 2;
-    }
-    return 1;
+        m->layers[i + 2].spec->kind == DLB_LAYER_RELU && f32_layer(m, i + 2))
+        op->relu = 1;
+    if (!dlb_backend_kernel_for(m->be, op))
+        return 0;
+    return op->relu ? 2 : 1;
 }
 
 int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
@@ -84,21 +80,24 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
                         int *owned, dlb_status *st, struct dlb_error *err)
 {
     struct dlb_model_layer *ml = &m->layers[i];
-    const struct dlb_backend_conv_pool *f = dlb_backend_conv_pool(m->be);
-    struct dlb_pool_desc pd;
-    struct dlb_buffer *ws = NULL;
-    int relu = 0;
     if (ml->spec->kind != DLB_LAYER_CONV)
         return 0;
     if (train)
         ml->pool_bwd = 0;
-    if (!m->fuse || !f || !f32_layer(m, i) || dlb_buffer_dtype(x) != DLB_F32)
+    if (!m->fuse || !f32_layer(m, i) || dlb_buffer_dtype(x) != DLB_F32)
         return 0;
-    struct dlb_conv2d_desc cd = dlb_model_conv_desc(ml->spec, m->n);
-    size_t span = span_of(m, i, train, f, &cd, &pd, &relu);
-    /* Alone, an inference pass's convolution runs on the backend's
-     * inference kernels; in training, on the layer's usual one. */
-    if (!span && (train || !f->conv_fwd_infer))
+    /* the fused pass's operation, shaped before its tensors exist: the
+     * kernels apply on types and shapes */
+    struct dlb_op op = {
+        .kind = DLB_OP_CONV2D_POOL,
+        .prop = train ? DLB_PROP_FWD_TRAIN : DLB_PROP_FWD_INFER,
+        .label = ml->spec->name, .conv = dlb_model_conv_desc(ml->spec, m->n),
+        .x = x, .w = dlb_model_layer_weights(m, i),
+        .b = ml->bias >= 0 ? m->params[ml->bias].t.buf : NULL};
+    size_t span = span_of(m, i, train, &op);
+    /* Alone, an inference pass's convolution runs as FWD_INFER; in
+     * training, as the layer's usual one (model_fwd.c). */
+    if (!span && train)
         return 0;
     mark(m, i, span);
     /* Backward of the pooling reads where each maximum was. */
@@ -112,18 +111,23 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
                                     ml->spec->name, y, err)))
         return 1;
     *owned = 1;
+    op.y = *y;
     if (span && train)
-        ws = m->layers[i + 1].ws;
-    struct dlb_buffer *w = dlb_model_layer_weights(m, i);
-    const struct dlb_buffer *b = ml->bias >= 0 ? m->params[ml->bias].t.buf
-                                               : NULL;
-    *st = span ? f->fwd(m->be, &cd, &pd, relu, x, w, b, *y, ws)
-               : f->conv_fwd_infer(m->be, &cd, x, w, b, *y);
+        op.ws = m->layers[i + 1].ws;
+    if (!span)
+        op.kind = DLB_OP_CONV2D;
+    *st = dlb_backend_run(m->be, &op);
     if (*st != DLB_OK)
         *st = dlb_model_be_fail(m, *st, ml->spec->name, "forward", err);
     /* The first layer's input needs no gradient: its backward can take
-     * the pooling's gradient as it is (model_bwd.c). */
-    else if (ws && i == 0 && f->bwd_weights)
-        ml->pool_bwd = 1;
+     * the pooling's gradient as it is (model_bwd.c), where the backend
+     * has that kernel. */
+    else if (op.ws && i == 0) {
+        struct dlb_op bwd = op;
+        bwd.prop = DLB_PROP_BWD_WEIGHTS;
+        bwd.dy = bwd.y;
+        bwd.dw = (struct dlb_buffer *)bwd.w;
+        ml->pool_bwd = dlb_backend_kernel_for(m->be, &bwd) != NULL;
+    }
     return 1;
 }

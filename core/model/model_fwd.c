@@ -16,15 +16,18 @@ static struct dlb_buffer *buf(const struct dlb_model *m, int index)
 }
 
 /* Whether training batch norm i takes the ReLU after it into its own
- * passes: the backend has the fused operations and the ReLU reads the
- * batch norm's output as it is (no cast between them). */
-static int bn_takes_relu(const struct dlb_model *m, size_t i)
+ * passes: the ReLU reads the batch norm's output as it is (no cast
+ * between them) and the backend has a kernel for the fused operation
+ * `op` (a batch norm's training forward, its kind made BATCHNORM_RELU). */
+static int bn_takes_relu(const struct dlb_model *m, size_t i,
+                         const struct dlb_op *op)
 {
     const struct dlb_model_layer *r = &m->layers[i + 1];
     enum dlb_dtype t = dlb_model_out_type(m, i);
     return i + 1 < m->spec->n_layers && r->spec->kind == DLB_LAYER_RELU &&
-           !r->q && dlb_backend_bn_relu(m->be) &&
-           dlb_model_layer_type(m, i + 1) == t && dlb_model_out_type(m, i + 1) == t;
+           !r->q && dlb_model_layer_type(m, i + 1) == t &&
+           dlb_model_out_type(m, i + 1) == t &&
+           dlb_backend_kernel_for(m->be, op) != NULL;
 }
 
 static dlb_status fwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
@@ -32,33 +35,31 @@ static dlb_status fwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
                          struct dlb_error *err)
 {
     const struct dlb_layer_spec *L = ml->spec;
-    struct dlb_batchnorm_desc d = dlb_model_bn_desc(L, m->n);
     size_t i = (size_t)(ml - m->layers);
-    int relu = train && bn_takes_relu(m, i);
     dlb_status s;
-    /* Set on every forward, so that an inference pass in between runs the
-     * ReLU itself. */
-    if (i + 1 < m->spec->n_layers)
-        m->layers[i + 1].relu_in_bn = relu;
-    if (!train) {
-        s = DLB_BE_CALL(m->be, batchnorm_fwd_infer, &d, x, buf(m, ml->weight),
-                        buf(m, ml->bias), buf(m, ml->run_mean),
-                        buf(m, ml->run_var), y);
-    } else {
+    struct dlb_op op = {.kind = DLB_OP_BATCHNORM,
+                        .prop = train ? DLB_PROP_FWD_TRAIN : DLB_PROP_FWD_INFER,
+                        .label = L->name, .bn = dlb_model_bn_desc(L, m->n),
+                        .x = x, .w = buf(m, ml->weight), .b = buf(m, ml->bias),
+                        .mean = buf(m, ml->run_mean), .var = buf(m, ml->run_var),
+                        .y = y};
+    if (train) {
         if ((s = dlb_model_step_alloc(m, m->dtype, L->in_c, L->name,
                                       &ml->save_mean, err)) ||
             (s = dlb_model_step_alloc(m, m->dtype, L->in_c, L->name,
                                       &ml->save_invstd, err)))
             return s;
-        s = relu ? dlb_backend_bn_relu(m->be)->fwd_train(
-                       m->be, &d, x, buf(m, ml->weight), buf(m, ml->bias),
-                       buf(m, ml->run_mean), buf(m, ml->run_var),
-                       ml->save_mean, ml->save_invstd, y)
-                 : DLB_BE_CALL(m->be, batchnorm_fwd_train, &d, x,
-                               buf(m, ml->weight), buf(m, ml->bias),
-                               buf(m, ml->run_mean), buf(m, ml->run_var),
-                               ml->save_mean, ml->save_invstd, y);
+        op.save_mean = ml->save_mean;
+        op.save_invstd = ml->save_invstd;
+        op.kind = DLB_OP_BATCHNORM_RELU;
+        if (!bn_takes_relu(m, i, &op))
+            op.kind = DLB_OP_BATCHNORM;
     }
+    /* Set on every forward, so that an inference pass in between runs the
+     * ReLU itself. */
+    if (i + 1 < m->spec->n_layers)
+        m->layers[i + 1].relu_in_bn = op.kind == DLB_OP_BATCHNORM_RELU;
+    s = dlb_backend_run(m->be, &op);
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "forward", err);
 }
 
@@ -74,7 +75,9 @@ static dlb_status fwd_pool(struct dlb_model *m, struct dlb_model_layer *ml,
     if (train && L->kind == DLB_LAYER_MAXPOOL &&
         (s = dlb_model_step_alloc(m, DLB_S32, count, L->name, &ml->ws, err)))
         return s;
-    s = DLB_BE_CALL(m->be, pool_fwd, &d, x, y, ml->ws);
+    s = dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+            .kind = DLB_OP_POOL, .prop = DLB_PROP_FWD_TRAIN, .pool = d,
+            .x = x, .y = y, .ws = ml->ws});
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "forward", err);
 }
 
@@ -100,18 +103,24 @@ static dlb_status run_fwd(struct dlb_model *m, size_t i, int train,
     switch (L->kind) {
     case DLB_LAYER_CONV:
         cd = dlb_model_conv_desc(L, m->n);
-        s = DLB_BE_CALL(m->be, conv2d_fwd, &cd, x, dlb_model_layer_weights(m, i),
-                        opt_buf(m, ml->bias), y);
+        s = dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+                .kind = DLB_OP_CONV2D, .prop = DLB_PROP_FWD_TRAIN,
+                .conv = cd, .x = x, .w = dlb_model_layer_weights(m, i),
+                .b = opt_buf(m, ml->bias), .y = y});
         break;
     case DLB_LAYER_MAXPOOL:
     case DLB_LAYER_AVGPOOL:
         return fwd_pool(m, ml, train, x, y, err);
     case DLB_LAYER_RELU:
-        s = DLB_BE_CALL(m->be, relu_fwd, count, x, y);
+        s = dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+                .kind = DLB_OP_RELU, .prop = DLB_PROP_FWD_TRAIN,
+                .count = count, .x = x, .y = y});
         break;
     case DLB_LAYER_DROPOUT:
         dd = dlb_model_drop_desc(L, m->n, ml->drop_seed);
-        s = DLB_BE_CALL(m->be, dropout_fwd, &dd, x, y);
+        s = dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+                .kind = DLB_OP_DROPOUT, .prop = DLB_PROP_FWD_TRAIN,
+                .drop = dd, .x = x, .y = y});
         break;
     case DLB_LAYER_BATCHNORM:
         return fwd_bn(m, ml, train, x, y, err);
@@ -119,11 +128,15 @@ static dlb_status run_fwd(struct dlb_model *m, size_t i, int train,
         if (!train && ml->pr) /* pruned: maybe sparse (model_prune_sparse.c) */
             return dlb_model_prune_linear_fwd(m, i, x, y, err);
         ld = dlb_model_linear_desc(L, m->n);
-        s = DLB_BE_CALL(m->be, linear_fwd, &ld, x, dlb_model_layer_weights(m, i),
-                        opt_buf(m, ml->bias), y);
+        s = dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+                .kind = DLB_OP_LINEAR, .prop = DLB_PROP_FWD_TRAIN,
+                .linear = ld, .x = x, .w = dlb_model_layer_weights(m, i),
+                .b = opt_buf(m, ml->bias), .y = y});
         break;
     case DLB_LAYER_LOGSOFTMAX:
-        s = DLB_BE_CALL(m->be, logsoftmax_fwd, &sd, x, y);
+        s = dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+                .kind = DLB_OP_LOGSOFTMAX, .prop = DLB_PROP_FWD_TRAIN,
+                .loss = sd, .x = x, .y = y});
         break;
     default:
         s = DLB_ERR_INTERNAL;

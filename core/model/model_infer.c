@@ -16,7 +16,8 @@ static dlb_status download(struct dlb_model *m, struct dlb_buffer *y,
     if (dlb_buffer_dtype(y) != DLB_F32) {
         if ((s = dlb_model_step_alloc(m, DLB_F32, count, "output", &f32, err)))
             return s;
-        s = DLB_BE_CALL(m->be, cast, count, y, f32);
+        s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_CAST,
+                .count = count, .x = y, .y = f32});
     }
     if (s == DLB_OK)
         s = ops->copy_to_host(m->be, out, f32, 0, count * sizeof *out);

@@ -35,7 +35,8 @@ static dlb_status put_values(struct dlb_model *m, struct dlb_buffer *dst,
         if (s == DLB_OK)
             s = ops->copy_from_host(m->be, tmp, 0, host, n * esz);
         if (s == DLB_OK)
-            s = DLB_BE_CALL(m->be, cast, n, tmp, dst);
+            s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_CAST,
+                    .count = n, .x = tmp, .y = dst});
         /* The cast is enqueued: wait before the source is freed. */
         if (s == DLB_OK)
             s = ops->synchronize(m->be);
@@ -67,7 +68,9 @@ static dlb_status init_uniform(struct dlb_model *m, int index, double bound,
 static dlb_status fill(struct dlb_model *m, struct dlb_buffer *b, double value,
                        const char *layer, struct dlb_error *err)
 {
-    dlb_status s = DLB_BE_CALL(m->be, fill, dlb_buffer_count(b), b, value);
+    dlb_status s = dlb_backend_run(m->be, &(struct dlb_op){
+                       .kind = DLB_OP_FILL, .count = dlb_buffer_count(b),
+                       .y = b, .value = value});
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, layer, "fill", err);
 }
 

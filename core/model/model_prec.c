@@ -82,14 +82,16 @@ dlb_status dlb_model_cast(struct dlb_model *m, size_t count,
     struct dlb_timer *t = NULL;
     dlb_status s;
     if (m->untimed_casts) {
-        s = DLB_BE_CALL(m->be, cast, count, src, dst);
+        s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_CAST,
+                .count = count, .x = src, .y = dst});
         return s == DLB_OK ? s : dlb_model_be_fail(m, s, what, "cast", err);
     }
     s = next_timer(m, &t);
     if (s == DLB_OK)
         s = ops->timer_start(m->be, t);
     if (s == DLB_OK)
-        s = DLB_BE_CALL(m->be, cast, count, src, dst);
+        s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_CAST,
+                .count = count, .x = src, .y = dst});
     if (s == DLB_OK)
         s = ops->timer_stop(m->be, t);
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, what, "cast", err);

@@ -128,7 +128,8 @@ dlb_status dlb_model_prune_set_sparse(struct dlb_model *m, unsigned layer,
     if (mode == DLB_PRUNE_SPARSE_ON && m->dtype != DLB_F32)
         return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "layer '%s': sparse "
                           "layers compute in fp32 only", name);
-    if (mode == DLB_PRUNE_SPARSE_ON && !dlb_backend_ops_of(m->be)->csr_linear_fwd)
+    if (mode == DLB_PRUNE_SPARSE_ON &&
+        !dlb_backend_has_kind(m->be, DLB_OP_LINEAR_CSR))
         return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "layer '%s': backend %s "
                           "has no sparse (CSR) linear kernel", name,
                           dlb_backend_name(m->be));
@@ -211,10 +212,11 @@ static dlb_status run_dense(const struct fwd_args *a)
 {
     const struct dlb_model_layer *ml = &a->m->layers[a->i];
     struct dlb_linear_desc d = dlb_model_linear_desc(ml->spec, a->m->n);
-    return DLB_BE_CALL(a->m->be, linear_fwd, &d, a->x,
-                       dlb_model_layer_weights(a->m, a->i),
-                       ml->bias >= 0 ? a->m->params[ml->bias].t.buf : NULL,
-                       a->y);
+    return dlb_backend_run(a->m->be, &(struct dlb_op){.kind = DLB_OP_LINEAR,
+               .prop = DLB_PROP_FWD_TRAIN, .linear = d, .x = a->x,
+               .w = dlb_model_layer_weights(a->m, a->i),
+               .b = ml->bias >= 0 ? a->m->params[ml->bias].t.buf : NULL,
+               .y = a->y});
 }
 
 static dlb_status run_csr(const struct fwd_args *a)
@@ -223,10 +225,12 @@ static dlb_status run_csr(const struct fwd_args *a)
     const struct dlb_model_pruned *pr = ml->pr;
     struct dlb_csr_linear_desc d = {a->m->n, ml->spec->in_c, ml->spec->out,
                                     (uint32_t)pr->nnz};
-    return DLB_BE_CALL(a->m->be, csr_linear_fwd, &d, a->x, pr->row_ptr,
-                       pr->col, pr->val,
-                       ml->bias >= 0 ? a->m->params[ml->bias].t.buf : NULL,
-                       a->y);
+    return dlb_backend_run(a->m->be, &(struct dlb_op){
+               .kind = DLB_OP_LINEAR_CSR, .prop = DLB_PROP_FWD_INFER,
+               .csr = d, .x = a->x, .row_ptr = pr->row_ptr, .col = pr->col,
+               .val = pr->val,
+               .b = ml->bias >= 0 ? a->m->params[ml->bias].t.buf : NULL,
+               .y = a->y});
 }
 
 /* One call of `run`, timed to its end on the device. */
@@ -276,7 +280,7 @@ dlb_status dlb_model_prune_linear_fwd(struct dlb_model *m, size_t i,
      * low-precision policy) runs dense. */
     if (pr->mode != DLB_PRUNE_SPARSE_OFF && m->dtype == DLB_F32 && !ml->w_lp &&
         dlb_buffer_dtype(x) == DLB_F32 && dlb_buffer_dtype(y) == DLB_F32 &&
-        dlb_backend_ops_of(m->be)->csr_linear_fwd) {
+        dlb_backend_has_kind(m->be, DLB_OP_LINEAR_CSR)) {
         if (pr->csr_stale && (s = build_csr(m, i, err)) != DLB_OK)
             return s;
         if (!(c = find_choice(pr, m->n))) {

@@ -221,9 +221,9 @@ dlb_status dlb_model_quant_apply(struct dlb_model *m,
     dlb_status s = check(m, layers, n, err);
     if (s != DLB_OK)
         return s;
-    if (!dlb_backend_ops_of(m->be)->conv2d_int8_fwd ||
-        !dlb_backend_ops_of(m->be)->linear_int8_fwd ||
-        !dlb_backend_ops_of(m->be)->pool_int8_fwd)
+    /* the int8 family comes whole (backend_kernels.h): its pooling too */
+    if (!dlb_backend_has_kind(m->be, DLB_OP_CONV2D_INT8) ||
+        !dlb_backend_has_kind(m->be, DLB_OP_LINEAR_INT8))
         return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "backend %s has no int8 "
                           "convolution, linear or pooling kernels",
                           dlb_backend_name(m->be));

@@ -34,18 +34,23 @@ static dlb_status int8_layer(struct dlb_model *m, size_t i,
                               L->name);
         if ((s = dlb_model_step_alloc(m, q->in_type, in, L->name, &xq, err)))
             return s;
-        s = DLB_BE_CALL(m->be, quantize, in, x, xq, q->d.x_scale,
-                        q->d.x_zero_point);
+        s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_QUANTIZE,
+                .count = in, .x = x, .y = xq, .alpha = q->d.x_scale,
+                .zero_point = q->d.x_zero_point});
         x = xq;
     }
     if (s == DLB_OK && L->kind == DLB_LAYER_CONV) {
         struct dlb_conv2d_desc d = dlb_model_conv_desc(L, m->n);
-        s = DLB_BE_CALL(m->be, conv2d_int8_fwd, &d, &q->d, x, q->w,
-                        q->w_scale, q->b, y);
+        s = dlb_backend_run(m->be, &(struct dlb_op){
+                .kind = DLB_OP_CONV2D_INT8, .prop = DLB_PROP_FWD_INFER,
+                .conv = d, .q = q->d, .x = x, .w = q->w,
+                .w_scale = q->w_scale, .b = q->b, .y = y});
     } else if (s == DLB_OK) {
         struct dlb_linear_desc d = dlb_model_linear_desc(L, m->n);
-        s = DLB_BE_CALL(m->be, linear_int8_fwd, &d, &q->d, x, q->w,
-                        q->w_scale, q->b, y);
+        s = dlb_backend_run(m->be, &(struct dlb_op){
+                .kind = DLB_OP_LINEAR_INT8, .prop = DLB_PROP_FWD_INFER,
+                .linear = d, .q = q->d, .x = x, .w = q->w,
+                .w_scale = q->w_scale, .b = q->b, .y = y});
     }
     dlb_model_step_free(m, &xq);
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "int8 forward",
@@ -79,7 +84,8 @@ dlb_status dlb_model_quant_fwd(struct dlb_model *m, size_t i, int train,
     if (ml->q->role == DLB_QROLE_INT8)
         return int8_layer(m, i, x, *y, err);
     struct dlb_pool_desc d = dlb_model_pool_desc(L, m->n);
-    s = DLB_BE_CALL(m->be, pool_int8_fwd, &d, x, *y);
+    s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_POOL,
+            .prop = DLB_PROP_FWD_INFER, .pool = d, .x = x, .y = *y});
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "int8 forward",
                                                err);
 }

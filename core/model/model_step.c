@@ -67,7 +67,8 @@ dlb_status dlb_model_upload_input(struct dlb_model *m, const float *images,
             return s;
         s = ops->copy_from_host(m->be, tmp, 0, images, count * sizeof(float));
         if (s == DLB_OK)
-            s = DLB_BE_CALL(m->be, cast, count, tmp, *out);
+            s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_CAST,
+                    .count = count, .x = tmp, .y = *out});
         dlb_model_step_free(m, &tmp);
     }
     if (s != DLB_OK) {

@@ -15,8 +15,9 @@ dlb_status dlb_model_read_loss(struct dlb_model *m, double *loss,
     dlb_status s = dlb_model_step_alloc(m, m->dtype, 1, "loss", &lb, err);
     if (s != DLB_OK)
         return s;
-    s = DLB_BE_CALL(m->be, nll_loss, &ld, m->act[m->spec->n_layers], m->labels,
-                    lb);
+    s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_NLL_LOSS,
+            .prop = DLB_PROP_FWD_TRAIN, .loss = ld,
+            .x = m->act[m->spec->n_layers], .labels = m->labels, .y = lb});
     if (s == DLB_OK && m->dtype == DLB_F64) {
         s = dlb_backend_ops_of(m->be)->copy_to_host(m->be, loss, lb, 0, 8);
     } else if (s == DLB_OK) {
@@ -25,7 +26,8 @@ dlb_status dlb_model_read_loss(struct dlb_model *m, double *loss,
         struct dlb_buffer *f32 = lb;
         if (m->dtype != DLB_F32 &&
             (s = dlb_model_step_alloc(m, DLB_F32, 1, "loss", &f32, err)) == DLB_OK)
-            s = DLB_BE_CALL(m->be, cast, 1, lb, f32);
+            s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_CAST,
+                    .count = 1, .x = lb, .y = f32});
         if (s == DLB_OK)
             s = dlb_backend_ops_of(m->be)->copy_to_host(m->be, &f, f32, 0, 4);
         if (f32 != lb)
@@ -149,9 +151,13 @@ dlb_status dlb_model_unscale_grads(struct dlb_model *m, float loss_scale,
         if (!p->grad)
             continue;
         if (loss_scale != 1.0f)
-            s = DLB_BE_CALL(m->be, scale, p->t.count, p->grad, 1.0f / loss_scale);
+            s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_SCALE,
+                    .count = p->t.count, .y = p->grad,
+                    .alpha = 1.0f / loss_scale});
         if (s == DLB_OK && found_nonfinite &&
-            (s = DLB_BE_CALL(m->be, check_finite, p->t.count, p->grad, &bad)) ==
+            (s = dlb_backend_run(m->be, &(struct dlb_op){
+                     .kind = DLB_OP_CHECK_FINITE, .count = p->t.count,
+                     .x = p->grad, .nonfinite = &bad})) ==
                 DLB_OK && bad)
             *found_nonfinite = 1;
         if (s != DLB_OK)
@@ -167,8 +173,9 @@ dlb_status dlb_model_sgd_step(struct dlb_model *m, struct dlb_error *err)
         struct dlb_sgd_desc d = {p->t.count, m->lr, m->momentum, 0.0f};
         if (!p->grad)
             continue;
-        dlb_status s = DLB_BE_CALL(m->be, sgd_update, &d, p->t.buf, p->grad,
-                                   p->mom);
+        dlb_status s = dlb_backend_run(m->be, &(struct dlb_op){
+                           .kind = DLB_OP_SGD, .sgd = d, .param = p->t.buf,
+                           .g = p->grad, .v = p->mom});
         if (s != DLB_OK)
             return dlb_model_be_fail(m, s, p->name, "sgd_update", err);
     }

@@ -11,7 +11,8 @@ enum {
     OPT_RESUME, OPT_QUICK, OPT_VERSION, OPT_HELP, OPT_PLUGIN_DIR, OPT_BACKEND,
     OPT_VERBOSE, OPT_INDEX, OPT_RECORD_FD, OPT_PEAK, OPT_ORIGIN,
     OPT_THRESHOLD, OPT_NORMALIZE, OPT_BASELINE_DIR, OPT_SHARD, OPT_LAUNCHER,
-    OPT_RECORD_FILE, OPT_AS_REPETITIONS, OPT_STORE, OPT_MACHINE, OPT_COMMIT
+    OPT_RECORD_FILE, OPT_AS_REPETITIONS, OPT_PEAK_FILE, OPT_SEED_REP,
+    OPT_STORE, OPT_MACHINE, OPT_COMMIT
 };
 
 static const struct option long_opts[] = {
@@ -39,6 +40,8 @@ static const struct option long_opts[] = {
     {"launcher", required_argument, NULL, OPT_LAUNCHER},
     {"record-file", required_argument, NULL, OPT_RECORD_FILE},
     {"as-repetitions", no_argument, NULL, OPT_AS_REPETITIONS},
+    {"peak-file", required_argument, NULL, OPT_PEAK_FILE},
+    {"seed-rep", required_argument, NULL, OPT_SEED_REP},
     {"store", required_argument, NULL, OPT_STORE},
     {"machine", required_argument, NULL, OPT_MACHINE},
     {"commit", required_argument, NULL, OPT_COMMIT},
@@ -296,6 +299,17 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
             case OPT_NORMALIZE: o->normalize = 1; break;
             case OPT_BASELINE_DIR: o->baseline_dir = optarg; break;
             case OPT_RECORD_FILE: o->record_file = optarg; break;
+            case OPT_PEAK_FILE: o->peak_file = optarg; break;
+            case OPT_SEED_REP: {
+                char *end;
+                errno = 0;
+                long k = strtol(optarg, &end, 10);
+                if (errno || *end || k < 1 || k > 1000)
+                    return dlb_errorf(err, DLB_ERR_INPUT, "--seed-rep %s: "
+                                      "expected 1 to 1000", optarg);
+                o->seed_rep = (int)k;
+                break;
+            }
             case OPT_AS_REPETITIONS: o->as_repetitions = 1; break;
             case OPT_STORE: o->store = optarg; break;
             case OPT_MACHINE: o->store_machine = optarg; break;

@@ -47,6 +47,9 @@ struct dlb_options {
     long config_index;
     int record_fd;
     const char *record_file;    /* under a launcher: rank 0 writes here */
+    const char *peak_file;      /* the run's roofline (DIR/peak.json) */
+    int seed_rep;               /* > 0: train and evaluate from seed +
+                                   seed_rep, no measurement (accuracy_seeds) */
 };
 
 /* Parse argv. On bad usage returns DLB_ERR_INPUT with the message in err.

@@ -457,6 +457,31 @@ dlb_status dlb_peak_measure_opts(int threads, const struct dlb_peak_opts *o,
     return DLB_OK;
 }
 
+dlb_status dlb_peak_quick_fp32(int threads, double *gflops,
+                               struct dlb_error *err)
+{
+    int cpus[DLB_PEAK_MAX_THREADS];
+    struct dlb_peak_opts o;
+    dlb_peak_opts_default(&o);
+    if (threads > DLB_PEAK_MAX_THREADS)
+        return dlb_errorf(err, DLB_ERR_INPUT, "peak check: %d threads is "
+                          "more than the %d supported", threads,
+                          DLB_PEAK_MAX_THREADS);
+    double sink = 0;
+    int pinned = 1;
+    struct dlb_peak_kernels k;
+    dlb_peak_kernels_select(o.isa_cap, &k);
+    struct team t = {.k = &k, .cpus = cpus};
+    t.ncpu = affinity_cpus(cpus, DLB_PEAK_MAX_THREADS);
+    int n = threads > 0 ? threads : t.ncpu;
+    dlb_status st = compute_figure(&o, &t, n, &k.unit[DLB_PEAK_FP32], gflops,
+                                   &pinned, &sink, err);
+    if (st == DLB_OK && !isfinite(sink))
+        return dlb_errorf(err, DLB_ERR_INTERNAL, "peak check: kernels "
+                          "produced %g", sink);
+    return st;
+}
+
 dlb_status dlb_peak_measure(int threads, struct dlb_peak *out,
                             struct dlb_error *err)
 {

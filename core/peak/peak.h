@@ -97,6 +97,56 @@ dlb_status dlb_peak_save(const char *path, const struct dlb_peak *p,
 dlb_status dlb_peak_get(int threads, int allow_measure, struct dlb_peak *out,
                         struct dlb_error *warn, struct dlb_error *err);
 
+/* The fp32 FMA figure of all `threads` alone (<= 0: as dlb_peak_measure),
+ * in about a tenth of a second: the check that tells whether the machine's
+ * speed has moved since a cached probe. */
+dlb_status dlb_peak_quick_fp32(int threads, double *gflops,
+                               struct dlb_error *err);
+
+/* Measure now and cache the figures unless they look contended (said in
+ * warn->msg, "" otherwise): `dlbench info --peak`. */
+dlb_status dlb_peak_probe(int threads, struct dlb_peak *out,
+                          struct dlb_error *warn, struct dlb_error *err);
+
+/* When a run's roofline is probed again rather than taken from the cache.
+ * The machine's speed moves with the hour (the same VM read 368 GFLOP/s
+ * fp32 one afternoon and 453 another), so a share of peak holds only
+ * against a probe of the same sitting. */
+struct dlb_peak_policy {
+    double max_age_s;  /* a cached probe older than this is probed again */
+    double tolerance;  /* ... and one whose fp32 figure a quick check finds
+                          moved by more than this share */
+};
+
+/* The roofline a run measures against, and how it was chosen. */
+struct dlb_peak_choice {
+    struct dlb_peak peak;
+    double age_s;         /* the probe's age when the run started */
+    double check_gflops;  /* the quick check's fp32 figure; 0: none ran */
+    int probed;           /* 1: measured for this run */
+    char why[400];        /* how, in words, for the context and the log */
+};
+
+/* The cached probe for this CPU and `threads` if it is younger than the
+ * policy's age and a quick check agrees with its fp32 figure within the
+ * tolerance; else a fresh probe, cached unless contended. A contended
+ * fresh probe does not replace a cached one: the cached figures are kept
+ * and the choice says so. path NULL: the default cache. */
+dlb_status dlb_peak_for_run(int threads, const struct dlb_peak_policy *pol,
+                            const char *path, struct dlb_peak_choice *out,
+                            struct dlb_error *warn, struct dlb_error *err);
+
+/* The choice as a run records it (the context's "peak" and DIR/peak.json):
+ * {"figures": dlb_peak_to_json, "measured_utc", "age_s", "source":
+ * "cache" or "probe", "check_gflops" (null: none ran), "why"}. NULL when
+ * out of memory. */
+json_t *dlb_peak_choice_json(const struct dlb_peak_choice *c);
+
+/* The figures of a dlb_peak_choice_json object, as a configuration's
+ * process reads them from DIR/peak.json. */
+dlb_status dlb_peak_choice_figures(const json_t *j, struct dlb_peak *p,
+                                   struct dlb_error *err);
+
 /* The all-threads peak of the unit that `precision`'s kernels run on, in
  * GFLOP/s (GOP/s for int8), with *unit (when unit is not NULL) naming it:
  *   "fp32": the FMA figure, unit fp32_isa ("avx512", "avx2", "c");

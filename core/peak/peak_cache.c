@@ -307,8 +307,8 @@ dlb_status dlb_peak_save(const char *path, const struct dlb_peak *p,
     return st;
 }
 
-/* Append a warning to warn->msg, "; "-separated. */
-static void warn_add(struct dlb_error *warn, const char *what, const char *msg)
+void dlb_peak_warn_add(struct dlb_error *warn, const char *what,
+                       const char *msg)
 {
     if (!warn)
         return;
@@ -331,14 +331,14 @@ dlb_status dlb_peak_get_opts(int threads, int allow_measure,
         if (dlb_peak_cache_path(def, sizeof def, &e) == DLB_OK)
             path = def;
         else
-            warn_add(warn, "peak figures not cached: ", e.msg);
+            dlb_peak_warn_add(warn, "peak figures not cached: ", e.msg);
     }
     if (path) {
         dlb_status st = dlb_peak_load(path, threads, out, &found, &e);
         if (st == DLB_OK && found)
             return DLB_OK;
         if (st != DLB_OK)
-            warn_add(warn, "ignoring peak cache: ", e.msg);
+            dlb_peak_warn_add(warn, "ignoring peak cache: ", e.msg);
     }
     if (!allow_measure) {
         char model[128];
@@ -348,11 +348,22 @@ dlb_status dlb_peak_get_opts(int threads, int allow_measure,
                           "--peak` to measure them", model,
                           dlb_peak_resolve_threads(threads));
     }
+    return dlb_peak_measure_save(threads, o, path, out, warn, err);
+}
+
+dlb_status dlb_peak_measure_save(int threads, const struct dlb_peak_opts *o,
+                                 const char *path, struct dlb_peak *out,
+                                 struct dlb_error *warn, struct dlb_error *err)
+{
+    char def[4096];
+    struct dlb_error e;
     struct dlb_peak_opts def_o;
     if (!o) {
         dlb_peak_opts_default(&def_o);
         o = &def_o;
     }
+    if (!path && dlb_peak_cache_path(def, sizeof def, &e) == DLB_OK)
+        path = def;
     dlb_status st = dlb_peak_measure_opts(threads, o, out, err);
     if (st != DLB_OK || !path)
         return st;
@@ -362,11 +373,19 @@ dlb_status dlb_peak_get_opts(int threads, int allow_measure,
         snprintf(e.msg, sizeof e.msg, "%d threads gave %.1f GFLOP/s against "
                  "%.1f for one; measure again when the machine is idle",
                  out->threads, out->fp32_gflops, out->fp32_gflops_1t);
-        warn_add(warn, "peak figures look contended, not cached: ", e.msg);
+        dlb_peak_warn_add(warn, "peak figures look contended, not cached: ", e.msg);
     } else if (dlb_peak_save(path, out, &e) != DLB_OK) {
-        warn_add(warn, "peak figures not cached: ", e.msg);
+        dlb_peak_warn_add(warn, "peak figures not cached: ", e.msg);
     }
     return st;
+}
+
+dlb_status dlb_peak_probe(int threads, struct dlb_peak *out,
+                          struct dlb_error *warn, struct dlb_error *err)
+{
+    if (warn)
+        warn->msg[0] = 0;
+    return dlb_peak_measure_save(threads, NULL, NULL, out, warn, err);
 }
 
 dlb_status dlb_peak_get(int threads, int allow_measure, struct dlb_peak *out,

@@ -85,4 +85,28 @@ dlb_status dlb_peak_get_opts(int threads, int allow_measure,
                              struct dlb_peak *out, struct dlb_error *warn,
                              struct dlb_error *err);
 
+/* Measure with the knobs o (NULL: the defaults) and save into the cache
+ * file path (NULL: the default), unless the figures look contended. */
+dlb_status dlb_peak_measure_save(int threads, const struct dlb_peak_opts *o,
+                                 const char *path, struct dlb_peak *out,
+                                 struct dlb_error *warn, struct dlb_error *err);
+
+/* dlb_peak_for_run with its probes and clock given: the unit test plants
+ * figures and ages instead of timing the machine. */
+struct dlb_peak_probes {
+    dlb_status (*quick)(int threads, double *gflops, struct dlb_error *err);
+    dlb_status (*full)(int threads, struct dlb_peak *out, struct dlb_error *err);
+    long long (*now)(void);   /* Unix time */
+};
+
+dlb_status dlb_peak_for_run_with(int threads, const struct dlb_peak_policy *pol,
+                                 const char *path,
+                                 const struct dlb_peak_probes *probes,
+                                 struct dlb_peak_choice *out,
+                                 struct dlb_error *warn, struct dlb_error *err);
+
+/* Add msg to warn->msg, "; "-separated after what is there. */
+void dlb_peak_warn_add(struct dlb_error *warn, const char *what,
+                       const char *msg);
+
 #endif

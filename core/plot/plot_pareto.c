@@ -8,6 +8,7 @@
  * its own, pareto-N for the N-th: a front across workloads would set a
  * LeNet row against a vgg-small one. */
 #include "plot/plot_impl.h"
+#include "stats/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,8 +16,8 @@
 
 struct pt {
     double tp, acc;
-    double acc_ci;   /* 95% half-width of the accuracy: binomial on its
-                      * test images, 0 when unknown */
+    double acc_ci;   /* 95% half-width of the accuracy (accuracy_half),
+                      * 0 when unknown */
     long long row;   /* the record's index: the table's first column */
     int front;
 };
@@ -57,6 +58,26 @@ static int group_of(const struct dlb_selection *selection, const struct dlb_reco
     return pc.group >= 0 ? (int)pc.group : -1;
 }
 
+/* The 95% half-width of a record's accuracy: the test set's binomial, and
+ * over its seeds (accuracy_seeds, results/seeds.h) the t interval of
+ * their mean as well, the two combined. */
+static double accuracy_half(const struct dlb_record *rec, double acc)
+{
+    double images = 0, sd = 0, q = acc / 100, half = 0;
+    if (dlb_record_metric_value(rec, "test_images", &images) && images > 0 &&
+        q >= 0 && q <= 1)
+        half = 100 * 1.96 * sqrt(q * (1 - q) / images);
+    size_t n = 0, i;
+    json_t *v;
+    json_array_foreach(json_object_get(rec->json, "seeds"), i, v)
+        n += json_is_number(json_object_get(v, "accuracy"));
+    if (n >= 2 && dlb_record_metric_value(rec, "accuracy_sd", &sd)) {
+        double t = dlb_student_t_975((double)(n - 1)) * sd / sqrt((double)n);
+        half = hypot(half, t);
+    }
+    return half;
+}
+
 /* The plot of group `g` (-1: every record) as NAME. */
 static dlb_status one_plot(struct dlb_plotter *p, struct dlb_plot_recs recs,
                            const struct dlb_selection *selection, int g, const char *name,
@@ -68,15 +89,11 @@ static dlb_status one_plot(struct dlb_plotter *p, struct dlb_plot_recs recs,
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
     for (i = 0; i < recs.n; i++) {
         const struct dlb_record *rec = recs.v[i];
-        double tp = rec->throughput.median, acc = 0, images = 0;
+        double tp = rec->throughput.median, acc = 0;
         int h2 = dlb_record_metric_value(rec, "accuracy", &acc);
-        int h3 = dlb_record_metric_value(rec, "test_images", &images);
-        double q = acc / 100;
         if (rec->status == DLB_REC_OK && !isnan(tp) && h2 &&
             (g < 0 || group_of(selection, rec) == g))
-            v[n++] = (struct pt){tp, acc, h3 && images > 0 && q >= 0 && q <= 1
-                                 ? 100 * 1.96 * sqrt(q * (1 - q) / images) : 0,
-                                 rec->index, 0};
+            v[n++] = (struct pt){tp, acc, accuracy_half(rec, acc), rec->index, 0};
     }
     if (!n) {
         free(v);

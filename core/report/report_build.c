@@ -39,6 +39,22 @@ static const char *known(const char *s)
     return s ? s : "unknown";
 }
 
+/* The roofline the shares of peak are against, its age and why it was
+ * chosen: a share is only as good as a probe of the same sitting. */
+static void roofline(struct dlb_rep *r, json_t *ctx)
+{
+    json_t *pk = dlb_context_get(ctx, "peak");
+    json_t *fig = dlb_context_get(pk, "figures");
+    if (!json_is_object(fig) || r->n_env >= 8)
+        return;
+    json_t *fp32 = dlb_context_get(fig, "fp32");
+    snprintf(r->env[r->n_env++], sizeof r->env[0], "roofline (the shares of peak): fp32 "
+             "%.0f GFLOP/s on %lld threads, probed %s; %s",
+             json_number_value(dlb_context_get(fp32, "gflops")),
+             (long long)json_integer_value(dlb_context_get(fig, "threads")),
+             str(pk, "measured_utc"), str(pk, "why"));
+}
+
 static void environment(struct dlb_rep *r, json_t *ctx)
 {
     json_t *cpu = dlb_context_get(ctx, "cpu"), *suite = dlb_context_get(ctx, "suite");
@@ -47,15 +63,15 @@ static void environment(struct dlb_rep *r, json_t *ctx)
     char m[64];
     dlb_rep_bytes(m, sizeof m, mem);
     snprintf(r->title, sizeof r->title, "dlbench report: %s", str(suite, "name"));
-    snprintf(r->env[r->n_env++], 300, "host: %s, %s", str(ctx, "host"),
+    snprintf(r->env[r->n_env++], sizeof r->env[0], "host: %s, %s", str(ctx, "host"),
              str(dlb_context_get(ctx, "os"), "pretty_name"));
-    snprintf(r->env[r->n_env++], 300, "CPU: %s, %lld physical cores, %lld "
+    snprintf(r->env[r->n_env++], sizeof r->env[0], "CPU: %s, %lld physical cores, %lld "
              "logical CPUs allowed, %s memory", str(cpu, "model"),
              json_is_integer(cores) ? (long long)json_integer_value(cores) : -1LL,
              (long long)json_integer_value(dlb_context_get(cpu, "logical_cpus_allowed")),
              m);
     json_t *cc = dlb_context_get(ctx, "compiler"), *d = dlb_context_get(ctx, "dlbench");
-    snprintf(r->env[r->n_env++], 300, "dlbench %s (%s), %s %s", str(d, "version"),
+    snprintf(r->env[r->n_env++], sizeof r->env[0], "dlbench %s (%s), %s %s", str(d, "version"),
              str(d, "git_commit"), str(cc, "name"), str(cc, "version"));
     /* The devices the configurations ran on, as their records say. */
     json_t *devs = dlb_context_get(ctx, "devices"), *dev;
@@ -65,30 +81,31 @@ static void environment(struct dlb_rep *r, json_t *ctx)
         json_t *tot = dlb_context_get(dev, "memory_total_bytes");
         long long units = (long long)json_integer_value(
             dlb_context_get(dev, "compute_units"));
-        if (r->n_env >= 7) /* the run line comes last */
+        if (r->n_env >= 7) /* the roofline, measurement and run lines last */
             break;
         if (json_is_number(tot))
             dlb_rep_bytes(dm, sizeof dm, json_number_value(tot));
-        snprintf(r->env[r->n_env++], 300, "device (%s): %s%s%s, %lld compute "
+        snprintf(r->env[r->n_env++], sizeof r->env[0], "device (%s): %s%s%s, %lld compute "
                  "unit%s%s%s%s%s", str(dev, "backend"), str(dev, "name"),
                  *str(dev, "arch") ? ", arch " : "", str(dev, "arch"), units,
                  units == 1 ? "" : "s", dm[0] ? ", " : "", dm,
                  *str(dev, "driver") ? "; " : "", str(dev, "driver"));
     }
+    roofline(r, ctx);
     json_t *ms = dlb_context_get(ctx, "measurement");
     json_t *il = dlb_context_get(ms, "interleave");
-    if (json_is_object(ms) && r->n_env < 6) {
+    if (json_is_object(ms) && r->n_env < 9) {
         char order[120] = "each configuration once, in plan order";
         if (json_is_object(il))
             snprintf(order, sizeof order, "%lld passes, each in its own random "
                      "order (seed %lld)",
                      (long long)json_integer_value(dlb_context_get(il, "passes")),
                      (long long)json_integer_value(dlb_context_get(il, "seed")));
-        snprintf(r->env[r->n_env++], 300, "measurement: malloc %s; %s (each "
+        snprintf(r->env[r->n_env++], sizeof r->env[0], "measurement: malloc %s; %s (each "
                  "configuration's controls and system figures are in results.json)",
                  str(ms, "malloc"), order);
     }
-    snprintf(r->env[r->n_env++], 300, "run: %s to %s, %.1f s%s%s",
+    snprintf(r->env[r->n_env++], sizeof r->env[0], "run: %s to %s, %.1f s%s%s",
              str(ctx, "start_utc"), str(ctx, "end_utc"),
              json_number_value(dlb_context_get(ctx, "run_s")),
              json_is_true(dlb_context_get(ctx, "quick")) ? ", --quick" : "",
@@ -166,64 +183,30 @@ static int verdicts(struct dlb_rep *r, const struct dlb_selection *sel)
     return 0;
 }
 
-static void figures(char *buf, size_t len, const struct dlb_record *rec)
+/* A configuration measured again because an earlier run was doubtful
+ * (remeasure.h): which runs were, and which one's figures stand. */
+static void remeasured(struct dlb_rep *r, const struct dlb_record *rec)
 {
-    size_t used = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < rec->n_metrics; i++) {
-        const struct dlb_rec_metric *m = &rec->metrics[i];
-        if (!strchr(m->name, '.') || used + 2 >= len)
-            continue;
-        char n[64];
-        dlb_rep_num(n, sizeof n, dlb_rep_or0(m->value));
-        int k = snprintf(buf + used, len - used, "%s%s=%s%s", used ? ", " : "",
-                         m->name, n, m->unit && m->unit[0] == '%' ? "%" : "");
-        used = k > 0 && used + (size_t)k < len ? used + (size_t)k : len - 1;
-    }
-}
-
-static void row(struct dlb_rep_row *row, const struct dlb_record *rec,
-                const struct dlb_selection *sel)
-{
-    const char *id = rec->id;
-    struct dlb_rec_selection pc;
-    dlb_record_selection(sel->json, id, &pc);
-    const struct dlb_rec_throughput *tp = &rec->throughput;
-    char (*c)[256] = row->cell;
-    snprintf(c[0], 256, "%lld", rec->index);
-    snprintf(c[1], 256, "%s", id);
-    row->winner = dlb_sel_ids_has(&sel->winners, id);
-    row->tied = dlb_sel_ids_has(&sel->ties, id);
-    row->pareto = dlb_sel_ids_has(&sel->pareto, id);
-    for (size_t i = 0; i < sel->n_violations; i++)
-        row->violates |= !strcmp(known(sel->violations[i].id), id);
-    const char *status = dlb_rec_status_name(rec->status);
-    if (rec->status != DLB_REC_OK)
-        snprintf(c[2], 256, "%s: %s", status, rec->reason ? rec->reason : "unknown");
-    else if (pc.eliminated_in_round >= 0)
-        snprintf(c[2], 256, "eliminated in round %lld", pc.eliminated_in_round);
-    else
-        snprintf(c[2], 256, "%s%s%s%s", row->winner ? "winner" : "ok",
-                 row->tied ? ", tied" : "", row->violates ? ", breaks a constraint" : "",
-                 row->pareto ? ", Pareto" : "");
-    if (!isnan(tp->median)) {
-        char m[64], lo[64], hi[64];
-        dlb_rep_num(m, sizeof m, tp->median);
-        dlb_rep_num(lo, sizeof lo, dlb_rep_or0(tp->ci_lo));
-        dlb_rep_num(hi, sizeof hi, dlb_rep_or0(tp->ci_hi));
-        snprintf(c[3], 256, "%s [%s, %s]", m, lo, hi);
-    }
-    if (!isnan(pc.speedup))
-        snprintf(c[4], 256, "%.3g [%.3g, %.3g]", pc.speedup,
-                 dlb_rep_or0(pc.speedup_ci_lo), dlb_rep_or0(pc.speedup_ci_hi));
-    double acc;
-    if (dlb_record_metric_value(rec, "accuracy", &acc))
-        snprintf(c[5], 256, "%.2f", acc);
-    if (!isnan(pc.accuracy_drop))
-        snprintf(c[6], 256, "%.2f", pc.accuracy_drop);
-    if (!isnan(pc.peak_memory))
-        dlb_rep_bytes(c[7], 256, pc.peak_memory);
-    figures(c[8], 256, rec);
+    json_t *h = json_object_get(rec->json, "remeasured");
+    json_t *d = json_object_get(h, "doubtful"), *v;
+    if (!json_is_object(h))
+        return;
+    char *note = r->notes[r->n_notes++];
+    size_t used = (size_t)snprintf(note, 400, "re-measured: %s ran %lld times; "
+                                   "the figures are attempt %lld's%s; doubtful:",
+                                   rec->id,
+                                   (long long)json_integer_value(json_object_get(h, "runs")),
+                                   (long long)json_integer_value(
+                                       json_object_get(h, "kept_attempt")),
+                                   rec->system.doubtful ? " (the least disturbed, "
+                                                          "still doubtful)" : "");
+    size_t i;
+    json_array_foreach(d, i, v)
+        if (used < 390)
+            used += (size_t)snprintf(note + used, 400 - used, "%s attempt %lld: %s",
+                                     i ? ";" : "",
+                                     (long long)json_integer_value(json_object_get(v, "attempt")),
+                                     json_string_value(json_object_get(v, "why")));
 }
 
 /* A configuration whose measurement the machine disturbed (sysmeter.h). */
@@ -231,6 +214,7 @@ static void doubtful(struct dlb_rep *r, const struct dlb_record *recs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const struct dlb_rec_system *sys = &recs[i].system;
+        remeasured(r, &recs[i]);
         if (sys->doubtful)
             snprintf(r->notes[r->n_notes++], 400, "doubtful: %s: %s during its "
                      "measurement (%.2g involuntary context switches and %.3g page "
@@ -243,7 +227,7 @@ static void doubtful(struct dlb_rep *r, const struct dlb_record *recs, size_t n)
 static void notes(struct dlb_rep *r, const struct dlb_selection *sel,
                   const struct dlb_record *records, size_t n_records)
 {
-    r->notes = calloc(sel->n_violations + sel->n_attribution + n_records + 2,
+    r->notes = calloc(sel->n_violations + sel->n_attribution + 2 * n_records + 2,
                       sizeof *r->notes);
     if (!r->notes)
         return;
@@ -301,12 +285,9 @@ int dlb_rep_build(struct dlb_rep *r, json_t *context,
     environment(r, context);
     if (winners(r, selection) || verdicts(r, selection))
         return -1;
-    r->rows = calloc(n_records + 1, sizeof *r->rows);
     r->pareto = calloc(selection->pareto.n + 1, sizeof *r->pareto);
-    if (!r->rows || !r->pareto)
+    if (!r->pareto || dlb_rep_rows(r, records, n_records, selection))
         return -1;
-    for (size_t i = 0; i < n_records; i++)
-        row(&r->rows[r->n_rows++], &records[i], selection);
     /* per workload: a front is among one workload's configurations */
     size_t n_groups = selection->n_groups;
     for (size_t i = 0; i < n_groups; i++) {

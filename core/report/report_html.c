@@ -12,9 +12,11 @@ static const char css[] =
     "body{font-family:sans-serif;max-width:80em;margin:1em auto;padding:0 1em}"
     "table{border-collapse:collapse;font-size:90%}"
     "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
-    "td:nth-child(2),td:nth-child(3),td:nth-child(9){text-align:left}"
+    "td:nth-child(2),td:nth-child(3),td:nth-child(9),th:nth-child(2),"
+    "th:nth-child(3),th:nth-child(9){text-align:left}"
     "tr.winner{background:#dfd;font-weight:bold}tr.tied{background:#eef}"
-    "tr.violates{background:#fdd}.plot svg{max-width:100%;height:auto}";
+    "tr.violates{background:#fdd}.plot svg{max-width:100%;height:auto}"
+    "tr.workload th{text-align:left;background:#f4f4f4}";
 
 static void esc(FILE *f, const char *s)
 {
@@ -62,6 +64,12 @@ static void rows(FILE *f, const struct dlb_rep *r)
     fputs("</tr>\n", f);
     for (size_t k = 0; k < r->n_rows; k++) {
         const struct dlb_rep_row *w = &r->rows[k];
+        if (w->head) {
+            fprintf(f, "<tr class=\"workload\"><th colspan=\"%d\">", DLB_REP_COLS);
+            esc(f, w->cell[1]);
+            fputs("</th></tr>\n", f);
+            continue;
+        }
         fprintf(f, "<tr class=\"%s\">", w->winner ? "winner" : w->violates ? "violates"
                                         : w->tied ? "tied" : "");
         for (int c = 0; c < DLB_REP_COLS; c++) {

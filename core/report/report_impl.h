@@ -14,11 +14,13 @@
 struct dlb_rep_row {
     char cell[DLB_REP_COLS][256];
     int winner, tied, violates, pareto; /* how the row is marked */
+    int head;                  /* heads a workload's rows: cell[1] names the
+                                * workload and its baseline, the rest empty */
 };
 
 struct dlb_rep {
     char title[300];
-    char env[8][300];          /* "label: value" lines */
+    char env[10][400];          /* "label: value" lines */
     int n_env;
     char (*winner)[1600];      /* per workload: its winner and why, one
                                 * paragraph each */
@@ -50,6 +52,12 @@ void dlb_rep_num(char *buf, size_t len, double v);
 /* A figure as the report prints it: 0 when absent (NAN). */
 double dlb_rep_or0(double v);
 void dlb_rep_bytes(char *buf, size_t len, double v);
+
+/* The table: one row per configuration, the rows of each workload under a
+ * head row naming it and its baseline, each row's configuration shown by
+ * what differs from that baseline (report_rows.c); 0 on success. */
+int dlb_rep_rows(struct dlb_rep *r, const struct dlb_record *records,
+                 size_t n_records, const struct dlb_selection *sel);
 
 /* A verdict's row ("model=lenet batch=64: 0.71x (0.58-0.83), accuracy
  * -0.05 +-2.88 points, memory -4%: costs") and a workload's winner in

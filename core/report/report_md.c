@@ -51,10 +51,14 @@ dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r, json_t *plots)
     fputc('\n', f);
     for (size_t k = 0; k < r->n_rows; k++) {
         fputc('|', f);
+        /* a workload's head row: in italics, beside an empty # */
+        int em = r->rows[k].winner || r->rows[k].head;
+        const char *mark = r->rows[k].head ? "*" : "**";
         for (int c = 0; c < DLB_REP_COLS; c++) {
-            fputs(r->rows[k].winner && c == 1 ? " **" : " ", f);
+            const char *m = em && c == 1 ? mark : "";
+            fprintf(f, " %s", m);
             put(f, r->rows[k].cell[c]);
-            fputs(r->rows[k].winner && c == 1 ? "** |" : " |", f);
+            fprintf(f, "%s |", m);
         }
         fputc('\n', f);
     }

@@ -22,6 +22,28 @@ static void doubtful(char *buf, size_t len, const char *why)
                  "machine)", why);
 }
 
+/* ", accuracy +2.30 +-6.02 points over 5 seeds: no measurable effect",
+ * or with one seed and its noise unknown ", accuracy +9.25 points (1 seed:
+ * training noise not measured)": the change and how far it can be
+ * trusted. Returns the length written, as snprintf. */
+static size_t accuracy_words(char *buf, size_t len, double change, double half,
+                             double seeds, const char *effect)
+{
+    int n;
+    if (effect && !strcmp(effect, "training noise not measured"))
+        n = snprintf(buf, len, ", accuracy %+.2f points (1 seed: training noise "
+                     "not measured)", change);
+    else if (effect && !isnan(half))
+        n = snprintf(buf, len, ", accuracy %+.2f +-%.2f points over %.0f seed%s (%s)",
+                     change, half, seeds, seeds == 1 ? " and the stated noise" : "s",
+                     effect);
+    else /* a record from before seeds were paired */
+        n = isnan(half) ? snprintf(buf, len, ", accuracy %+.2f points", change)
+                        : snprintf(buf, len, ", accuracy %+.2f +-%.2f points",
+                                   change, half);
+    return n > 0 ? (size_t)n : 0;
+}
+
 void dlb_rep_verdict_row(char *buf, size_t len, const struct dlb_sel_verdict_row *row)
 {
     const char *wl = s_of(row->workload), *why = s_of(row->why);
@@ -34,13 +56,10 @@ void dlb_rep_verdict_row(char *buf, size_t len, const struct dlb_sel_verdict_row
     used += (size_t)snprintf(buf + used, len - used, "%.2fx (%.2f-%.2f)",
                              row->speedup, dlb_rep_or0(row->speedup_ci_lo),
                              dlb_rep_or0(row->speedup_ci_hi));
-    int acc = !isnan(row->accuracy_change), acc_ci = !isnan(row->accuracy_ci);
-    if (acc && used < len)
-        used += (size_t)snprintf(buf + used, len - used, ", accuracy %+.2f%s",
-                                 row->accuracy_change, acc_ci ? "" : " points");
-    if (acc && acc_ci && used < len)
-        used += (size_t)snprintf(buf + used, len - used, " +-%.2f points",
-                                 row->accuracy_ci);
+    if (!isnan(row->accuracy_change) && used < len)
+        used += accuracy_words(buf + used, len - used, row->accuracy_change,
+                               row->accuracy_ci, row->accuracy_seeds,
+                               row->accuracy_effect);
     if (row->accuracy_note && used < len)
         used += (size_t)snprintf(buf + used, len - used, ", accuracy %s",
                                  row->accuracy_note);
@@ -57,6 +76,26 @@ void dlb_rep_verdict_row(char *buf, size_t len, const struct dlb_sel_verdict_row
                  plain ? "" : " (", plain ? "" : why, plain ? "" : ")");
     }
     doubtful(buf, len, row->doubtful_why);
+}
+
+/* The winner's accuracy drop and whether the interval shows it within
+ * accuracy_tolerance. */
+static void drop_words(char *buf, size_t len, const struct dlb_rec_selection *pc)
+{
+    const char *w = s_of(pc->accuracy_within);
+    if (!strcmp(w, "unchecked"))
+        snprintf(buf, len, ", accuracy drop %.2f points (1 seed: training noise "
+                 "not measured)", pc->accuracy_drop);
+    else if (w[0] && !isnan(pc->accuracy_drop_ci))
+        snprintf(buf, len, ", accuracy drop %.2f +-%.2f points over %.0f seed%s%s",
+                 pc->accuracy_drop, pc->accuracy_drop_ci, pc->accuracy_seeds,
+                 pc->accuracy_seeds == 1 ? " and the stated noise" : "s",
+                 !strcmp(w, "yes") ? ", within accuracy_tolerance"
+                 : !strcmp(w, "cannot tell") ? ": cannot tell whether within "
+                                               "accuracy_tolerance"
+                                             : "");
+    else
+        snprintf(buf, len, ", accuracy drop %.2f points", pc->accuracy_drop);
 }
 
 void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel,
@@ -82,8 +121,7 @@ void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel
                             pc.speedup, dlb_rep_or0(pc.speedup_ci_lo),
                             dlb_rep_or0(pc.speedup_ci_hi), base);
         if (!isnan(pc.accuracy_drop) && used > 0 && (size_t)used < sizeof fig)
-            snprintf(fig + used, sizeof fig - (size_t)used, ", accuracy drop "
-                     "%.2f points", pc.accuracy_drop);
+            drop_words(fig + used, sizeof fig - (size_t)used, &pc);
     }
     snprintf(buf, len, "%s%s%s", head, w, fig);
     doubtful(buf, len, group->winner_doubtful_why ? group->winner_doubtful_why
@@ -101,7 +139,8 @@ void dlb_report_verdicts(FILE *f, const struct dlb_selection *sel)
         return;
     }
     fprintf(f, "\nverdicts (each setting against its workload's baseline: "
-               "speedup with its 95%% CI, accuracy change +- its 95%% CI)\n");
+               "speedup with its 95%% CI, accuracy change over paired seeds +- "
+               "its 95%% CI)\n");
     for (size_t i = 0; i < sel->n_verdicts; i++) {
         const struct dlb_sel_verdict *v = &sel->verdicts[i];
         fprintf(f, "  %s: %s%s\n", s_of(v->setting), s_of(v->summary),

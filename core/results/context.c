@@ -7,7 +7,7 @@
 #include "config.h"
 #endif
 
-#include "results/cpu_quota.h"
+#include "util/cpu_quota.h"
 #include "results/results.h"
 
 #include <sched.h>

@@ -49,6 +49,8 @@ struct dlb_rec_measure {
     int converged, settled;     /* -1 when absent */
     double steps_per_sample, warmup_steps, warmup_s, measure_s;
     double samples_per_step, flops_per_step, timer_overhead_s;
+    double peak_measured_at;    /* Unix time of the roofline probe the
+                                   shares are against; NAN when absent */
 };
 
 struct dlb_rec_metric {         /* name and unit owned by the record */
@@ -118,7 +120,9 @@ struct dlb_rec_selection {
     long long group, changes, eliminated_in_round;
     const char *baseline, *accuracy_note;
     const char *doubtful_why;   /* it or its baseline measured doubtful */
+    const char *accuracy_effect, *accuracy_within; /* select.c's words */
     double speedup, speedup_ci_lo, speedup_ci_hi, accuracy_drop;
+    double accuracy_drop_ci, accuracy_seeds;
     double trained_images, peak_memory;
     double objective, objective_ci_lo, objective_ci_hi;
 };

@@ -70,6 +70,21 @@ json_t *dlb_record_slim(const json_t *rec, int with_rep)
                              "status", json_object_get(rec, "status"));
     if (slim && with_rep)
         json_object_set(slim, "rep", json_object_get(rec, "rep"));
+    /* what remeasure.h and seeds.h decide on */
+    json_t *att = json_object_get(rec, "attempt"), *srep = json_object_get(rec, "seed_rep");
+    json_t *acc = json_object_get(json_object_get(rec, "metrics"), "accuracy");
+    if (slim && srep)
+        json_object_set(slim, "seed_rep", srep);
+    if (slim && acc)
+        json_object_set_new(slim, "metrics", json_pack("{s:O}", "accuracy", acc));
+    if (slim && json_object_get(rec, "seeds"))
+        json_object_set(slim, "seeds", json_object_get(rec, "seeds"));
+    const char *why = json_string_value(json_object_get(json_object_get(rec, "system"),
+                                                        "doubtful"));
+    if (slim && att)
+        json_object_set(slim, "attempt", att);
+    if (slim && why)
+        json_object_set_new(slim, "system", json_pack("{s:s}", "doubtful", why));
     return slim;
 }
 
@@ -95,6 +110,7 @@ void dlb_record_init(struct dlb_record *r)
     m->clock = m->peak_unit = NULL;
     m->steps_per_sample = m->warmup_steps = m->warmup_s = m->measure_s = NAN;
     m->samples_per_step = m->flops_per_step = m->timer_overhead_s = NAN;
+    m->peak_measured_at = NAN;
     r->wall_s = r->budget = NAN;
     r->round = r->rep = r->pass_position = -1;
     struct dlb_rec_vs_baseline *vb = &r->vs_baseline;
@@ -237,6 +253,10 @@ void dlb_record_selection(json_t *selection, const char *id,
     out->speedup_ci_lo = num_or_nan(json_array_get(ci, 0));
     out->speedup_ci_hi = num_or_nan(json_array_get(ci, 1));
     out->accuracy_drop = num_or_nan(json_object_get(pc, "accuracy_drop"));
+    out->accuracy_drop_ci = num_or_nan(json_object_get(pc, "accuracy_drop_ci"));
+    out->accuracy_seeds = num_or_nan(json_object_get(pc, "accuracy_seeds"));
+    out->accuracy_effect = json_string_value(json_object_get(pc, "accuracy_effect"));
+    out->accuracy_within = json_string_value(json_object_get(pc, "accuracy_within"));
     out->trained_images = num_or_nan(json_object_get(pc, "trained_images"));
     out->peak_memory = num_or_nan(json_object_get(pc, "peak_memory"));
     out->objective = num_or_nan(json_object_get(obj, "median"));

@@ -172,6 +172,7 @@ static void read_measure(struct rd *c, struct dlb_record *r)
     m->samples_per_step = num(c, o, "measure", "samples_per_step");
     m->flops_per_step = num(c, o, "measure", "flops_per_step");
     m->timer_overhead_s = num(c, o, "measure", "timer_overhead_s");
+    m->peak_measured_at = num(c, o, "measure", "peak_measured_at");
 }
 
 static void read_samples(struct rd *c, struct dlb_record *r)

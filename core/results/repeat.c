@@ -1,5 +1,7 @@
 /* Merging a configuration's repetitions (see repeat.h). */
 #include "results/repeat.h"
+#include "results/remeasure.h"
+#include "results/seeds.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -253,4 +255,14 @@ json_t *dlb_reps_merge(json_t *records, int reps)
     dlb_records_free(recs, n);
     dlb_reps_widen_ci(out);
     return out;
+}
+
+json_t *dlb_records_as_configs(json_t *records, int reps)
+{
+    json_t *picked = dlb_remeasure_pick(records);
+    json_t *folded = picked ? dlb_seeds_fold(picked) : NULL;
+    json_t *merged = folded ? dlb_reps_merge(folded, reps) : NULL;
+    json_decref(picked);
+    json_decref(folded);
+    return merged;
 }

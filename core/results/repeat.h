@@ -37,6 +37,12 @@ long long dlb_round_of(json_t *rec);
  * memory. */
 json_t *dlb_reps_merge(json_t *records, int reps);
 
+/* A journal's runs as the search and the results see them: of the runs of
+ * one key the one remeasure.h picks, the seed runs folded into their
+ * configuration's (seeds.h), then the repetitions merged as above. A new
+ * array, or NULL without memory. */
+json_t *dlb_records_as_configs(json_t *records, int reps);
+
 /* Widen the median interval of each merged record (of `merged`, from
  * dlb_reps_merge) to cover the spread between processes. Samples pooled
  * from several processes are not independent: each process runs in its

@@ -41,6 +41,11 @@ dlb_status dlb_rundir_lock(const char *dir, struct dlb_error *err);
 dlb_status dlb_rundir_setup(const char *dir, const char *suite_path,
                             json_t *invocation, struct dlb_error *err);
 
+/* DIR/NAME holding `doc`, whole or not at all (a temporary name, synced,
+ * renamed, the directory synced). */
+dlb_status dlb_rundir_write_json(const char *dir, const char *name,
+                                 json_t *doc, struct dlb_error *err);
+
 /* For --resume DIR: DLB_ERR_INPUT, saying what to do, unless DIR is a run
  * directory whose set-up finished (see dlb_rundir_setup). */
 dlb_status dlb_rundir_check_set_up(const char *dir, struct dlb_error *err);

@@ -34,8 +34,11 @@ struct dlb_sel_group {          /* one workload's part of the selection */
 struct dlb_sel_verdict_row {    /* one setting on one workload */
     const char *workload, *verdict, *why, *accuracy_note;
     const char *doubtful_why;   /* rests on a doubtful record: which, why */
+    const char *accuracy_effect;/* "gain", "loss", "no measurable effect",
+                                 * "training noise not measured" */
     double speedup, speedup_ci_lo, speedup_ci_hi;
     double accuracy_change, accuracy_ci, memory_change;
+    double accuracy_seeds;      /* paired seeds; NAN when absent */
 };
 
 struct dlb_sel_verdict {        /* one setting, over the workloads */

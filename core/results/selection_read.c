@@ -191,6 +191,8 @@ static void read_verdicts(struct rd *c, json_t *sel, struct dlb_selection *s)
             pair(c, w, rat, "speedup_ci", &r->speedup_ci_lo, &r->speedup_ci_hi);
             r->accuracy_change = num(c, w, rat, "accuracy_change");
             r->accuracy_ci = num(c, w, rat, "accuracy_ci");
+            r->accuracy_seeds = num(c, w, rat, "accuracy_seeds");
+            r->accuracy_effect = str(c, w, rat, "accuracy_effect");
             r->memory_change = num(c, w, rat, "memory_change");
         }
     }

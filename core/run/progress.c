@@ -54,7 +54,17 @@ void dlb_progress_done(struct dlb_progress *p, size_t k, const char *id, json_t 
     double wall = typed && !isnan(r.wall_s) ? r.wall_s : 0;
     if (p->tty)
         fprintf(stderr, "\r\033[K");
-    if (status && !strcmp(status, "ok"))
+    double acc = NAN;
+    int seed_run = typed && json_is_integer(json_object_get(rec, "seed_rep"));
+    if (typed)
+        dlb_record_metric_value(&r, "accuracy", &acc);
+    if (status && !strcmp(status, "ok") && seed_run)
+        /* accuracy_seeds: a training from another seed, not measured */
+        fprintf(stderr, "[%zu/%zu] %s: ok, seed +%lld: accuracy %.2f%% (%.1f s)\n",
+                k, p->total, id,
+                (long long)json_integer_value(json_object_get(rec, "seed_rep")),
+                acc, wall);
+    else if (status && !strcmp(status, "ok"))
         fprintf(stderr, "[%zu/%zu] %s: ok, %.4g ms/step, %.4g samples/s (%.1f s)\n", k,
                 p->total, id, med * 1e3, thr, wall);
     else

@@ -21,9 +21,7 @@ dlb_status dlb_run_check_data(const struct dlb_plan *p,
                               const char *const *suite_paths,
                               size_t n_suite_paths, struct dlb_error *err);
 
-/* The suite's workload is built in or provided by one of its plugins; for
- * a built-in one the machine's peak is probed now (once, then cached),
- * so that each record can say what share of it was reached. */
+/* The suite's workload is built in or provided by one of its plugins. */
 dlb_status dlb_run_check_workload(const struct dlb_session *ses,
                                   struct dlb_error *err);
 

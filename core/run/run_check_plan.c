@@ -9,7 +9,6 @@
 
 #include "model/model_file.h"
 #include "model/model_find.h"
-#include "peak/peak.h"
 #include "plan/plan_workloads.h"
 #include "select/select.h"
 
@@ -17,19 +16,8 @@ dlb_status dlb_run_check_workload(const struct dlb_session *ses, struct dlb_erro
 {
     const struct dlb_config *c = &ses->plan.configs[0];
     const char *name = dlb_config_core(&ses->plan, c, "workload")->s;
-    if (dlb_is_builtin_workload(name)) {
-        /* Built-in workloads count their FLOPs: make sure the machine's
-         * peak is known (measured once, then cached) so each record can
-         * say what share of it was reached. */
-        struct dlb_peak pk;
-        struct dlb_error warn = {""}, perr = {""};
-        int threads = (int)dlb_config_core(&ses->plan, c, "threads")->i;
-        if (dlb_peak_get(threads, 1, &pk, &warn, &perr) != DLB_OK)
-            fprintf(stderr, "dlbench: warning: no roofline figures: %s\n", perr.msg);
-        else if (warn.msg[0])
-            fprintf(stderr, "dlbench: warning: %s\n", warn.msg);
+    if (dlb_is_builtin_workload(name))
         return DLB_OK;
-    }
     unsigned ns = dlb_session_plugin_ns(ses, name);
     if (!ns || !ses->suite.ns[ns].plugin->workload)
         return dlb_errorf(err, DLB_ERR_INPUT,

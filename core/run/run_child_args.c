@@ -71,8 +71,8 @@ char **dlb_child_argv(const struct dlb_child_cmd *r, const struct dlb_config *c,
                       char idx[32], char sets[DLB_ROUND_SETS][64])
 {
     const struct dlb_options *o = r->opts;
-    size_t n = 0, cap = 14 + 2 * (DLB_ROUND_SETS + o->n_sets + o->n_plugin_dirs);
-    char **av = calloc(cap, sizeof *av);
+    size_t n = 0, cap = 18 + 2 * (DLB_ROUND_SETS + o->n_sets + o->n_plugin_dirs);
+    char **av = calloc(1, cap * sizeof *av + 16);
     if (!av)
         return NULL;
     snprintf(idx, 32, "%zu", c->index);
@@ -87,6 +87,17 @@ char **dlb_child_argv(const struct dlb_child_cmd *r, const struct dlb_config *c,
     if (r->origin) {
         av[n++] = "--origin";
         av[n++] = (char *)r->origin;
+    }
+    if (r->peak_file) {
+        av[n++] = "--peak-file";
+        av[n++] = (char *)r->peak_file;
+    }
+    if (r->seed_rep > 0) {
+        /* the number's text lives after the array, in the same block */
+        char *num = (char *)(av + cap);
+        snprintf(num, 16, "%d", r->seed_rep);
+        av[n++] = "--seed-rep";
+        av[n++] = num;
     }
     if (o->quick)
         av[n++] = "--quick";

@@ -27,10 +27,12 @@ struct dlb_child_cmd {
     const struct dlb_options *opts;
     const char *suite_copy; /* RUN_DIR/suite.ini */
     const char *origin;     /* the suite file as the user named it, or NULL */
+    const char *peak_file;  /* the run's roofline (DIR/peak.json), or NULL */
+    int seed_rep;           /* > 0: a training from another seed (seeds.h) */
 };
 
 /* The child's argv (NULL-terminated, malloc'ed array of borrowed
- * strings; `idx` and `sets` must outlive it). "%FD%" stands for the
+ * strings, one free; `idx` and `sets` must outlive it). "%FD%" stands for the
  * record pipe's descriptor, which the runner fills in. */
 char **dlb_child_argv(const struct dlb_child_cmd *r, const struct dlb_config *c,
                       char idx[32], char sets[DLB_ROUND_SETS][64]);

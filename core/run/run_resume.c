@@ -11,6 +11,8 @@
 #include "util/path.h"
 #include "results/invocation.h"
 #include "results/record.h"
+#include "results/remeasure.h"
+#include "results/seeds.h"
 #include "results/repeat.h"
 #include "results/results.h"
 
@@ -149,11 +151,14 @@ dlb_status dlb_resume_check_records(const struct dlb_plan *p, const char *dir,
                               "configuration of this run's suite; the journal does not "
                               "belong to %s/suite.ini", dir, i + 1, idx, id ? id : "?",
                               dir);
-        /* halving runs a configuration once per round (and repetition) */
+        /* halving runs a configuration once per round (and repetition),
+         * remeasure_doubtful once per attempt */
         for (size_t j = 0; j < i; j++)
             if (dlb_rec_index_of(json_array_get(records, j)) == (long long)idx &&
                 dlb_round_of(json_array_get(records, j)) == dlb_round_of(v) &&
-                dlb_rep_of(json_array_get(records, j)) == dlb_rep_of(v))
+                dlb_rep_of(json_array_get(records, j)) == dlb_rep_of(v) &&
+                dlb_attempt_of(json_array_get(records, j)) == dlb_attempt_of(v) &&
+                dlb_seed_rep_of(json_array_get(records, j)) == dlb_seed_rep_of(v))
                 return dlb_errorf(err, DLB_ERR_INPUT,
                                   "%s/journal.jsonl: configuration %zu appears twice "
                                   "(records %zu and %zu)", dir, idx, j + 1, i + 1);

@@ -203,6 +203,13 @@ dlb_status dlb_rundir_setup(const char *dir, const char *suite_path,
     return s;
 }
 
+dlb_status dlb_rundir_write_json(const char *dir, const char *name,
+                                 json_t *doc, struct dlb_error *err)
+{
+    dlb_status s = write_whole(dir, name, emit_json, doc, err);
+    return s == DLB_OK ? dlb_fsync_dir(dir, err) : s;
+}
+
 dlb_status dlb_rundir_check_set_up(const char *dir, struct dlb_error *err)
 {
     struct stat st;

@@ -10,17 +10,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "results/cpu_quota.h"
+#include "util/cpu_quota.h"
 #include "proc/interrupt.h"
 #include "stats/measure.h"
 #include "util/path.h"
 #include "run/progress.h"
 #include "results/record.h"
+#include "results/remeasure.h"
+#include "results/seeds.h"
 #include "results/repeat.h"
 #include "run/run_child_args.h"
 #include "run/run_launch.h"
 #include "run/runner.h"
 #include "search/search.h"
+#include "search/search_loop_impl.h"
 #include "stats/stats_shift.h"
 
 /* CV above this earns a warning: the median is still sound, but the user
@@ -101,7 +104,8 @@ static int have_run(const struct dlb_search_loop *r, size_t index, int round, in
     json_t *v;
     json_array_foreach(r->records, i, v)
         if (dlb_rec_index_of(v) == (long long)index &&
-            dlb_round_of(v) == round && dlb_rep_of(v) == rep)
+            dlb_round_of(v) == round && dlb_rep_of(v) == rep &&
+            !dlb_seed_rep_of(v))
             return 1;
     return 0;
 }
@@ -121,24 +125,29 @@ static int to_run(const struct dlb_search_loop *r, const struct dlb_config *c,
            !dlb_reps_stopped(r->records, c->index, round);
 }
 
-/* Run repetition `rep` (of `reps`) of configuration `c` in round `rd`,
- * the k-th run of `prog`, and journal its record. Returns 0 when it was
- * stopped before it ended (--resume runs it), 1 otherwise; a failure
- * counts in *failures. */
-static int run_one(struct dlb_search_loop *r, const struct dlb_search_round *rd,
-                   const struct dlb_config *c, int rep, int reps, size_t pass_pos,
-                   struct dlb_progress *prog, size_t k, int *failures,
-                   struct dlb_error *err)
+int dlb_search_run_one(struct dlb_search_loop *r, const struct dlb_search_round *rd,
+                       const struct dlb_config *c, const struct dlb_run_kind *kind,
+                       struct dlb_progress *prog, size_t k, int *failures,
+                       struct dlb_error *err)
 {
+    int rep = kind->rep, reps = kind->reps;
+    long long attempt = kind->attempt;
     dlb_progress_start(prog, k, c->id);
     char idx[32], logname[96], sets[DLB_ROUND_SETS][64];
     struct dlb_round_budget budget = {rd->scale, rd->measure_only, rd->accuracy};
     dlb_child_round_sets(r->plan, c, &budget, rep, sets);
-    struct dlb_child_cmd cmd = {r->opts, r->suite_copy, r->origin};
+    struct dlb_child_cmd cmd = {r->opts, r->suite_copy, r->origin, r->peak_file,
+                                kind->seed_rep};
     char **av = dlb_child_argv(&cmd, c, idx, sets);
-    char rep_part[32] = "";
+    char rep_part[64] = "";
     if (reps > 1)
         snprintf(rep_part, sizeof rep_part, "-rep-%d", rep);
+    if (attempt > 0)
+        snprintf(rep_part + strlen(rep_part), sizeof rep_part - strlen(rep_part),
+                 "-attempt-%lld", attempt);
+    if (kind->seed_rep > 0)
+        snprintf(rep_part + strlen(rep_part), sizeof rep_part - strlen(rep_part),
+                 "-seed-%d", kind->seed_rep);
     if (rd->round >= 0)
         snprintf(logname, sizeof logname, "logs/config-%zu-round-%d%s.log",
                  c->index, rd->round, rep_part);
@@ -170,6 +179,10 @@ static int run_one(struct dlb_search_loop *r, const struct dlb_search_round *rd,
      * whatever a dying child managed to write. */
     json_object_set_new(rec, "index", json_integer((json_int_t)c->index));
     json_object_set_new(rec, "id", json_string(c->id));
+    if (attempt > 0)
+        json_object_set_new(rec, "attempt", json_integer((json_int_t)attempt));
+    if (kind->seed_rep > 0)
+        json_object_set_new(rec, "seed_rep", json_integer(kind->seed_rep));
     struct dlb_record typed;
     struct dlb_error bad = {""};
     /* A record the reader refuses is refused by the journal below, which
@@ -182,7 +195,7 @@ static int run_one(struct dlb_search_loop *r, const struct dlb_search_round *rd,
         }
         if (reps > 1) {
             typed.rep = rep;
-            typed.pass_position = (long long)pass_pos;
+            typed.pass_position = (long long)kind->pass_pos;
         }
         dlb_status st = dlb_record_store(&typed, rec);
         dlb_record_free(&typed);
@@ -264,10 +277,15 @@ static size_t run_round(struct dlb_search_loop *r, const struct dlb_search_round
             if (r->journal_failed || dlb_interrupted() ||
                 (r->opts->time_limit_s > 0 && dlb_now() - start >= r->opts->time_limit_s))
                 not_run++;
-            else if (!run_one(r, rd, c, rep, reps, o, &prog, ++k, failures, err))
+            else if (!dlb_search_run_one(r, rd, c,
+                                         &(struct dlb_run_kind){rep, reps, o, 0, 0},
+                                         &prog, ++k, failures, err))
                 not_run++;
         }
     }
+    struct dlb_search_more more = {r, rd, reps, order, &prog, &k, start, failures, err};
+    not_run += dlb_search_remeasure(&more);
+    not_run += dlb_search_seeds(&more);
     free(order);
     return not_run;
 }
@@ -327,7 +345,7 @@ size_t dlb_search_loop_run(struct dlb_search_loop *r, int *failures, struct dlb_
         struct dlb_search_round rd;
         int done = 0;
         /* The search sees one record per configuration and round. */
-        json_t *seen = dlb_reps_merge(r->records, dlb_plan_repetitions(r->plan));
+        json_t *seen = dlb_records_as_configs(r->records, dlb_plan_repetitions(r->plan));
         dlb_status sst = seen ? dlb_search_round(r->plan, &srch, &set, seen, round,
                                                  &rd, &done, err)
                               : dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");

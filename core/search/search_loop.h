@@ -20,6 +20,7 @@ struct dlb_search_loop {
     const char *dir;        /* the run directory */
     const char *suite_copy; /* DIR/suite.ini, what each child reads */
     const char *origin;     /* the suite file as the user named it, or NULL */
+    const char *peak_file;  /* DIR/peak.json, the run's roofline, or NULL */
     json_t *records;        /* finished runs so far (the journal's on
                              * --resume); the loop appends to it */
     struct dlb_journal *journal;

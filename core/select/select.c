@@ -54,14 +54,33 @@ static json_t *violations_json(const struct sel *s)
     return out;
 }
 
-static void accuracy_json(json_t *o, const struct dlb_sel_item *it,
-                          const struct dlb_sel_item *base)
+/* The accuracy drop against the baseline with what backs it:
+ * "accuracy_drop" (points, mean over paired seeds), "accuracy_drop_ci"
+ * (95% half-width), "accuracy_seeds", "accuracy_effect" and
+ * "accuracy_within" ("yes", "no", "cannot tell", or "unchecked" when one
+ * seed left the training noise unmeasured). */
+void dlb_sel_accuracy_json(json_t *o, const struct dlb_select_settings *set,
+                           const struct dlb_sel_item *it,
+                           const struct dlb_sel_item *base)
 {
     if (!base || isnan(base->accuracy) || isnan(it->accuracy))
         return;
+    if (it == base) {
+        json_object_set_new(o, "accuracy_drop", json_real(0));
+        return;
+    }
     if (dlb_sel_same_training(it, base)) {
-        json_object_set_new(o, "accuracy_drop",
-                            json_real(base->accuracy - it->accuracy));
+        struct dlb_sel_acc a;
+        dlb_sel_accuracy_change(set, it, base, &a);
+        json_object_set_new(o, "accuracy_drop", json_real(-a.change));
+        if (!isnan(a.half))
+            json_object_set_new(o, "accuracy_drop_ci", json_real(a.half));
+        json_object_set_new(o, "accuracy_seeds", json_integer((json_int_t)a.seeds));
+        json_object_set_new(o, "accuracy_effect",
+                            json_string(dlb_sel_accuracy_effect(&a)));
+        json_object_set_new(o, "accuracy_within", json_string(
+            !a.noise ? "unchecked" : a.within > 0 ? "yes" : a.within < 0 ? "no"
+                                                           : "cannot tell"));
         return;
     }
     char note[200];
@@ -86,7 +105,7 @@ static json_t *per_config(const struct sel *s)
             json_object_set_new(o, "speedup", json_real(sp));
             json_object_set_new(o, "speedup_ci", json_pack("[f,f]", lo, hi));
         }
-        accuracy_json(o, it, base);
+        dlb_sel_accuracy_json(o, &s->set, it, base);
         dlb_sel_doubtful_json(o, "doubtful", it, base);
         if (it->cfg && it->trained > 0)
             json_object_set_new(o, "trained_images", json_real(it->trained));

@@ -54,6 +54,8 @@ struct dlb_select_settings {
     enum dlb_objective objective;
     size_t baseline;          /* position in plan->configs */
     double max_accuracy_drop; /* points (the accuracy_tolerance key) */
+    double accuracy_noise;    /* points: the suite's stated sd of one
+                                 paired difference; 0 = not stated */
     double memory_budget;     /* bytes, 0 = none */
     double target_accuracy;   /* %, time_to_accuracy only */
     double significance;

@@ -84,6 +84,38 @@ void dlb_sel_add_verdicts(json_t *sel, const struct dlb_plan *plan,
                           struct dlb_sel_item *items, size_t n,
                           struct dlb_sel_item *const *base);
 
+/* The accuracy change of `it` against `base` (select_accuracy.c). */
+struct dlb_sel_acc {
+    int known;        /* both scored, on as much training */
+    size_t seeds;     /* pairs of seeds the change is over */
+    double change;    /* mean paired difference, points (+ is better) */
+    double half;      /* its 95% half-width: over the seeds and the test
+                         set; the test set's alone with one seed and no
+                         stated noise; NAN when neither is known */
+    int noise;        /* the training's noise is in `half` (two seeds or
+                         more, or the suite's accuracy_noise) */
+    int sign;         /* +1 a gain, -1 a loss the interval shows; 0 not */
+    int within;       /* the drop against accuracy_tolerance: +1 shown
+                         within, -1 shown beyond, 0 cannot tell; with the
+                         noise unknown, the point figure's side */
+};
+
+void dlb_sel_accuracy_change(const struct dlb_select_settings *set,
+                             const struct dlb_sel_item *it,
+                             const struct dlb_sel_item *base,
+                             struct dlb_sel_acc *out);
+
+/* "gain", "loss", "no measurable effect", or "training noise not
+ * measured"; NULL when the change is not known. */
+const char *dlb_sel_accuracy_effect(const struct dlb_sel_acc *a);
+
+/* The change's figures as a record's selection carries them, onto `o`:
+ * accuracy_drop, _drop_ci, _seeds, _effect, _within; or accuracy_note
+ * when the two trained on different budgets. */
+void dlb_sel_accuracy_json(json_t *o, const struct dlb_select_settings *set,
+                           const struct dlb_sel_item *it,
+                           const struct dlb_sel_item *base);
+
 const char *dlb_objective_name(enum dlb_objective o);
 
 /* Whether a figure comparing `it` with `base` (either may be NULL) rests

@@ -141,11 +141,12 @@ void dlb_sel_item_check(const struct dlb_select_settings *set,
     it->n_viol = 0;
     if (!it->ok)
         return;
-    if (base && !isnan(base->accuracy) && !isnan(it->accuracy) &&
-        dlb_sel_same_training(it, base) &&
-        base->accuracy - it->accuracy > set->max_accuracy_drop)
-        violate(it, "accuracy_drop", base->accuracy - it->accuracy,
-                set->max_accuracy_drop);
+    /* Broken when the drop is shown beyond the tolerance (over the seeds),
+     * or, with one seed and no stated noise, when its figure is. */
+    struct dlb_sel_acc acc;
+    dlb_sel_accuracy_change(set, it, base, &acc);
+    if (acc.known && acc.within < 0)
+        violate(it, "accuracy_drop", -acc.change, set->max_accuracy_drop);
     if (set->memory_budget > 0 && !isnan(it->memory) &&
         it->memory > set->memory_budget)
         violate(it, "memory_budget", it->memory, set->memory_budget);

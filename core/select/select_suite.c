@@ -143,6 +143,7 @@ dlb_status dlb_select_settings(const struct dlb_plan *p,
     char where[1200];
     out->objective = (enum dlb_objective)dlb_config_core(p, c, "objective")->i;
     out->max_accuracy_drop = dlb_config_core(p, c, "accuracy_tolerance")->f;
+    out->accuracy_noise = dlb_config_core(p, c, "accuracy_noise")->f;
     out->memory_budget = (double)dlb_config_core(p, c, "memory_budget")->i;
     out->target_accuracy = dlb_config_core(p, c, "target_accuracy")->f;
     out->significance = dlb_config_core(p, c, "significance")->f;

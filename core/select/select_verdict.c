@@ -11,8 +11,12 @@
  *     "summary": "pays off on model=vgg-small only; costs on ...",
  *     "workloads": [ {"workload", "id", "baseline", "verdict", "why",
  *                     "speedup", "speedup_ci": [lo, hi],
- *                     "accuracy_change" (points, + is better),
+ *                     "accuracy_change" (points, + is better: the mean
+ *                     of the differences over paired seeds),
  *                     "accuracy_ci" (its 95% half-width),
+ *                     "accuracy_seeds", "accuracy_effect" ("gain",
+ *                     "loss", "no measurable effect", "training noise
+ *                     not measured"),
  *                     "accuracy_note", "memory_change" (ratio - 1),
  *                     "doubtful": true, "doubtful_why" (when the row's
  *                     record or its baseline's is doubtful)} ],
@@ -73,24 +77,6 @@ static void setting_of(const struct dlb_plan *p,
     }
 }
 
-static double metric(const struct dlb_record *r, const char *name)
-{
-    double v;
-    return dlb_record_metric_value(r, name, &v) ? v : NAN;
-}
-
-/* 95% half-width of a difference of two accuracies, each a proportion of
- * its test images: binomial, and unpaired, which overstates it (both are
- * scored on the same images), so a change inside it is surely noise. */
-static double accuracy_ci(const struct dlb_sel_item *a, const struct dlb_sel_item *b)
-{
-    double na = metric(&a->r, "test_images"), nb = metric(&b->r, "test_images");
-    if (!(na > 0) || !(nb > 0))
-        return NAN;
-    double pa = a->accuracy / 100, pb = b->accuracy / 100;
-    return 100 * 1.96 * sqrt(pa * (1 - pa) / na + pb * (1 - pb) / nb);
-}
-
 static const char *id_of(const struct dlb_sel_item *it)
 {
     return it->r.id;
@@ -120,12 +106,16 @@ static json_t *judge(const struct dlb_select_settings *set,
         json_object_set_new(o, "speedup_ci", json_pack("[f,f]", lo, hi));
         dlb_sel_doubtful_json(o, "doubtful", it, base);
         if (!isnan(it->accuracy) && !isnan(base->accuracy)) {
-            if (dlb_sel_same_training(it, base)) {
-                json_object_set_new(o, "accuracy_change",
-                                    json_real(it->accuracy - base->accuracy));
-                double ci = accuracy_ci(it, base);
-                if (!isnan(ci))
-                    json_object_set_new(o, "accuracy_ci", json_real(ci));
+            struct dlb_sel_acc a;
+            dlb_sel_accuracy_change(set, it, base, &a);
+            if (a.known) {
+                json_object_set_new(o, "accuracy_change", json_real(a.change));
+                if (!isnan(a.half))
+                    json_object_set_new(o, "accuracy_ci", json_real(a.half));
+                json_object_set_new(o, "accuracy_seeds",
+                                    json_integer((json_int_t)a.seeds));
+                json_object_set_new(o, "accuracy_effect",
+                                    json_string(dlb_sel_accuracy_effect(&a)));
             } else {
                 json_object_set_new(o, "accuracy_note", json_string(
                     "not compared: trained on another number of images"));

@@ -116,6 +116,23 @@ size_t dlb_vs_baseline_annotate(const struct dlb_plan *p, json_t *records)
     return n;
 }
 
+/* A row resting on a doubtful record, its own or its baseline's, says so
+ * at its end: the ratio measured the neighbours as well. */
+static void doubtful_note(const struct dlb_record *recs, size_t n, size_t i,
+                          char *out, size_t len)
+{
+    const struct dlb_record *at = recs[i].has_system && recs[i].system.doubtful
+                                      ? &recs[i] : NULL;
+    for (size_t k = 0; !at && k < n; k++)
+        if (recs[k].id && !strcmp(recs[k].id, recs[i].vs_baseline.baseline_id) &&
+            recs[k].has_system && recs[k].system.doubtful)
+            at = &recs[k];
+    out[0] = '\0';
+    if (at)
+        snprintf(out, len, "  (doubtful: %s%s: %s)", at == &recs[i] ? "" : "its baseline ",
+                 at->id, at->system.doubtful);
+}
+
 void dlb_vs_baseline_print(FILE *f, json_t *records)
 {
     size_t i, w = 6, n;
@@ -149,8 +166,10 @@ void dlb_vs_baseline_print(FILE *f, json_t *records)
             snprintf(ci, sizeof ci, "%.2f-%.2f", o->speedup_ci_lo, o->speedup_ci_hi);
         if (!isnan(o->accuracy_drop))
             snprintf(drop, sizeof drop, "%+.2f", o->accuracy_drop);
-        fprintf(f, "%-*s  %8s  %15s  %13s  %s\n", (int)w, recs[i].id, sp, ci,
-                drop, o->baseline_id);
+        char note[512];
+        doubtful_note(recs, n, i, note, sizeof note);
+        fprintf(f, "%-*s  %8s  %15s  %13s  %s%s\n", (int)w, recs[i].id, sp, ci,
+                drop, o->baseline_id, note);
     }
     dlb_vs_scaling_print(f, recs, n, w);
     dlb_records_free(recs, n);

@@ -162,8 +162,10 @@ dlb_status dlb_model_distill_forward_backward(struct dlb_model *m,
     /* The hard term exactly as dlb_model_backward computes it, with the
      * weight 1 - alpha where the loss scale goes (1 - 0 is exactly 1). */
     if (s == DLB_OK &&
-        (s = DLB_BE_CALL(m->be, logsoftmax_nll_bwd, &ld, m->act[nl], m->labels,
-                         1.0f - alpha, dy)) != DLB_OK)
+        (s = dlb_backend_run(m->be, &(struct dlb_op){
+                 .kind = DLB_OP_LOGSOFTMAX_NLL, .prop = DLB_PROP_BWD,
+                 .loss = ld, .x = m->act[nl], .labels = m->labels,
+                 .alpha = 1.0f - alpha, .dx = dy})) != DLB_OK)
         s = dlb_model_be_fail(m, s, last->name, "backward", err);
     if (s == DLB_OK && (alpha > 0.0f || loss))
         s = add_soft_term(m, dy, labels, t, temperature, alpha, loss, err);

@@ -407,10 +407,12 @@ static dlb_status add_grads(struct dlb_stage *st, struct dlb_error *err)
     for (size_t j = 0; j < st->n_grad && s == DLB_OK; j++) {
         struct dlb_model_param *p = &m->params[st->grad_of[j]];
         struct dlb_sgd_desc d = {p->t.count, -1.0f, 0.0f, 0.0f};
-        s = DLB_BE_CALL(m->be, fill, p->t.count, st->zeros, 0.0);
+        s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_FILL,
+                .count = p->t.count, .y = st->zeros, .value = 0.0});
         if (s == DLB_OK)
-            s = DLB_BE_CALL(m->be, sgd_update, &d, p->grad, st->tmp[j],
-                            st->zeros);
+            s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_SGD,
+                    .sgd = d, .param = p->grad, .g = st->tmp[j],
+                    .v = st->zeros});
         if (s != DLB_OK)
             return dlb_model_be_fail(m, s, p->name, "gradient sum", err);
     }
@@ -508,8 +510,9 @@ dlb_status dlb_model_stage_update(struct dlb_stage *st, struct dlb_error *err)
     for (size_t j = 0; j < st->n_grad; j++) {
         struct dlb_model_param *p = &m->params[st->grad_of[j]];
         struct dlb_sgd_desc d = {p->t.count, m->lr, m->momentum, 0.0f};
-        dlb_status s = DLB_BE_CALL(m->be, sgd_update, &d, p->t.buf, p->grad,
-                                   p->mom);
+        dlb_status s = dlb_backend_run(m->be, &(struct dlb_op){
+                           .kind = DLB_OP_SGD, .sgd = d, .param = p->t.buf,
+                           .g = p->grad, .v = p->mom});
         if (s != DLB_OK)
             return dlb_model_be_fail(m, s, p->name, "sgd_update", err);
     }

@@ -41,9 +41,14 @@ const char *dlb_param_type_name(enum dlb_param_type t)
 /* ---- canonical texts ------------------------------------------------- */
 
 /* The shortest %g text that reads back as exactly v, so that canonical
- * texts compare equal whenever the values do. */
+ * texts compare equal whenever the values do; a whole number as one
+ * ("80", not %g's "8e+01"). */
 static void fmt_double(char *buf, size_t len, double v)
 {
+    if (v == floor(v) && fabs(v) < 1e15) {
+        snprintf(buf, len, "%.0f", v);
+        return;
+    }
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, len, "%.*g", prec, v);
         if (strtod(buf, NULL) == v)

@@ -16,6 +16,7 @@ static const char *const backends[] = {"ref", "cpu", "cuda", NULL};
 static const char *const objectives[] = {"throughput", "latency",
                                          "time_to_accuracy", NULL};
 static const char *const cudnn_algos[] = {"heuristic", "search", NULL};
+static const char *const profiles[] = {"off", "ops", NULL};
 
 const struct dlb_param_def dlb_suite_keys[] = {
     {"name", DLB_PARAM_STRING, "", FIXED_, 0, 0, NULL, NULL,
@@ -44,8 +45,8 @@ const struct dlb_param_def dlb_suite_keys[] = {
      "CPU threads; 0 = all cores"},
     {"malloc", DLB_PARAM_ENUM, "steady", 0, 0, 0, mallocs, NULL,
      "the system allocator's thresholds in each configuration's process "
-     "(core/child/child_controls.h): steady (blocks up to 32 MiB reuse the "
-     "heap's pages step after step, the heap is never trimmed), fresh "
+     "(core/child/child_controls.h): steady (every block, however large, "
+     "reuses the heap's pages step after step, the heap is never trimmed), fresh "
      "(every block of 128 KiB or more is mmap'ed anew: each step faults "
      "its pages in) or glibc (glibc's adaptive thresholds, which differ "
      "from process to process)"},
@@ -60,6 +61,11 @@ const struct dlb_param_def dlb_suite_keys[] = {
     {"cuda.graphs", DLB_PARAM_BOOL, "off", 0, 0, 0, NULL, NULL,
      "backend = cuda, mode = train: capture one training step into a CUDA "
      "graph after a warm-up step and replay it every step"},
+    {"profile", DLB_PARAM_ENUM, "off", 0, 0, 0, profiles, NULL,
+     "ops: the record's profile lists, per layer and operation, the "
+     "kernel that ran, its calls and its time per measured step; each "
+     "operation is timed alone, the device waited for after it (which "
+     "slows a GPU's step: the profile says where time goes)"},
     {"lr", DLB_PARAM_FLOAT, "0.01", XMIN_, 0, 0, NULL, NULL,
      "SGD learning rate"},
     {"momentum", DLB_PARAM_FLOAT, "0.9", MIN_ | MAX_, 0, 1, NULL, NULL,
@@ -147,6 +153,28 @@ const struct dlb_param_def dlb_suite_keys[] = {
     {"significance", DLB_PARAM_FLOAT, "0.05",
      FIXED_ | XMIN_ | MAX_ | DLB_PARAM_MAX_EXCLUSIVE, 0, 1, NULL, NULL,
      "Mann-Whitney p-value below which a difference from the winner counts"},
+    {"remeasure_doubtful", DLB_PARAM_INT, "0", FIXED_ | MIN_ | MAX_, 0, 10,
+     NULL, NULL, "a configuration measured doubtful (preempted or robbed "
+     "of CPU time while it ran) runs again, up to this many more times, at "
+     "the end of its round; the first figure not doubtful stands, else the "
+     "least disturbed one, and the record says what was re-measured"},
+    {"accuracy_seeds", DLB_PARAM_INT, "1", FIXED_ | MIN_ | MAX_, 1, 100, NULL,
+     NULL, "seeds each configuration is trained and scored from (seed, seed "
+     "+ 1, ...: the same list for every configuration, so that the accuracy "
+     "change against the baseline is a paired difference with an interval "
+     "over the seeds); the speed is measured once, in the first seed's "
+     "process"},
+    {"accuracy_noise", DLB_PARAM_FLOAT, "0", FIXED_ | MIN_, 0, 0, NULL, "points",
+     "the standard deviation of one paired accuracy difference between "
+     "seeds, measured once and written down: with accuracy_seeds = 1 a "
+     "change is a gain or a loss only beyond it (0: not known: one seed "
+     "calls no change a gain or a loss)"},
+    {"peak_max_age", DLB_PARAM_TIME, "12h", FIXED_ | XMIN_, 0, 0, NULL, "s",
+     "the roofline (dlbench info --peak) is probed again before the run "
+     "when the cached probe is older than this"},
+    {"peak_tolerance", DLB_PARAM_FLOAT, "0.1", FIXED_ | XMIN_ | MAX_, 0, 1,
+     NULL, NULL, "... or when a quick check of the fp32 peak before the run "
+     "differs from the cached probe's by more than this share"},
 };
 
 const unsigned dlb_suite_n_keys =

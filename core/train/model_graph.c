@@ -185,8 +185,9 @@ static dlb_status body(struct dlb_model_graph *G, float scale,
         m->own[i + 1] = (unsigned char)owned;
     }
     if (s == DLB_OK &&
-        (s = DLB_BE_CALL(m->be, nll_loss, &ld, m->act[nl], m->labels,
-                         G->loss)) != DLB_OK)
+        (s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_NLL_LOSS,
+                 .prop = DLB_PROP_FWD_TRAIN, .loss = ld, .x = m->act[nl],
+                 .labels = m->labels, .y = G->loss})) != DLB_OK)
         s = dlb_model_be_fail(m, s, last->name, "loss", err);
     if (s == DLB_OK)
         s = dlb_model_backward(m, scale, err);

@@ -25,7 +25,9 @@ static dlb_status zero_momentum(struct dlb_model *m, struct dlb_error *err)
         struct dlb_model_param *p = &m->params[i];
         if (!p->mom)
             continue;
-        dlb_status s = DLB_BE_CALL(m->be, fill, p->t.count, p->mom, 0.0);
+        dlb_status s = dlb_backend_run(m->be, &(struct dlb_op){
+                           .kind = DLB_OP_FILL, .count = p->t.count,
+                           .y = p->mom, .value = 0.0});
         if (s != DLB_OK)
             return dlb_model_be_fail(m, s, p->name, "fill", err);
     }

@@ -8,7 +8,8 @@
 int dlb_model_device_scaler(const struct dlb_model *m)
 {
     const struct dlb_backend_ops *o = dlb_backend_ops_of(m->be);
-    return o->unscale_check && o->sgd_update_if_finite && o->flag_post &&
+    return dlb_backend_has_kind(m->be, DLB_OP_UNSCALE_CHECK) &&
+           dlb_backend_has_kind(m->be, DLB_OP_SGD_IF_FINITE) && o->flag_post &&
            o->flag_wait && (!m->lowp || m->master);
 }
 
@@ -19,7 +20,8 @@ static dlb_status clear_flag(struct dlb_model *m, struct dlb_error *err)
         s = dlb_backend_ops_of(m->be)->buffer_alloc(m->be, DLB_S32, 1,
                                                     &m->found);
     if (s == DLB_OK)
-        s = DLB_BE_CALL(m->be, fill, 1, m->found, 0.0);
+        s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_FILL,
+                .count = 1, .y = m->found, .value = 0.0});
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, "gradients",
                                                "overflow flag", err);
 }
@@ -49,16 +51,19 @@ dlb_status dlb_model_scaled_apply(struct dlb_model *m, float loss_scale,
     for (size_t i = 0; i < m->n_params && s == DLB_OK; i++) {
         struct dlb_model_param *p = &m->params[i];
         if (p->grad &&
-            (s = DLB_BE_CALL(m->be, unscale_check, p->t.count, p->grad, inv,
-                             m->found)) != DLB_OK)
+            (s = dlb_backend_run(m->be, &(struct dlb_op){
+                     .kind = DLB_OP_UNSCALE_CHECK, .count = p->t.count,
+                     .y = p->grad, .alpha = inv, .found = m->found})) != DLB_OK)
             return dlb_model_be_fail(m, s, p->name, "unscale gradients", err);
     }
     for (size_t i = 0; i < m->n_params && s == DLB_OK; i++) {
         struct dlb_model_param *p = &m->params[i];
         struct dlb_sgd_desc d = {p->t.count, m->lr, m->momentum, 0.0f};
         if (p->grad &&
-            (s = DLB_BE_CALL(m->be, sgd_update_if_finite, &d, p->t.buf,
-                             p->grad, p->mom, m->found)) != DLB_OK)
+            (s = dlb_backend_run(m->be, &(struct dlb_op){
+                     .kind = DLB_OP_SGD_IF_FINITE, .sgd = d,
+                     .param = p->t.buf, .g = p->grad, .v = p->mom,
+                     .found = m->found})) != DLB_OK)
             return dlb_model_be_fail(m, s, p->name, "sgd_update_if_finite",
                                      err);
     }

@@ -1,7 +1,8 @@
 /* One training step of the reference CNN with the hook points of
- * DESIGN.md: the batch from dlb_batches (baseline or plugin loader), the
- * precision policy's loss scale and overflow check, and a step executor
- * that may take the whole step over (data parallelism). */
+ * doc/plugin-guide.md's table: the batch from dlb_batches (baseline or
+ * plugin loader), the precision policy's loss scale and overflow check,
+ * and a step executor that may take the whole step over (data
+ * parallelism). */
 #ifndef DLB_CORE_MODEL_TRAINER_H
 #define DLB_CORE_MODEL_TRAINER_H
 

@@ -19,10 +19,12 @@
  * - Outputs are overwritten (no accumulation), except where an operation
  *   says it updates in place. Outputs must not alias inputs unless stated.
  * - Float operations accept F32 buffers on every backend. Other float types
- *   (F16, BF16, F64) are accepted where the backend says so; a backend that
- *   cannot run an operation for the given types returns DLB_ERR_UNSUPPORTED
- *   and dlb_backend_last_error() (core) says why. Buffer sizes that do not
- *   match the descriptor give DLB_ERR_INTERNAL: that is a caller bug.
+ *   (F16, BF16, F64) are accepted where a kernel applies to them; an
+ *   operation no kernel applies to returns DLB_ERR_UNSUPPORTED and
+ *   dlb_backend_last_error() (core) says why. Buffer sizes that do not
+ *   match the descriptor give DLB_ERR_INTERNAL: that is a caller bug, which
+ *   the core's one check of every descriptor reports the same way on
+ *   every device.
  * - Timers are recorded on the stream (CUDA events on the GPU, the monotonic
  *   clock on the CPU); read the elapsed time after `synchronize`.
  *
@@ -60,11 +62,16 @@ extern "C" {
  *        graph_end, graph_launch, graph_destroy).
  *   1.4  page-locked host memory (host_alloc_pinned, host_free_pinned)
  *        and uploads on a copy stream (upload_create, upload_destroy,
- *        upload_async, upload_wait, upload_sync, upload_figures). */
-#define DLB_BACKEND_API_MAJOR 1
-#define DLB_BACKEND_API_MINOR 4
+ *        upload_async, upload_wait, upload_sync, upload_figures).
+ *   2.0  operations as descriptors (struct dlb_op) run by kernel lists
+ *        (struct dlb_kernel): the 36 entries of 1.x that computed, and the
+ *        core's side tables of fused operations (batch norm + ReLU,
+ *        convolution + pooling), are kinds of one entry point. */
+#define DLB_BACKEND_API_MAJOR 2
+#define DLB_BACKEND_API_MINOR 0
 
 struct dlb_backend;  /* the device handle (plugin.h) */
+struct dlb_op;       /* an operation: its kind, tensors and attributes */
 struct dlb_buffer;   /* device memory: element type, count, bytes */
 struct dlb_timer;    /* a pair of stream marks */
 struct dlb_graph;    /* a captured sequence of operations (API 1.3) */
@@ -107,6 +114,9 @@ struct dlb_backend_config {
      * ignore them; the suite refuses them there. */
     enum dlb_backend_opt cudnn_search;
     enum dlb_backend_opt tf32;
+    /* API 2.0: time every operation and name its kernel (suite key
+     * profile = ops); the core does it, backends ignore it. */
+    int profile;
 };
 
 /* Capabilities a configuration may need. */
@@ -244,8 +254,177 @@ struct dlb_graph_seed {
     uint64_t captured, now;
 };
 
-/* ---- The table. Entries marked optional may be NULL: the core then
- * returns DLB_ERR_UNSUPPORTED naming the operation. ------------------- */
+/* ---- Operations. --------------------------------------------------------
+ * Every computation is one entry point: the core fills a struct dlb_op (a
+ * kind, a propagation, the attributes of that kind and its tensors) and
+ * calls dlb_backend_run (core/backend/backend.h), which checks the
+ * descriptor once for every backend (op_check.c) and runs the first kernel
+ * of the backend's list that applies (dlb_backend_ops.kernels), as
+ * oneDNN's implementation lists do. Adding an operation is a kind below,
+ * its check, and a kernel in each backend's list that has one.
+ *
+ * The tensors of each kind and propagation (T: the descriptor's type; "?"
+ * may be NULL; "inout": read and written in place):
+ *
+ * CONV2D (conv): cross-correlation as common frameworks, zero padding.
+ *   x [n][in_c][in_h][in_w], w [out_c][in_c][kh][kw], b [out_c],
+ *   y [n][out_c][out_h][out_w].
+ *   FWD_TRAIN, FWD_INFER: x, w, b?, y. A kernel may serve inference only
+ *     (it may round otherwise than training's: a model's training passes
+ *     keep one kernel per layer, so that a pipeline's stages and one
+ *     worker compute the same bits).
+ *   BWD_DATA: w, dy, dx.  BWD_WEIGHTS: x, dy, dw, db? (db: dy summed over
+ *     n, h, w).
+ *   Mixed types (the cpu backend): fwd and bwd_data compute in w's type,
+ *   bwd_weights in BF16 when any of x, dy, dw is BF16, else F32; inputs of
+ *   another type are rounded to the compute type on the way in, outputs
+ *   written in their own type (F32 or BF16) from F32 accumulators. Other
+ *   backends may have no kernel for mixed types; ref computes any
+ *   combination in double.
+ * CONV2D_POOL (conv, pool, relu): a convolution and a max pooling of its
+ *   output in one pass (the convolution's output is never written).
+ *   FWD_TRAIN, FWD_INFER: x, w, b?, y = [relu](maxpool(conv(x, w) + b)),
+ *     ws? (training, without the ReLU: the pooling's workspace as POOL
+ *     writes it, so that POOL's BWD runs on it).
+ *   BWD_WEIGHTS: x, dy (the pooling's output gradient), ws, dw, db?: the
+ *     convolution's weight gradient from what POOL's BWD would have made
+ *     of dy, for a first layer (no dx).
+ * POOL (pool): max pooling pads with -infinity, average pooling divides by
+ *   kh*kw, padding included (PyTorch's count_include_pad); output size as
+ *   for a convolution; ties pick the first maximum.
+ *   FWD_TRAIN, FWD_INFER: x, y, ws? (max pooling: S32 of y's count, the
+ *     index of each maximum within its input plane). S8 or U8 x and y (max
+ *     pooling, no ws) keep int8 data int8 across the layer: exact, since
+ *     the maximum commutes with the monotone quantisation.
+ *   BWD: dy, ws, dx.
+ * RELU (count): FWD_*: x, y (y may alias x).  BWD: y (the forward's
+ *   output: y > 0 exactly where x > 0), dy, dx = dy where y > 0, else 0
+ *   (dx may alias dy).
+ * DROPOUT (drop): the mask of dlb_dropout_keep(drop.seed, index, ...);
+ *   kept values scaled by 1/(1-p). FWD_TRAIN: x, y.  BWD: dy, dx (the same
+ *   mask from the same descriptor).
+ * BATCHNORM (bn): gamma (w), beta (b), running and saved statistics are
+ *   F32 [c].
+ *   FWD_TRAIN: x, w, b, mean, var (inout: the running statistics, updated
+ *     with the momentum, the variance unbiased by n*hw/(n*hw-1), as
+ *     PyTorch), save_mean, save_invstd (the batch's mean and
+ *     1/sqrt(var+eps), biased), y.
+ *   FWD_INFER: x, w, b, mean, var (the running statistics), y.
+ *   BWD: x, dy, w, save_mean, save_invstd, dx, dw (dgamma), db (dbeta).
+ * BATCHNORM_RELU (bn): a training batch norm and the ReLU after it.
+ *   FWD_TRAIN: BATCHNORM's tensors, y = relu(bn(x)).
+ *   BWD: x, y, dy, w, b, save_mean, save_invstd, dx, dw, db: the ReLU's
+ *     gradient applied first (a kernel may recompute its mask from x, b
+ *     and the saved statistics instead of reading y); dx may alias dy.
+ * LINEAR (linear): y [n][out] = x [n][in] w[out][in]^T + b[out].
+ *   FWD_*: x, w, b?, y.  BWD: x, w, dy, dx?, dw, db?.
+ * LINEAR_CSR (csr): LINEAR's FWD_INFER with w in CSR form: row_ptr (S32,
+ *   out + 1), col (S32, nnz: input index, ascending per row), val (F32,
+ *   nnz), b?, x, y (F32); equal to the dense result up to the order of the
+ *   sums.
+ * LOGSOFTMAX (loss): FWD_*: x, y = x - log(sum(exp(x))) per row, stably.
+ * NLL_LOSS (loss): FWD_TRAIN: x (log-probabilities), labels (S32 in
+ *   [0, classes)), y (F32, one element) = -mean_i x[i][label_i].
+ * LOGSOFTMAX_NLL (loss, alpha): BWD: x (the log-probabilities), labels, dx
+ *   = alpha * (exp(x) - onehot(label)) / n, alpha being the loss scale.
+ * SGD (sgd): momentum as PyTorch (dampening 0, not Nesterov):
+ *   g' = g + weight_decay * param; v = momentum * v + g'; param -= lr * v.
+ *   NONE: param (inout), g, v (inout).
+ * SGD_IF_FINITE (sgd): SGD's tensors and found (S32, one element): the
+ *   update runs only where found is 0. Nothing waits.
+ * UNSCALE_CHECK (count, alpha): NONE: y (inout) *= alpha (skipped at 1),
+ *   then found (S32, one element) = 1 when any element of y is inf or NaN;
+ *   never cleared here (fill it with 0 first). Nothing waits.
+ * CAST (count): NONE: x, y between F32, F16, BF16, F64, round to nearest
+ *   even, overflow to infinity, NaN kept.
+ * SCALE (count, alpha): NONE: y (inout) *= alpha.
+ * CHECK_FINITE (count): NONE: x; *nonfinite (host) = 1 when any element is
+ *   inf or NaN, else 0. It waits for the stream.
+ * FILL (count, value): NONE: y = value, rounded to its type.
+ * QUANTIZE, DEQUANTIZE (count, alpha = scale, zero_point): NONE: x, y,
+ *   q = clamp(round_half_even(x / scale) + zero_point) to y's type (S8,
+ *   U8); x = (q - zero_point) * scale.
+ * ALLREDUCE_SUM (count): NONE: y (inout) summed over all replicas.
+ * CONV2D_INT8 (conv, q), LINEAR_INT8 (linear, q): FWD_INFER: x of
+ *   q.x_type (or F32, quantised first as QUANTIZE does), w (S8), w_scale
+ *   (F32, 1 or out_c/out elements), b? (S32, accumulator units), y (F32
+ *   dequantised, or S8/U8 requantised). Per output element, o its channel:
+ *   acc = sum of (qx - x_zero_point) * qw, exact in 32-bit integers
+ *   (padding is the real value 0); M = x_scale * w_scale[o] (F32 y), or
+ *   that / y_scale (S8, U8 y), in float, left to right; v = ((float)acc +
+ *   (float)b[o]) * M, max(v, 0) when q.relu; y = v, or clamp(round_half_
+ *   even(v) + y_zero_point). Integer parts are exact everywhere; the float
+ *   steps may differ in the last bit (1 for S8/U8 y, 1e-6 relative for
+ *   F32). Callers keep |acc| below 2^24. */
+enum dlb_op_kind {
+    DLB_OP_CONV2D, DLB_OP_CONV2D_POOL, DLB_OP_POOL, DLB_OP_RELU,
+    DLB_OP_DROPOUT, DLB_OP_BATCHNORM, DLB_OP_BATCHNORM_RELU, DLB_OP_LINEAR,
+    DLB_OP_LINEAR_CSR, DLB_OP_LOGSOFTMAX, DLB_OP_NLL_LOSS,
+    DLB_OP_LOGSOFTMAX_NLL, DLB_OP_SGD, DLB_OP_SGD_IF_FINITE,
+    DLB_OP_UNSCALE_CHECK, DLB_OP_CAST, DLB_OP_SCALE, DLB_OP_CHECK_FINITE,
+    DLB_OP_FILL, DLB_OP_QUANTIZE, DLB_OP_DEQUANTIZE, DLB_OP_ALLREDUCE_SUM,
+    DLB_OP_CONV2D_INT8, DLB_OP_LINEAR_INT8,
+    DLB_OP_KIND_COUNT
+};
+
+/* Propagation: which computation of a kind. NONE for the kinds that have
+ * one (element-wise, updates, collectives). */
+enum dlb_prop {
+    DLB_PROP_NONE, DLB_PROP_FWD_TRAIN, DLB_PROP_FWD_INFER, DLB_PROP_BWD,
+    DLB_PROP_BWD_DATA, DLB_PROP_BWD_WEIGHTS,
+    DLB_PROP_COUNT
+};
+/* A kernel's propagations as a mask. */
+#define DLB_PROPS(p) (1u << (p))
+#define DLB_PROPS_FWD (DLB_PROPS(DLB_PROP_FWD_TRAIN) | DLB_PROPS(DLB_PROP_FWD_INFER))
+
+/* One operation: the kind's attributes and tensors (the table above);
+ * members a kind does not use stay zero or NULL. A compound literal with
+ * designated initialisers reads as the call it is:
+ *   dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_RELU,
+ *       .prop = DLB_PROP_FWD_TRAIN, .count = n, .x = x, .y = y}); */
+struct dlb_op {
+    enum dlb_op_kind kind;
+    enum dlb_prop prop;
+    const char *label;       /* the layer, for messages and the profile */
+    struct dlb_conv2d_desc conv;
+    struct dlb_pool_desc pool;
+    struct dlb_batchnorm_desc bn;
+    struct dlb_linear_desc linear;
+    struct dlb_csr_linear_desc csr;
+    struct dlb_dropout_desc drop;
+    struct dlb_loss_desc loss;
+    struct dlb_sgd_desc sgd;
+    struct dlb_int8_desc q;
+    size_t count;            /* element-wise kinds */
+    float alpha;             /* SCALE, UNSCALE_CHECK, LOGSOFTMAX_NLL,
+                                (DE)QUANTIZE: the scale */
+    int32_t zero_point;      /* (DE)QUANTIZE */
+    double value;            /* FILL */
+    int relu;                /* CONV2D_POOL: a ReLU after the pooling */
+    const struct dlb_buffer *x, *w, *b, *dy, *g, *labels;
+    const struct dlb_buffer *w_scale, *row_ptr, *col, *val;
+    struct dlb_buffer *y, *dx, *dw, *db, *ws;
+    struct dlb_buffer *mean, *var, *save_mean, *save_invstd;
+    struct dlb_buffer *param, *v, *found;
+    int *nonfinite;          /* CHECK_FINITE's answer */
+};
+
+/* One implementation of a kind: `applies` says whether it takes this
+ * descriptor (the types, shapes and layouts it covers; NULL: every
+ * descriptor of its kind and propagations, checked), `run` computes it.
+ * A backend lists its kernels in order of preference: the first that
+ * applies runs, and a profile (suite key profile = ops) names it. */
+struct dlb_kernel {
+    const char *name;        /* "onednn", "conv1_avx512", "cudnn" */
+    enum dlb_op_kind kind;
+    unsigned props;          /* DLB_PROPS(...) of the propagations it runs */
+    int (*applies)(struct dlb_backend *be, const struct dlb_op *op);
+    dlb_status (*run)(struct dlb_backend *be, const struct dlb_op *op);
+};
+
+/* ---- The device interface. Entries marked optional may be NULL: the core
+ * then returns DLB_ERR_UNSUPPORTED naming them. ----------------------- */
 struct dlb_backend_ops {
     uint32_t struct_size;   /* sizeof(struct dlb_backend_ops) */
     uint16_t api_major;     /* DLB_BACKEND_API_MAJOR */
@@ -294,240 +473,10 @@ struct dlb_backend_ops {
     dlb_status (*timer_elapsed)(struct dlb_backend *be, struct dlb_timer *t,
                                 double *seconds);
 
-    /* Convolution. bwd_data: dx from dy and w. bwd_weights: dw, and db
-     * (sum of dy over n, h, w) when db is not NULL.
-     * Mixed types (cpu backend, where it reports DLB_CAP_BF16): the
-     * buffers need not share a type, so that a mixed-precision model keeps
-     * batch norm and the loss in F32 without cast passes. fwd and
-     * bwd_data compute in w's type; bwd_weights in BF16 when any of x, dy,
-     * dw is BF16, else F32. Inputs of another type (F32 x or dy for a BF16
-     * convolution) are rounded to the compute type on the way in; outputs
-     * (y, dx, dw, db) are written in their own type, F32 or BF16, from
-     * F32 accumulators. So BF16 w with F32 x, y, dy, dx, and dw in BF16 or
-     * F32, is the usual combination. Other backends may refuse mixed types
-     * with DLB_ERR_UNSUPPORTED; ref computes any combination in double. */
-    dlb_status (*conv2d_fwd)(struct dlb_backend *be,
-                             const struct dlb_conv2d_desc *d,
-                             const struct dlb_buffer *x,
-                             const struct dlb_buffer *w,
-                             const struct dlb_buffer *b, struct dlb_buffer *y);
-    dlb_status (*conv2d_bwd_data)(struct dlb_backend *be,
-                                  const struct dlb_conv2d_desc *d,
-                                  const struct dlb_buffer *w,
-                                  const struct dlb_buffer *dy,
-                                  struct dlb_buffer *dx);
-    dlb_status (*conv2d_bwd_weights)(struct dlb_backend *be,
-                                     const struct dlb_conv2d_desc *d,
-                                     const struct dlb_buffer *x,
-                                     const struct dlb_buffer *dy,
-                                     struct dlb_buffer *dw,
-                                     struct dlb_buffer *db);
-
-    /* Pooling. For max pooling `ws` is an S32 buffer of y's element count
-     * that forward fills with the index (within the input plane) of each
-     * maximum and backward reads; it may be NULL in forward for inference.
-     * Average pooling ignores ws. Ties pick the first maximum. */
-    dlb_status (*pool_fwd)(struct dlb_backend *be, const struct dlb_pool_desc *d,
-                           const struct dlb_buffer *x, struct dlb_buffer *y,
-                           struct dlb_buffer *ws);
-    dlb_status (*pool_bwd)(struct dlb_backend *be, const struct dlb_pool_desc *d,
-                           const struct dlb_buffer *dy,
-                           const struct dlb_buffer *ws, struct dlb_buffer *dx);
-
-    /* ReLU on `count` elements; y may alias x. Backward takes the forward
-     * OUTPUT y (y > 0 exactly where x > 0), so x may be overwritten:
-     * dx = dy where y > 0, else 0. dx may alias dy. */
-    dlb_status (*relu_fwd)(struct dlb_backend *be, size_t count,
-                           const struct dlb_buffer *x, struct dlb_buffer *y);
-    dlb_status (*relu_bwd)(struct dlb_backend *be, size_t count,
-                           const struct dlb_buffer *y,
-                           const struct dlb_buffer *dy, struct dlb_buffer *dx);
-
-    /* Dropout with the mask of dlb_dropout_keep(d->seed, index, ...); the
-     * backward pass recomputes the same mask from the same descriptor.
-     * y may alias x; dx may alias dy. */
-    dlb_status (*dropout_fwd)(struct dlb_backend *be,
-                              const struct dlb_dropout_desc *d,
-                              const struct dlb_buffer *x, struct dlb_buffer *y);
-    dlb_status (*dropout_bwd)(struct dlb_backend *be,
-                              const struct dlb_dropout_desc *d,
-                              const struct dlb_buffer *dy,
-                              struct dlb_buffer *dx);
-
-    /* Batch normalisation; gamma, beta, running and saved statistics are
-     * F32 [c] on every backend.
-     * fwd_train: normalises with the batch mean and biased variance, saves
-     *   mean and 1/sqrt(var+eps) for backward, and updates the running
-     *   statistics in place with the momentum, the variance unbiased
-     *   (n*hw/(n*hw-1)), as PyTorch does.
-     * fwd_infer: normalises with the running statistics.
-     * bwd: dx, dgamma and dbeta of the training-mode forward. */
-    dlb_status (*batchnorm_fwd_train)(struct dlb_backend *be,
-                                      const struct dlb_batchnorm_desc *d,
-                                      const struct dlb_buffer *x,
-                                      const struct dlb_buffer *gamma,
-                                      const struct dlb_buffer *beta,
-                                      struct dlb_buffer *running_mean,
-                                      struct dlb_buffer *running_var,
-                                      struct dlb_buffer *save_mean,
-                                      struct dlb_buffer *save_invstd,
-                                      struct dlb_buffer *y);
-    dlb_status (*batchnorm_fwd_infer)(struct dlb_backend *be,
-                                      const struct dlb_batchnorm_desc *d,
-                                      const struct dlb_buffer *x,
-                                      const struct dlb_buffer *gamma,
-                                      const struct dlb_buffer *beta,
-                                      const struct dlb_buffer *running_mean,
-                                      const struct dlb_buffer *running_var,
-                                      struct dlb_buffer *y);
-    dlb_status (*batchnorm_bwd)(struct dlb_backend *be,
-                                const struct dlb_batchnorm_desc *d,
-                                const struct dlb_buffer *x,
-                                const struct dlb_buffer *dy,
-                                const struct dlb_buffer *gamma,
-                                const struct dlb_buffer *save_mean,
-                                const struct dlb_buffer *save_invstd,
-                                struct dlb_buffer *dx,
-                                struct dlb_buffer *dgamma,
-                                struct dlb_buffer *dbeta);
-
-    /* Linear layer. bwd computes dx when dx is not NULL (the first layer
-     * needs none), dw, and db when db is not NULL. */
-    dlb_status (*linear_fwd)(struct dlb_backend *be,
-                             const struct dlb_linear_desc *d,
-                             const struct dlb_buffer *x,
-                             const struct dlb_buffer *w,
-                             const struct dlb_buffer *b, struct dlb_buffer *y);
-    dlb_status (*linear_bwd)(struct dlb_backend *be,
-                             const struct dlb_linear_desc *d,
-                             const struct dlb_buffer *x,
-                             const struct dlb_buffer *w,
-                             const struct dlb_buffer *dy,
-                             struct dlb_buffer *dx, struct dlb_buffer *dw,
-                             struct dlb_buffer *db);
-
-    /* logsoftmax_fwd: y = x - log(sum(exp(x))) per row, computed stably.
-     * nll_loss: *loss (an F32 buffer of one element) = -mean_i y[i][label_i].
-     * logsoftmax_nll_bwd: the gradient of scale * loss with respect to the
-     *   logits x, from y: dx = scale * (exp(y) - onehot(label)) / n.
-     *   `scale` is the AMP loss scale (1 without one). */
-    dlb_status (*logsoftmax_fwd)(struct dlb_backend *be,
-                                 const struct dlb_loss_desc *d,
-                                 const struct dlb_buffer *x,
-                                 struct dlb_buffer *y);
-    dlb_status (*nll_loss)(struct dlb_backend *be, const struct dlb_loss_desc *d,
-                           const struct dlb_buffer *y,
-                           const struct dlb_buffer *labels,
-                           struct dlb_buffer *loss);
-    dlb_status (*logsoftmax_nll_bwd)(struct dlb_backend *be,
-                                     const struct dlb_loss_desc *d,
-                                     const struct dlb_buffer *y,
-                                     const struct dlb_buffer *labels,
-                                     float scale, struct dlb_buffer *dx);
-
-    /* SGD step; w and v are updated in place; g is read. */
-    dlb_status (*sgd_update)(struct dlb_backend *be,
-                             const struct dlb_sgd_desc *d, struct dlb_buffer *w,
-                             const struct dlb_buffer *g, struct dlb_buffer *v);
-
-    /* Element-wise utilities on the first `count` elements.
-     * cast: converts between F32, F16, BF16 (and F64) with round to nearest
-     *   even, overflow to infinity, NaN kept NaN (dlb_f32_to_bf16 etc. in
-     *   the core define the bits).
-     * scale: buf *= alpha, in place.
-     * check_finite: *found_nonfinite = 1 when any element is inf or NaN,
-     *   else 0; it waits for the stream since the host needs the answer.
-     * fill: every element = value (rounded to the buffer's type). */
-    dlb_status (*cast)(struct dlb_backend *be, size_t count,
-                       const struct dlb_buffer *src, struct dlb_buffer *dst);
-    dlb_status (*scale)(struct dlb_backend *be, size_t count,
-                        struct dlb_buffer *buf, float alpha);
-    dlb_status (*check_finite)(struct dlb_backend *be, size_t count,
-                               const struct dlb_buffer *buf,
-                               int *found_nonfinite);
-    dlb_status (*fill)(struct dlb_backend *be, size_t count,
-                       struct dlb_buffer *buf, double value);
-
-    /* Optional. Affine int8 quantisation, per tensor:
-     *   q = clamp(round_half_even(x / scale) + zero_point, type range)
-     *   x = (q - zero_point) * scale.
-     * src/dst are float and S8 or U8 buffers. */
-    dlb_status (*quantize)(struct dlb_backend *be, size_t count,
-                           const struct dlb_buffer *src, struct dlb_buffer *dst,
-                           float scale, int32_t zero_point);
-    dlb_status (*dequantize)(struct dlb_backend *be, size_t count,
-                             const struct dlb_buffer *src,
-                             struct dlb_buffer *dst, float scale,
-                             int32_t zero_point);
-
-    /* Optional (multi-device backends): sum `count` elements of `buf` over
-     * all replicas in place. */
-    dlb_status (*allreduce_sum)(struct dlb_backend *be, size_t count,
-                                struct dlb_buffer *buf);
-
-    /* ---- API 1.1: int8 inference (the quant plugin) ---- */
-
-    /* Optional. int8 convolution and linear layer (inference): x of
-     * q->x_type, or F32, quantised first exactly as quantize does (so a
-     * network's first layer needs no separate pass, and a backend may fuse
-     * it); w S8 in the layouts above, w_scale F32 of 1 element (per
-     * tensor) or out_c / out (per output channel), b S32 [out_c] in
-     * accumulator units or NULL, y F32 (dequantised), S8 or U8
-     * (requantised). For each output element, o its channel:
-     *   acc = sum over the window of (qx - x_zero_point) * qw, exact in
-     *         32-bit integers; padding is the real value 0 (qx = x_zp);
-     *   M   = x_scale * w_scale[o]            (F32 y)
-     *         x_scale * w_scale[o] / y_scale  (S8, U8 y), in float, left
-     *         to right, so that every backend has the same multiplier;
-     *   v   = ((float)acc + (float)b[o]) * M, then max(v, 0) when relu;
-     *   y   = v (F32), or clamp(round_half_even(v) + y_zero_point) to
-     *         y's type.
-     * The integer part is exact on every backend; the float steps may
-     * round differently in the last bit (the order in which a kernel adds
-     * the bias), so a backend's y may differ from ref's by 1 (S8, U8) or
-     * by a relative 1e-6 (F32). Callers keep |acc| below 2^24, where the
-     * conversion to float is exact. */
-    dlb_status (*conv2d_int8_fwd)(struct dlb_backend *be,
-                                  const struct dlb_conv2d_desc *d,
-                                  const struct dlb_int8_desc *q,
-                                  const struct dlb_buffer *x,
-                                  const struct dlb_buffer *w,
-                                  const struct dlb_buffer *w_scale,
-                                  const struct dlb_buffer *b,
-                                  struct dlb_buffer *y);
-    dlb_status (*linear_int8_fwd)(struct dlb_backend *be,
-                                  const struct dlb_linear_desc *d,
-                                  const struct dlb_int8_desc *q,
-                                  const struct dlb_buffer *x,
-                                  const struct dlb_buffer *w,
-                                  const struct dlb_buffer *w_scale,
-                                  const struct dlb_buffer *b,
-                                  struct dlb_buffer *y);
-    /* Optional. Max pooling of S8 or U8 x into y of the same type, for
-     * inference (no workspace). Exact: the maximum commutes with the
-     * monotone quantisation, so int8 data stays int8 across the layer.
-     * Average pooling gives DLB_ERR_UNSUPPORTED. */
-    dlb_status (*pool_int8_fwd)(struct dlb_backend *be,
-                                const struct dlb_pool_desc *d,
-                                const struct dlb_buffer *x,
-                                struct dlb_buffer *y);
-
-    /* ---- API 1.1: sparse linear layers (the prune plugin) ---- */
-
-    /* Optional. y [n][out] = x [n][in] * W^T + b with W in CSR form:
-     * row_ptr and col are S32 buffers of out + 1 and nnz elements, val
-     * and b (may be NULL) F32 of nnz and out; x and y F32. The result
-     * equals linear_fwd's on the dense W up to the order of the sums.
-     * Inference only: the backward pass of a pruned layer is the dense
-     * one (its zeros stay zero through the mask). */
-    dlb_status (*csr_linear_fwd)(struct dlb_backend *be,
-                                 const struct dlb_csr_linear_desc *d,
-                                 const struct dlb_buffer *x,
-                                 const struct dlb_buffer *row_ptr,
-                                 const struct dlb_buffer *col,
-                                 const struct dlb_buffer *val,
-                                 const struct dlb_buffer *b,
-                                 struct dlb_buffer *y);
+    /* The kernels, in order of preference within each kind (struct
+     * dlb_kernel): every operation runs on the first that applies. */
+    const struct dlb_kernel *kernels;
+    size_t n_kernels;
 
     /* ---- API 1.1: buffers in place (the dp plugin) ---- */
 
@@ -544,34 +493,16 @@ struct dlb_backend_ops {
     dlb_status (*unmap)(struct dlb_backend *be, struct dlb_buffer *buf,
                         int written);
 
-    /* ---- API 1.2: the gradient scaler on the device (the amp plugin) ---- */
+    /* ---- the gradient scaler's flag on the device (the amp plugin) ---- */
 
-    /* Optional, all four or none. Dynamic loss scaling without the host
-     * in the middle of a step, as torch's _amp_foreach_non_finite_check_
-     * and_unscale_ and fused optimizers do: `found` is an S32 buffer of
-     * one element that stays on the device.
-     * unscale_check: buf *= inv_scale in place (skipped when inv_scale is
-     *   1), then found = 1 when any element of buf is inf or NaN; found is
-     *   never cleared here (fill it with 0 first), so several calls OR
-     *   into one flag. Nothing waits.
-     * sgd_update_if_finite: sgd_update when found is 0; w and v untouched
-     *   otherwise. Nothing waits.
-     * flag_post: enqueue a copy of found to host memory the backend keeps,
-     *   and return at once. flag_wait: wait for that copy only (work
-     *   enqueued after flag_post runs on) and give the value. One post is
-     *   outstanding per backend; a new post replaces it; flag_wait without
-     *   a post is DLB_ERR_INTERNAL.
+    /* Optional, both or none (with kernels of SGD_IF_FINITE and
+     * UNSCALE_CHECK): flag_post enqueues a copy of `found` (S32, one
+     * element) to host memory the backend keeps and returns at once;
+     * flag_wait waits for that copy only (work enqueued after flag_post
+     * runs on) and gives the value. One post is outstanding per backend; a
+     * new post replaces it; flag_wait without a post is DLB_ERR_INTERNAL.
      * Backends that run synchronously (ref, cpu) need none of this: the
-     * core then uses check_finite and sgd_update. */
-    dlb_status (*unscale_check)(struct dlb_backend *be, size_t count,
-                                struct dlb_buffer *buf, float inv_scale,
-                                struct dlb_buffer *found);
-    dlb_status (*sgd_update_if_finite)(struct dlb_backend *be,
-                                       const struct dlb_sgd_desc *d,
-                                       struct dlb_buffer *w,
-                                       const struct dlb_buffer *g,
-                                       struct dlb_buffer *v,
-                                       const struct dlb_buffer *found);
+     * core then uses CHECK_FINITE and SGD. */
     dlb_status (*flag_post)(struct dlb_backend *be,
                             const struct dlb_buffer *found);
     dlb_status (*flag_wait)(struct dlb_backend *be, int32_t *value);

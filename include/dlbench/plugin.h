@@ -89,7 +89,11 @@ struct dlb_host {
                 const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
     /* Record a plugin figure in this configuration's results
-     * (e.g. "skipped_steps", "count", 3). Later calls overwrite. */
+     * (e.g. "skipped_steps", "count", 3), named "PLUGIN.name". Later calls
+     * overwrite. The plugin that provides the run's workload records its
+     * quality figures, "accuracy" (%), "test_loss", "test_images" and
+     * "train_loss_last", under those names: they are the configuration's,
+     * as the built-in workload's are, and the selection judges them. */
     dlb_status (*metric)(const struct dlb_host *h, const char *name,
                          const char *unit, double value);
 
@@ -217,8 +221,8 @@ struct dlb_host {
 #define DLB_HOST_HAS(h, field)                                              \
     ((h)->struct_size >= offsetof(struct dlb_host, field) + sizeof((h)->field))
 
-/* ---- Hook points (DESIGN.md's table). Each is optional; NULL means the
- * core's baseline. `state` is what init returned. ---------------------- */
+/* ---- Hook points (doc/plugin-guide.md's table). Each is optional; NULL
+ * means the core's baseline. `state` is what init returned. ------------ */
 
 struct dlb_alloc_stats {
     uint64_t allocated_bytes, allocated_peak;

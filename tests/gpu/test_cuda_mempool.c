@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "backend/op_call.h"
 #include "data/dataset.h"
 #include "gpu_open.h"
 #include "train/train_run.h"
@@ -178,8 +179,8 @@ static void test_buffers_over_pool(void)
         } else {
             count[k] = random_count(&r);
             ok &= ops->buffer_alloc(be, DLB_S32, count[k], &buf[k]) == DLB_OK;
-            ok &= ok && DLB_BE_CALL(be, fill, count[k], buf[k],
-                                    (double)(k + 1)) == DLB_OK;
+            ok &= ok && DLB_RUN(be, fill, count[k], buf[k],
+                                (double)(k + 1)) == DLB_OK;
         }
         if (op % 100 == 0)
             dlb_pool_trim(p);
@@ -234,7 +235,7 @@ static void test_stream_order(void)
     CHECK(ops->buffer_alloc(be, DLB_S32, n, &a) == DLB_OK);
     CHECK(DLB_BE_CALL(be, map, a, &pa, &dev) == DLB_OK);
     for (int i = 0; i < 8; i++) /* keep the stream busy on a */
-        CHECK(DLB_BE_CALL(be, fill, n, a, -1.0) == DLB_OK);
+        CHECK(DLB_RUN(be, fill, n, a, -1.0) == DLB_OK);
     ops->buffer_free(be, a);
     CHECK(ops->buffer_alloc(be, DLB_S32, n, &b) == DLB_OK);
     CHECK(DLB_BE_CALL(be, map, b, &pb, &dev) == DLB_OK);

@@ -28,6 +28,7 @@
 
 #include "amp_scaler.h"
 #include "backend/backend.h"
+#include "backend/op_call.h"
 #include "data/dataset.h"
 #include "gpu_open.h"
 #include "train/model_scaler.h"
@@ -84,9 +85,9 @@ static void check_unscale(const float *g, int bad)
     struct dlb_buffer *gd = upload(dev, DLB_F32, a, N, 4);
     struct dlb_buffer *gr = upload(host, DLB_F32, a, N, 4);
     struct dlb_buffer *fd = upload(dev, DLB_S32, &zero, 1, 4);
-    CHECK(DLB_BE_CALL(dev, unscale_check, N, gd, inv, fd) == DLB_OK);
-    CHECK(DLB_BE_CALL(host, scale, N, gr, inv) == DLB_OK);
-    CHECK(DLB_BE_CALL(host, check_finite, N, gr, &found_ref) == DLB_OK);
+    CHECK(DLB_RUN(dev, unscale_check, N, gd, inv, fd) == DLB_OK);
+    CHECK(DLB_RUN(host, scale, N, gr, inv) == DLB_OK);
+    CHECK(DLB_RUN(host, check_finite, N, gr, &found_ref) == DLB_OK);
     download(dev, a, gd, N * sizeof *a);
     download(host, b, gr, N * sizeof *b);
     /* Bit for bit, except that a NaN is any NaN: the GPU's multiply
@@ -98,7 +99,7 @@ static void check_unscale(const float *g, int bad)
     CHECK(posted_flag(fd) == found_ref && found_ref == bad);
     /* A finite buffer afterwards leaves a set flag set. */
     struct dlb_buffer *ok = upload(dev, DLB_F32, g, N, 4);
-    CHECK(DLB_BE_CALL(dev, unscale_check, N, ok, 1.0f, fd) == DLB_OK);
+    CHECK(DLB_RUN(dev, unscale_check, N, ok, 1.0f, fd) == DLB_OK);
     CHECK(posted_flag(fd) == bad);
     release(dev, ok);
     release(dev, gd);
@@ -121,10 +122,10 @@ static void check_sgd_if(const float *w, const float *g, const float *v)
         struct dlb_buffer *wr = upload(host, DLB_F32, w, N, 4);
         struct dlb_buffer *gr = upload(host, DLB_F32, g, N, 4);
         struct dlb_buffer *vr = upload(host, DLB_F32, v, N, 4);
-        CHECK(DLB_BE_CALL(dev, sgd_update_if_finite, &d, wd, gd, vd, fd) ==
+        CHECK(DLB_RUN(dev, sgd_update_if_finite, &d, wd, gd, vd, fd) ==
               DLB_OK);
         if (!flag)
-            CHECK(DLB_BE_CALL(host, sgd_update, &d, wr, gr, vr) == DLB_OK);
+            CHECK(DLB_RUN(host, sgd_update, &d, wr, gr, vr) == DLB_OK);
         download(dev, wa, wd, N * 4);
         download(dev, va, vd, N * 4);
         download(host, wb, wr, N * 4);
@@ -163,7 +164,8 @@ static void check_post_wait(void)
     CHECK(DLB_BE_CALL(dev, flag_wait, &v) == DLB_ERR_INTERNAL);
     CHECK(DLB_BE_CALL(dev, flag_post, fd) == DLB_OK);
     for (int i = 0; i < 20; i++)
-        CHECK(DLB_BE_CALL(dev, fill, (size_t)64 << 20, big, 1.0) == DLB_OK);
+        CHECK(DLB_RUN(dev, fill, (size_t)64 << 20, big, 1.0)
+                  == DLB_OK);
     CHECK(DLB_BE_CALL(dev, flag_wait, &v) == DLB_OK);
     CHECK(v == 1);
     CHECK(DLB_BE_CALL0(dev, synchronize) == DLB_OK);

@@ -36,20 +36,30 @@
  * comes at the same step on every machine.
  *
  * evaluate records "checksum" (count): the chain iterations completed, that
- * is steps run x work, so a test can tell the work was done. */
+ * is steps run x work, so a test can tell the work was done.
+ *
+ * `accuracy` (> 0) makes evaluate score a fake training run too: an
+ * accuracy drawn around that mean, as training noise makes it, from the
+ * seed: `accuracy_shared_sd` points that every configuration trained from
+ * the same seed shares (the initialisation and data order a setting keeps),
+ * plus `accuracy_sd` points of its own (what a setting changes in the
+ * random stream), on `test_images` images. The accuracy tests plant known
+ * differences with it. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <dlbench/plugin.h>
 
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 enum {
     TL_WORK, TL_FAULT, TL_FAULT_AT, TL_SAMPLES, TL_SLOW_AFTER, TL_CLOCK,
-    TL_NOISE, TL_N_PARAMS
+    TL_NOISE, TL_ACC, TL_ACC_SD, TL_ACC_SHARED_SD, TL_TEST_IMAGES, TL_N_PARAMS
 };
 
 enum tl_fault {
@@ -115,6 +125,27 @@ static const struct dlb_param_def tl_params[TL_N_PARAMS] = {
         .help = "clock = synthetic: each step's time is off by up to this "
                 "share, drawn from the seed (0: every step alike)",
     },
+    [TL_ACC] = {
+        .name = "accuracy", .type = DLB_PARAM_FLOAT, .def = "0",
+        .flags = DLB_PARAM_HAS_MIN | DLB_PARAM_HAS_MAX, .min = 0, .max = 100,
+        .unit = "%", .help = "the mean of the fake accuracy evaluate scores "
+                             "(0: none)",
+    },
+    [TL_ACC_SD] = {
+        .name = "accuracy_sd", .type = DLB_PARAM_FLOAT, .def = "0",
+        .flags = DLB_PARAM_HAS_MIN, .min = 0, .unit = "points",
+        .help = "the configuration's own noise around it, drawn from the seed",
+    },
+    [TL_ACC_SHARED_SD] = {
+        .name = "accuracy_shared_sd", .type = DLB_PARAM_FLOAT, .def = "0",
+        .flags = DLB_PARAM_HAS_MIN, .min = 0, .unit = "points",
+        .help = "noise every configuration of the same seed shares",
+    },
+    [TL_TEST_IMAGES] = {
+        .name = "test_images", .type = DLB_PARAM_INT, .def = "10000",
+        .flags = DLB_PARAM_HAS_MIN, .min = 1, .unit = "images",
+        .help = "the test images the fake accuracy counts as scored on",
+    },
 };
 
 struct tl_state {
@@ -125,6 +156,8 @@ struct tl_state {
     double slow_after;
     int synthetic;
     double noise;
+    double acc, acc_sd, acc_shared_sd;
+    int64_t test_images;
 };
 
 struct tl_workload {
@@ -284,6 +317,10 @@ static dlb_status tl_init(const struct dlb_host *h, const struct dlb_params *p,
     s->slow_after = p->values[TL_SLOW_AFTER].f;
     s->synthetic = p->values[TL_CLOCK].i == 1;
     s->noise = p->values[TL_NOISE].f;
+    s->acc = p->values[TL_ACC].f;
+    s->acc_sd = p->values[TL_ACC_SD].f;
+    s->acc_shared_sd = p->values[TL_ACC_SHARED_SD].f;
+    s->test_images = p->values[TL_TEST_IMAGES].i;
     *state = s;
     return DLB_OK;
 }
@@ -350,10 +387,40 @@ static double tl_now(void *wl)
     return w->s->synthetic ? w->sim_s : -1;
 }
 
+/* A standard normal draw from `state` (Box-Muller). */
+static double tl_normal(uint64_t *state)
+{
+    double u1 = ((double)(tl_next(state) >> 11) + 1) * 0x1p-53; /* (0, 1] */
+    double u2 = (double)(tl_next(state) >> 11) * 0x1p-53;
+    return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* The fake training run's accuracy: the mean, the seed's shared draw and
+ * this configuration's own (its settings hashed with the seed). */
+static dlb_status tl_accuracy(const struct tl_workload *w)
+{
+    const struct tl_state *s = w->s;
+    uint64_t shared = w->h->seed ^ 0x5eedu, own = w->h->seed;
+    uint64_t bits;
+    memcpy(&bits, &s->acc, sizeof bits);
+    own ^= tl_next(&(uint64_t){bits ^ (uint64_t)s->work * 31 ^
+                               (uint64_t)s->samples * 131});
+    double a = s->acc + s->acc_shared_sd * tl_normal(&shared) +
+               s->acc_sd * tl_normal(&own);
+    a = a < 0 ? 0 : a > 100 ? 100 : a;
+    dlb_status st = w->h->metric(w->h, "accuracy", "%", a);
+    if (st == DLB_OK)
+        st = w->h->metric(w->h, "test_images", "images", (double)s->test_images);
+    return st;
+}
+
 static dlb_status tl_evaluate(void *wl)
 {
     struct tl_workload *w = wl;
-    return w->h->metric(w->h, "checksum", "count", (double)w->iterations);
+    dlb_status st = w->h->metric(w->h, "checksum", "count", (double)w->iterations);
+    if (st == DLB_OK && w->s->acc > 0)
+        st = tl_accuracy(w);
+    return st;
 }
 
 static void tl_teardown(void *wl)

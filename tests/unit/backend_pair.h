@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/op_call.h"
 #include "backend/dtype.h"
 #include "util/rng.h"
 
@@ -44,7 +45,7 @@ static const struct pair none = { NULL, NULL, 0, DLB_F32 };
 #define B(p) (side ? (p).r : (p).d)
 #define BE (side ? ref : dev)
 #define BOTH for (int side = 0; side < 2; side++)
-#define CALL(op, ...) BOTH CHECK(DLB_BE_CALL(BE, op, __VA_ARGS__) == DLB_OK)
+#define CALL(op, ...) BOTH CHECK(DLB_RUN(BE, op, __VA_ARGS__) == DLB_OK)
 
 static double rand_nonzero(void)
 {
@@ -104,8 +105,10 @@ static struct pair rand_pair(enum dlb_dtype t, size_t n, double scale)
 static struct pair out_pair(enum dlb_dtype t, size_t n)
 {
     struct pair p = alloc_pair(t, n);
-    CHECK(DLB_BE_CALL(dev, fill, n, p.d, 123.0) == DLB_OK);
-    CHECK(DLB_BE_CALL(ref, fill, n, p.r, -77.0) == DLB_OK);
+    CHECK(dlb_backend_run(dev, &(struct dlb_op){.kind = DLB_OP_FILL,
+              .count = n, .y = p.d, .value = 123.0}) == DLB_OK);
+    CHECK(dlb_backend_run(ref, &(struct dlb_op){.kind = DLB_OP_FILL,
+              .count = n, .y = p.r, .value = -77.0}) == DLB_OK);
     return p;
 }
 

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "backend/op_call.h"
 #include "backend/dtype.h"
 #include "util/rng.h"
 
@@ -99,9 +100,9 @@ static struct dlb_buffer *buf(enum dlb_dtype t, size_t n)
     DLB_BE_CALL(be, buffer_alloc, DLB_F32, n, &f);
     DLB_BE_CALL(be, copy_from_host, f, 0, v, n * 4);
     if (t == DLB_S32)
-        DLB_BE_CALL(be, fill, n, b, 3.0);
+        DLB_RUN(be, fill, n, b, 3.0);
     else
-        DLB_BE_CALL(be, cast, n, f, b);
+        DLB_RUN(be, cast, n, f, b);
     dlb_backend_ops_of(be)->buffer_free(be, f);
     free(v);
     return b;
@@ -126,15 +127,15 @@ static struct param param(enum dlb_dtype t, size_t n)
 static void to_compute(struct param *p, const char *name)
 {
     if (p->w != p->master)
-        T(name, DLB_BE_CALL(be, cast, p->n, p->master, p->w));
+        T(name, DLB_RUN(be, cast, p->n, p->master, p->w));
 }
 
 static void update(struct param *p, const char *name)
 {
     struct dlb_sgd_desc d = { p->n, 0.01f, 0.9f, 5e-4f };
     if (p->g32 != p->g)
-        T("grad cast", DLB_BE_CALL(be, cast, p->n, p->g, p->g32));
-    T(name, DLB_BE_CALL(be, sgd_update, &d, p->master, p->g32, p->v));
+        T("grad cast", DLB_RUN(be, cast, p->n, p->g, p->g32));
+    T(name, DLB_RUN(be, sgd_update, &d, p->master, p->g32, p->v));
 }
 
 static struct dlb_conv2d_desc conv(uint32_t n, uint32_t ic, uint32_t hw,
@@ -217,55 +218,55 @@ static void lenet(enum dlb_dtype t, uint32_t n, int train, const char *title)
         if (fuse && train) {
             T("conv1+pool1 fwd", fuse->fwd(be, &c1, &p1, 0, x, w1.w, b1.w, y2,
                                            ws1));
-            T("relu1 fwd", DLB_BE_CALL(be, relu_fwd, a2, y2, y2));
+            T("relu1 fwd", DLB_RUN(be, relu_fwd, a2, y2, y2));
         } else if (fuse) {
             T("conv1+pool1+relu1 fwd", fuse->fwd(be, &c1, &p1, 1, x, w1.w,
                                                  b1.w, y2, NULL));
         } else {
-            T("conv1 fwd", DLB_BE_CALL(be, conv2d_fwd, &c1, x, w1.w, b1.w, y1));
-            T("pool1 fwd", DLB_BE_CALL(be, pool_fwd, &p1, y1, y2,
-                                       train ? ws1 : NULL));
-            T("relu1 fwd", DLB_BE_CALL(be, relu_fwd, a2, y2, y2));
+            T("conv1 fwd", DLB_RUN(be, conv2d_fwd, &c1, x, w1.w, b1.w, y1));
+            T("pool1 fwd", DLB_RUN(be, pool_fwd, &p1, y1, y2,
+                                   train ? ws1 : NULL));
+            T("relu1 fwd", DLB_RUN(be, relu_fwd, a2, y2, y2));
         }
         if (infer_conv)
             T("conv2 fwd", infer_conv(be, &c2, y2, w2.w, b2.w, y3));
         else
-            T("conv2 fwd", DLB_BE_CALL(be, conv2d_fwd, &c2, y2, w2.w, b2.w,
-                                       y3));
+            T("conv2 fwd", DLB_RUN(be, conv2d_fwd, &c2, y2, w2.w, b2.w, y3));
         if (train)
-            T("dropout2d fwd", DLB_BE_CALL(be, dropout_fwd, &d2, y3, y3));
-        T("pool2 fwd", DLB_BE_CALL(be, pool_fwd, &p2, y3, y4, train ? ws2 : NULL));
-        T("relu2 fwd", DLB_BE_CALL(be, relu_fwd, a4, y4, y4));
-        T("fc1 fwd", DLB_BE_CALL(be, linear_fwd, &f1, y4, w3.w, b3.w, y5));
-        T("relu3 fwd", DLB_BE_CALL(be, relu_fwd, (size_t)n * 50, y5, y5));
+            T("dropout2d fwd", DLB_RUN(be, dropout_fwd, &d2, y3, y3));
+        T("pool2 fwd", DLB_RUN(be, pool_fwd, &p2, y3, y4, train ? ws2 : NULL));
+        T("relu2 fwd", DLB_RUN(be, relu_fwd, a4, y4, y4));
+        T("fc1 fwd", DLB_RUN(be, linear_fwd, &f1, y4, w3.w, b3.w, y5));
+        T("relu3 fwd", DLB_RUN(be, relu_fwd, (size_t)n * 50, y5, y5));
         if (train)
-            T("dropout fwd", DLB_BE_CALL(be, dropout_fwd, &d3, y5, y5));
-        T("fc2 fwd", DLB_BE_CALL(be, linear_fwd, &f2, y5, w4.w, b4.w, y6));
-        T("logsoftmax fwd", DLB_BE_CALL(be, logsoftmax_fwd, &ld, y6, ls));
+            T("dropout fwd", DLB_RUN(be, dropout_fwd, &d3, y5, y5));
+        T("fc2 fwd", DLB_RUN(be, linear_fwd, &f2, y5, w4.w, b4.w, y6));
+        T("logsoftmax fwd", DLB_RUN(be, logsoftmax_fwd, &ld, y6, ls));
         if (train) {
-            T("nll loss", DLB_BE_CALL(be, nll_loss, &ld, ls, lab, loss));
+            T("nll loss", DLB_RUN(be, nll_loss, &ld, ls, lab, loss));
             T("logsoftmax+nll bwd",
-              DLB_BE_CALL(be, logsoftmax_nll_bwd, &ld, ls, lab, 1.0f, g6));
-            T("fc2 bwd", DLB_BE_CALL(be, linear_bwd, &f2, y5, w4.w, g6, g5,
-                                     w4.g, b4.g));
-            T("dropout bwd", DLB_BE_CALL(be, dropout_bwd, &d3, g5, g5));
-            T("relu3 bwd", DLB_BE_CALL(be, relu_bwd, (size_t)n * 50, y5, g5, g5));
-            T("fc1 bwd", DLB_BE_CALL(be, linear_bwd, &f1, y4, w3.w, g5, g4,
-                                     w3.g, b3.g));
-            T("relu2 bwd", DLB_BE_CALL(be, relu_bwd, a4, y4, g4, g4));
-            T("pool2 bwd", DLB_BE_CALL(be, pool_bwd, &p2, g4, ws2, g3));
-            T("dropout2d bwd", DLB_BE_CALL(be, dropout_bwd, &d2, g3, g3));
-            T("conv2 bwd_data", DLB_BE_CALL(be, conv2d_bwd_data, &c2, w2.w, g3, g2));
-            T("conv2 bwd_weights", DLB_BE_CALL(be, conv2d_bwd_weights, &c2, y2,
-                                               g3, w2.g, b2.g));
-            T("relu1 bwd", DLB_BE_CALL(be, relu_bwd, a2, y2, g2, g2));
+              DLB_RUN(be, logsoftmax_nll_bwd, &ld, ls, lab, 1.0f, g6));
+            T("fc2 bwd", DLB_RUN(be, linear_bwd, &f2, y5, w4.w, g6, g5, w4.g,
+                                 b4.g));
+            T("dropout bwd", DLB_RUN(be, dropout_bwd, &d3, g5, g5));
+            T("relu3 bwd", DLB_RUN(be, relu_bwd, (size_t)n * 50, y5, g5, g5));
+            T("fc1 bwd", DLB_RUN(be, linear_bwd, &f1, y4, w3.w, g5, g4, w3.g,
+                                 b3.g));
+            T("relu2 bwd", DLB_RUN(be, relu_bwd, a4, y4, g4, g4));
+            T("pool2 bwd", DLB_RUN(be, pool_bwd, &p2, g4, ws2, g3));
+            T("dropout2d bwd", DLB_RUN(be, dropout_bwd, &d2, g3, g3));
+            T("conv2 bwd_data", DLB_RUN(be, conv2d_bwd_data, &c2, w2.w, g3,
+                                        g2));
+            T("conv2 bwd_weights", DLB_RUN(be, conv2d_bwd_weights, &c2, y2, g3,
+                                           w2.g, b2.g));
+            T("relu1 bwd", DLB_RUN(be, relu_bwd, a2, y2, g2, g2));
             if (fuse) {
                 T("pool1+conv1 bwd_weights",
                   fuse->bwd_weights(be, &c1, &p1, x, g2, ws1, w1.g, b1.g));
             } else {
-                T("pool1 bwd", DLB_BE_CALL(be, pool_bwd, &p1, g2, ws1, g1));
-                T("conv1 bwd_weights", DLB_BE_CALL(be, conv2d_bwd_weights, &c1,
-                                                   x, g1, w1.g, b1.g));
+                T("pool1 bwd", DLB_RUN(be, pool_bwd, &p1, g2, ws1, g1));
+                T("conv1 bwd_weights", DLB_RUN(be, conv2d_bwd_weights, &c1, x,
+                                               g1, w1.g, b1.g));
             }
             for (int i = 0; i < 8; i++)
                 update(ps[i], "sgd");
@@ -335,7 +336,7 @@ static void vgg(enum dlb_dtype t, enum dlb_dtype ct, uint32_t n,
         inv[i] = buf(DLB_F32, st[i].oc);
         rm[i] = buf(DLB_F32, st[i].oc);
         rv[i] = buf(DLB_F32, st[i].oc);
-        DLB_BE_CALL(be, fill, st[i].oc, rv[i], 1.0);
+        DLB_RUN(be, fill, st[i].oc, rv[i], 1.0);
         po[i] = ws[i] = NULL;
         if (st[i].pool_after) {
             po[i] = buf(t, a / 4);
@@ -361,41 +362,40 @@ static void vgg(enum dlb_dtype t, enum dlb_dtype ct, uint32_t n,
         to_compute(&fw, "weight cast");
         to_compute(&fb, "weight cast");
         for (int i = 0; i < 5; i++) {
-            T(names[i][0], DLB_BE_CALL(be, conv2d_fwd, &cd[i], in[i], w[i].w,
-                                       NULL, cv[i]));
-            T(names[i][1], DLB_BE_CALL(be, batchnorm_fwd_train, &bd[i], cv[i],
-                                       gam[i].master, bet[i].master, rm[i],
-                                       rv[i], mean[i], inv[i], bo[i]));
-            T(names[i][2], DLB_BE_CALL(be, relu_fwd, (size_t)n * bd[i].c *
-                                       bd[i].hw, bo[i], bo[i]));
+            T(names[i][0], DLB_RUN(be, conv2d_fwd, &(cd[i]), in[i], w[i].w,
+                                   NULL, cv[i]));
+            T(names[i][1], DLB_RUN(be, batchnorm_fwd_train, &(bd[i]), cv[i],
+                                   gam[i].master, bet[i].master, rm[i], rv[i],
+                                   mean[i], inv[i], bo[i]));
+            T(names[i][2], DLB_RUN(be, relu_fwd, (size_t)n * bd[i].c * bd[i].hw,
+                                   bo[i], bo[i]));
             if (po[i])
-                T(names[i][3], DLB_BE_CALL(be, pool_fwd, &pd[i], bo[i], po[i],
-                                           ws[i]));
+                T(names[i][3], DLB_RUN(be, pool_fwd, &(pd[i]), bo[i], po[i],
+                                       ws[i]));
         }
-        T("gap fwd", DLB_BE_CALL(be, pool_fwd, &gap, bo[4], g, NULL));
-        T("fc fwd", DLB_BE_CALL(be, linear_fwd, &fd, g, fw.w, fb.w, logit));
-        T("logsoftmax fwd", DLB_BE_CALL(be, logsoftmax_fwd, &ld, logit, ls));
-        T("nll loss", DLB_BE_CALL(be, nll_loss, &ld, ls, lab, loss));
+        T("gap fwd", DLB_RUN(be, pool_fwd, &gap, bo[4], g, NULL));
+        T("fc fwd", DLB_RUN(be, linear_fwd, &fd, g, fw.w, fb.w, logit));
+        T("logsoftmax fwd", DLB_RUN(be, logsoftmax_fwd, &ld, logit, ls));
+        T("nll loss", DLB_RUN(be, nll_loss, &ld, ls, lab, loss));
         T("logsoftmax+nll bwd",
-          DLB_BE_CALL(be, logsoftmax_nll_bwd, &ld, ls, lab, 1.0f, dl));
-        T("fc bwd", DLB_BE_CALL(be, linear_bwd, &fd, g, fw.w, dl, gg, fw.g,
-                                fb.g));
-        T("gap bwd", DLB_BE_CALL(be, pool_bwd, &gap, gg, NULL, gb[4]));
+          DLB_RUN(be, logsoftmax_nll_bwd, &ld, ls, lab, 1.0f, dl));
+        T("fc bwd", DLB_RUN(be, linear_bwd, &fd, g, fw.w, dl, gg, fw.g, fb.g));
+        T("gap bwd", DLB_RUN(be, pool_bwd, &gap, gg, NULL, gb[4]));
         for (int i = 4; i >= 0; i--) {
             size_t a = (size_t)n * bd[i].c * bd[i].hw;
             struct dlb_buffer *gy = gb[i];
             if (po[i]) /* gb[i] holds the pooled gradient's input side */
-                T(names[i][4], DLB_BE_CALL(be, pool_bwd, &pd[i], gin[i + 1],
-                                           ws[i], gb[i]));
-            T(names[i][5], DLB_BE_CALL(be, relu_bwd, a, bo[i], gy, gy));
-            T(names[i][6], DLB_BE_CALL(be, batchnorm_bwd, &bd[i], cv[i], gy,
-                                       gam[i].master, mean[i], inv[i], gc[i],
-                                       gam[i].g, bet[i].g));
+                T(names[i][4], DLB_RUN(be, pool_bwd, &(pd[i]), gin[i + 1],
+                                       ws[i], gb[i]));
+            T(names[i][5], DLB_RUN(be, relu_bwd, a, bo[i], gy, gy));
+            T(names[i][6], DLB_RUN(be, batchnorm_bwd, &(bd[i]), cv[i], gy,
+                                   gam[i].master, mean[i], inv[i], gc[i],
+                                   gam[i].g, bet[i].g));
             if (i > 0)
-                T(names[i][7], DLB_BE_CALL(be, conv2d_bwd_data, &cd[i], w[i].w,
-                                           gc[i], po[i - 1] ? gin[i] : gb[i - 1]));
-            T(names[i][8], DLB_BE_CALL(be, conv2d_bwd_weights, &cd[i], in[i],
-                                       gc[i], w[i].g, NULL));
+                T(names[i][7], DLB_RUN(be, conv2d_bwd_data, &(cd[i]), w[i].w,
+                                       gc[i], po[i - 1] ? gin[i] : gb[i - 1]));
+            T(names[i][8], DLB_RUN(be, conv2d_bwd_weights, &(cd[i]), in[i],
+                                   gc[i], w[i].g, NULL));
         }
         for (int i = 0; i < 5; i++) {
             update(&w[i], "sgd");

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "backend/op_call.h"
 #include "util/rng.h"
 
 #define RUNS 11
@@ -54,10 +55,10 @@ struct args {
 
 static dlb_status call(const struct args *a, int sparse)
 {
-    return sparse ? DLB_BE_CALL(a->be, csr_linear_fwd, &a->cd, a->x, a->rows,
-                                a->cols, a->vals, a->b, a->y)
-                  : DLB_BE_CALL(a->be, linear_fwd, &a->ld, a->x, a->w, a->b,
-                                a->y);
+    return sparse ? DLB_RUN(a->be, csr_linear_fwd, &(a->cd), a->x, a->rows,
+                            a->cols, a->vals, a->b, a->y)
+                  : DLB_RUN(a->be, linear_fwd, &(a->ld), a->x, a->w, a->b,
+                            a->y);
 }
 
 /* Seconds per call of one timed loop. */

@@ -29,9 +29,8 @@
 #define TOL_F32 1e-5
 #define TOL_BF16 1e-2
 
-/* One of dlb_backend_bn_relu's entries on both sides. */
-#define FCALL(f, ...)                                                       \
-    BOTH CHECK(dlb_backend_bn_relu(BE)->f(BE, __VA_ARGS__) == DLB_OK)
+/* The fused operation (BATCHNORM_RELU) on both sides. */
+#define FCALL(f, ...) CALL(batchnorm_relu_##f, __VA_ARGS__)
 
 static double tol_of(enum dlb_dtype t, int dnn)
 {
@@ -124,10 +123,10 @@ static void test_bn_relu(const char *name, enum dlb_dtype t, uint32_t n,
         struct pair y2 = out_pair(t, cnt), rm2 = rand_pair(DLB_F32, c, 0.5);
         struct pair rv2 = alloc_pair(DLB_F32, c), sm2 = out_pair(DLB_F32, c);
         struct pair si2 = out_pair(DLB_F32, c);
-        CHECK(DLB_BE_CALL(dev, fill, c, rv2.d, 1.0) == DLB_OK);
-        CHECK(DLB_BE_CALL(dev, batchnorm_fwd_train, &d, cv.d, gm.d, bt.d,
-                          rm2.d, rv2.d, sm2.d, si2.d, y2.d) == DLB_OK);
-        CHECK(DLB_BE_CALL(dev, relu_fwd, cnt, y2.d, y2.d) == DLB_OK);
+        CHECK(DLB_RUN(dev, fill, c, rv2.d, 1.0) == DLB_OK);
+        CHECK(DLB_RUN(dev, batchnorm_fwd_train, &d, cv.d, gm.d, bt.d, rm2.d,
+                      rv2.d, sm2.d, si2.d, y2.d) == DLB_OK);
+        CHECK(DLB_RUN(dev, relu_fwd, cnt, y2.d, y2.d) == DLB_OK);
         double m = max_diff(y.d, y2.d, cnt, t);
         if (!(m <= (t == DLB_BF16 ? 0.05 : 1e-5)))
             fprintf(stderr, "%s: fused against unfused: %g\n", name, m);
@@ -179,11 +178,10 @@ int main(void)
     dlb_rng_seed(&rng, 2027);
     (void)expect_same; /* backend_pair.h's, for exact results: none here */
     /* Both built-in backends have it. */
-    CHECK(dlb_backend_bn_relu(dev) && dlb_backend_bn_relu(dev)->fwd_train &&
-          dlb_backend_bn_relu(dev)->bwd);
-    CHECK(dlb_backend_bn_relu(ref) && dlb_backend_bn_relu(ref)->fwd_train &&
-          dlb_backend_bn_relu(ref)->bwd);
-    if (!dlb_backend_bn_relu(dev) || !dlb_backend_bn_relu(ref))
+    int has = dlb_backend_has_kind(dev, DLB_OP_BATCHNORM_RELU) &&
+              dlb_backend_has_kind(ref, DLB_OP_BATCHNORM_RELU);
+    CHECK(has);
+    if (!has)
         return check_exit();
 
     run_typed(DLB_F32);

@@ -87,7 +87,7 @@ static void test_shape(const char *name, struct dlb_conv2d_desc d, int bias,
     RELEASE(&x, &w, &x2, &w2, &b, &y, &dy, &dw, &db);
 }
 
-/* The fusion of the convolution with 2x2 max pooling (dlb_backend_conv_pool):
+/* The fusion of the convolution with 2x2 max pooling (CONV2D_POOL):
  * the cpu backend's one pass against ref's convolution, pooling and ReLU.
  * The pooled maxima are of the same sums as the unfused convolution's:
  * the bound is the convolution's; the workspace (training: ws set, no
@@ -99,26 +99,31 @@ static void test_pool_fused(const char *name, struct dlb_conv2d_desc d,
                             int bias, int relu, int train)
 {
     const enum dlb_dtype t = DLB_F32;
-    const struct dlb_backend_conv_pool *f = dlb_backend_conv_pool(dev);
     struct dlb_pool_desc p = { DLB_POOL_MAX, d.n, d.out_c, d.out_h, d.out_w,
                                2, 2, 2, 2, 0, 0, d.out_h / 2, d.out_w / 2 };
     size_t xn = dlb_conv2d_x_count(&d), wn = dlb_conv2d_w_count(&d);
     size_t cn = dlb_conv2d_y_count(&d);
     size_t yn = (size_t)p.n * p.c * p.out_h * p.out_w;
     char what[160];
-    snprintf(what, sizeof what, "%s: the cpu backend fuses it", name);
-    expect_true(what, f && f->applies(&d, &p, t) == have_avx512());
-    if (!f || !f->applies(&d, &p, t))
-        return;
     struct pair x = rand_pair(t, xn, 1.0), w = rand_pair(t, wn, 0.3);
     struct pair b = bias ? rand_pair(t, d.out_c, 1.0) : none;
     struct pair c = out_pair(t, cn), y = out_pair(t, yn);
     struct pair ws = train ? alloc_pair(DLB_S32, yn) : none;
-    CHECK(f->fwd(dev, &d, &p, relu, x.d, w.d, b.d, y.d, ws.d) == DLB_OK);
-    CHECK(DLB_BE_CALL(ref, conv2d_fwd, &d, x.r, w.r, b.r, c.r) == DLB_OK);
-    CHECK(DLB_BE_CALL(ref, pool_fwd, &p, c.r, y.r, ws.r) == DLB_OK);
+    struct dlb_op fused = DLB_OP_OF(conv2d_pool_fwd, &d, &p, relu, x.d, w.d,
+                                    b.d, y.d, ws.d);
+    const struct dlb_kernel *k = dlb_backend_kernel_for(dev, &fused);
+    snprintf(what, sizeof what, "%s: the cpu backend fuses it", name);
+    expect_true(what, (k && !strcmp(k->name, "conv1_pool_avx512")) == have_avx512());
+    if (!k) {
+        RELEASE(&x, &w, &b, &c, &y, &ws);
+        return;
+    }
+    CHECK(dlb_backend_run(dev, &fused) == DLB_OK);
+    CHECK(DLB_RUN(ref, conv2d_fwd, &d, x.r, w.r, b.r, c.r) == DLB_OK);
+    CHECK(DLB_RUN(ref, pool_fwd, &p, c.r, y.r, ws.r) == DLB_OK);
     if (relu)
-        CHECK(DLB_BE_CALL(ref, relu_fwd, yn, y.r, y.r) == DLB_OK);
+        CHECK(DLB_RUN(ref, relu_fwd, yn, y.r, y.r)
+                  == DLB_OK);
     if (train) {
         struct pair dy = rand_pair(t, yn, 1.0), dc = out_pair(t, cn);
         struct pair dw = out_pair(t, wn);
@@ -140,18 +145,19 @@ static void test_pool_fused(const char *name, struct dlb_conv2d_desc d,
         struct pair dc2 = out_pair(t, cn), gw = out_pair(t, wn);
         struct pair gb = out_pair(t, d.out_c), gw2 = out_pair(t, wn);
         struct pair gb2 = out_pair(t, d.out_c);
-        CHECK(f->fwd(dev, &d, &p, 0, x2.d, w.d, b.d, dn.d, ws2.d) == DLB_OK);
-        CHECK(DLB_BE_CALL(ref, conv2d_fwd, &d, x2.r, w.r, b.r, c2.r) == DLB_OK);
-        CHECK(DLB_BE_CALL(ref, pool_fwd, &p, c2.r, dn.r, ws2.r) == DLB_OK);
-        CHECK(f->bwd_weights(dev, &d, &p, x.d, dn.d, ws.d, gw.d, gb.d) ==
-              DLB_OK);
-        CHECK(DLB_BE_CALL(ref, pool_bwd, &p, dn.r, ws.r, dc2.r) == DLB_OK);
-        CHECK(DLB_BE_CALL(ref, conv2d_bwd_weights, &d, x.r, dc2.r, gw.r,
-                          gb.r) == DLB_OK);
-        CHECK(f->bwd_weights(dev, &d, &p, x.d, dy.d, ws.d, gw2.d, gb2.d) ==
-              DLB_OK);
-        CHECK(DLB_BE_CALL(ref, conv2d_bwd_weights, &d, x.r, dc.r, gw2.r,
-                          gb2.r) == DLB_OK);
+        CHECK(DLB_RUN(dev, conv2d_pool_fwd, &d, &p, 0, x2.d, w.d, b.d, dn.d,
+                      ws2.d) == DLB_OK);
+        CHECK(DLB_RUN(ref, conv2d_fwd, &d, x2.r, w.r, b.r, c2.r) == DLB_OK);
+        CHECK(DLB_RUN(ref, pool_fwd, &p, c2.r, dn.r, ws2.r) == DLB_OK);
+        CHECK(DLB_RUN(dev, conv2d_pool_bwd_weights, &d, &p, x.d, dn.d, ws.d,
+                      gw.d, gb.d) == DLB_OK);
+        CHECK(DLB_RUN(ref, pool_bwd, &p, dn.r, ws.r, dc2.r) == DLB_OK);
+        CHECK(DLB_RUN(ref, conv2d_bwd_weights, &d, x.r, dc2.r, gw.r,
+                      gb.r) == DLB_OK);
+        CHECK(DLB_RUN(dev, conv2d_pool_bwd_weights, &d, &p, x.d, dy.d, ws.d,
+                      gw2.d, gb2.d) == DLB_OK);
+        CHECK(DLB_RUN(ref, conv2d_bwd_weights, &d, x.r, dc.r, gw2.r,
+                      gb2.r) == DLB_OK);
         snprintf(what, sizeof what, "conv1+pool %s workspace", name);
         expect_same(what, ws);
         snprintf(what, sizeof what, "conv1+pool %s pooling's dx", name);
@@ -183,7 +189,8 @@ static double loss_of(const struct dlb_conv2d_desc *d, struct dlb_buffer *x,
     double l = 0.0;
     CHECK(DLB_BE_CALL(dev, copy_from_host, w, 0, wv, wn * sizeof *wv) ==
           DLB_OK);
-    CHECK(DLB_BE_CALL(dev, conv2d_fwd, d, x, w, NULL, y) == DLB_OK);
+    CHECK(DLB_RUN(dev, conv2d_fwd, &(*d), x, w, NULL, y)
+              == DLB_OK);
     CHECK(DLB_BE_CALL(dev, copy_to_host, yv, y, 0, yn * sizeof *yv) ==
           DLB_OK);
     for (size_t i = 0; i < yn; i++)
@@ -227,11 +234,11 @@ static void test_numeric(void)
               DLB_OK);
         CHECK(DLB_BE_CALL(dev, copy_from_host, gw, 0, gwv,
                           wn * sizeof *gwv) == DLB_OK);
-        CHECK(DLB_BE_CALL(dev, conv2d_fwd, &d, one, gw, NULL, gb) == DLB_OK);
+        CHECK(DLB_RUN(dev, conv2d_fwd, &d, one, gw, NULL, gb) == DLB_OK);
         free(ov);
         free(gwv);
     }
-    CHECK(DLB_BE_CALL(dev, conv2d_bwd_weights, &d, x, gb, dwb, NULL) ==
+    CHECK(DLB_RUN(dev, conv2d_bwd_weights, &d, x, gb, dwb, NULL) ==
           DLB_OK);
     CHECK(DLB_BE_CALL(dev, copy_to_host, dwv, dwb, 0, wn * sizeof *dwv) ==
           DLB_OK);

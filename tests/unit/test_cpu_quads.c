@@ -35,20 +35,25 @@ static void test_fwd(const char *name, struct dlb_conv2d_desc d, int bias,
                      int fast)
 {
     const enum dlb_dtype t = DLB_F32;
-    const struct dlb_backend_conv_pool *f = dlb_backend_conv_pool(dev);
     char what[160];
     size_t xn = dlb_conv2d_x_count(&d), wn = dlb_conv2d_w_count(&d);
     size_t yn = dlb_conv2d_y_count(&d);
     struct pair x = rand_pair(t, xn, 1.0), w = rand_pair(t, wn, 0.3);
     struct pair b = bias ? rand_pair(t, d.out_c, 1.0) : none;
     struct pair y = out_pair(t, yn);
+    struct dlb_op op = DLB_OP_OF(conv2d_fwd_infer, &d, x.d, w.d, b.d, y.d);
+    const struct dlb_kernel *k = dlb_backend_kernel_for(dev, &op);
     if (have_avx512()) {
         snprintf(what, sizeof what, "%s: the kernel takes it", name);
-        expect_true(what, dlb_cpu_conv_quads_fits(&d, x.d, w.d, b.d, y.d) ==
-                              fast);
+        expect_true(what, (k && !strcmp(k->name, "conv_quads")) == fast);
     }
-    CHECK(f->conv_fwd_infer(dev, &d, x.d, w.d, b.d, y.d) == DLB_OK);
-    CHECK(DLB_BE_CALL(ref, conv2d_fwd, &d, x.r, w.r, b.r, y.r) == DLB_OK);
+    /* a training pass never runs it */
+    op.prop = DLB_PROP_FWD_TRAIN;
+    k = dlb_backend_kernel_for(dev, &op);
+    snprintf(what, sizeof what, "%s: not in training", name);
+    expect_true(what, k && strcmp(k->name, "conv_quads") != 0);
+    CHECK(DLB_RUN(dev, conv2d_fwd_infer, &d, x.d, w.d, b.d, y.d) == DLB_OK);
+    CHECK(DLB_RUN(ref, conv2d_fwd, &d, x.r, w.r, b.r, y.r) == DLB_OK);
     snprintf(what, sizeof what, "quads fwd %s%s", name, bias ? " +bias" : "");
     NEAR_DNN(what, y);
     /* new weights: the packed copy must be built again */
@@ -58,8 +63,8 @@ static void test_fwd(const char *name, struct dlb_conv2d_desc d, int bias,
     BOTH CHECK(DLB_BE_CALL(BE, copy_from_host, B(w), 0, v, wn * sizeof *v) ==
                DLB_OK);
     free(v);
-    CHECK(f->conv_fwd_infer(dev, &d, x.d, w.d, b.d, y.d) == DLB_OK);
-    CHECK(DLB_BE_CALL(ref, conv2d_fwd, &d, x.r, w.r, b.r, y.r) == DLB_OK);
+    CHECK(DLB_RUN(dev, conv2d_fwd_infer, &d, x.d, w.d, b.d, y.d) == DLB_OK);
+    CHECK(DLB_RUN(ref, conv2d_fwd, &d, x.r, w.r, b.r, y.r) == DLB_OK);
     snprintf(what, sizeof what, "quads fwd %s, weights rewritten", name);
     NEAR_DNN(what, y);
     RELEASE(&x, &w, &b, &y);
@@ -80,9 +85,8 @@ static void test_nhwc_input(void)
     CALL(conv2d_fwd, &c1, B(x), B(w1), NULL, B(h));
     expect_true("an nhwc input is oneDNN's",
                 !dlb_cpu_conv_quads_fits(&c2, h.d, w2.d, NULL, y.d));
-    CHECK(dlb_backend_conv_pool(dev)->conv_fwd_infer(dev, &c2, h.d, w2.d,
-                                                     NULL, y.d) == DLB_OK);
-    CHECK(DLB_BE_CALL(ref, conv2d_fwd, &c2, h.r, w2.r, NULL, y.r) == DLB_OK);
+    CHECK(DLB_RUN(dev, conv2d_fwd_infer, &c2, h.d, w2.d, NULL, y.d) == DLB_OK);
+    CHECK(DLB_RUN(ref, conv2d_fwd, &c2, h.r, w2.r, NULL, y.r) == DLB_OK);
     NEAR_DNN("quads fwd from nhwc (oneDNN)", y);
     RELEASE(&x, &w1, &w2, &h, &y);
 }

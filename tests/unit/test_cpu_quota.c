@@ -1,7 +1,7 @@
-/* The cgroup CPU quota (core/results/cpu_quota.c) read from crafted cgroup trees:
+/* The cgroup CPU quota (core/util/cpu_quota.c) read from crafted cgroup trees:
  * v2 in the process's own cgroup and at the root, "max" for none, v1's
  * cfs files, nothing at all; and the thread count it allows. */
-#include "results/cpu_quota.h"
+#include "util/cpu_quota.h"
 
 #include "check.h"
 

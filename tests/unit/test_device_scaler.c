@@ -1,7 +1,8 @@
 /* The trainer's device path of the gradient scaler (model_scaler.h,
  * trainer.c's dlb_trainer_settle), run on the CPU: the ref backend with
- * the four scaler operations of backend API 1.2 added by this test, done
- * synchronously with ref's own scale, check_finite and sgd_update. The
+ * the scaler's two kernels (UNSCALE_CHECK, SGD_IF_FINITE) and its flag
+ * entries added by this test, done synchronously with ref's own scale,
+ * check_finite and sgd_update. The
  * arithmetic is ref's either way, so the device path must give exactly
  * what the host path gives on plain ref:
  *   - fp16 with dynamic scaling from a scale that overflows fp16 (steps
@@ -23,6 +24,7 @@
 
 #include "amp_scaler.h"
 #include "backend/backend.h"
+#include "backend/op_call.h"
 #include "backend/backend_impl.h"
 #include "data/dataset.h"
 #include "train/model_scaler.h"
@@ -50,26 +52,24 @@ static int32_t read_flag(struct dlb_backend *be, const struct dlb_buffer *f)
     return v;
 }
 
-static dlb_status t_unscale_check(struct dlb_backend *be, size_t count,
-                                  struct dlb_buffer *buf, float inv,
-                                  struct dlb_buffer *found)
+static dlb_status t_unscale_check(struct dlb_backend *be, const struct dlb_op *o)
 {
     int bad = 0;
     dlb_status s = DLB_OK;
-    if (inv != 1.0f)
-        s = ref_ops()->scale(be, count, buf, inv);
+    if (o->alpha != 1.0f)
+        s = DLB_RUN(be, scale, o->count, o->y, o->alpha);
     if (s == DLB_OK)
-        s = ref_ops()->check_finite(be, count, buf, &bad);
+        s = DLB_RUN(be, check_finite, o->count, o->y, &bad);
     if (s == DLB_OK && bad)
-        s = ref_ops()->fill(be, 1, found, 1.0);
+        s = DLB_RUN(be, fill, 1, o->found, 1.0);
     return s;
 }
 
-static dlb_status t_sgd_if(struct dlb_backend *be, const struct dlb_sgd_desc *d,
-                           struct dlb_buffer *w, const struct dlb_buffer *g,
-                           struct dlb_buffer *v, const struct dlb_buffer *found)
+static dlb_status t_sgd_if(struct dlb_backend *be, const struct dlb_op *o)
 {
-    return read_flag(be, found) ? DLB_OK : ref_ops()->sgd_update(be, d, w, g, v);
+    struct dlb_op sgd = *o;
+    sgd.kind = DLB_OP_SGD;
+    return read_flag(be, o->found) ? DLB_OK : dlb_backend_run(be, &sgd);
 }
 
 static dlb_status t_flag_post(struct dlb_backend *be,
@@ -97,16 +97,26 @@ static void t_destroy(struct dlb_backend *be)
     (void)be; /* the context is ref_be's, closed with it */
 }
 
-/* A second handle on ref's context whose table has the scaler. */
+/* A second handle on ref's context whose table has the scaler: ref's
+ * kernels and two of the test's. */
 static struct dlb_backend *open_scaler_be(void)
 {
+    static struct dlb_kernel kernels[64];
     struct dlb_backend *be = NULL;
     char why[256] = "";
-    scaler_ops = *ref_ops();
+    const struct dlb_backend_ops *r = ref_ops();
+    size_t n = r->n_kernels < 62 ? r->n_kernels : 62;
+    memcpy(kernels, r->kernels, n * sizeof *kernels);
+    kernels[n++] = (struct dlb_kernel){"test", DLB_OP_UNSCALE_CHECK,
+                                       DLB_PROPS(DLB_PROP_NONE), NULL,
+                                       t_unscale_check};
+    kernels[n++] = (struct dlb_kernel){"test", DLB_OP_SGD_IF_FINITE,
+                                       DLB_PROPS(DLB_PROP_NONE), NULL, t_sgd_if};
+    scaler_ops = *r;
     scaler_ops.name = "ref+scaler";
     scaler_ops.destroy = t_destroy;
-    scaler_ops.unscale_check = t_unscale_check;
-    scaler_ops.sgd_update_if_finite = t_sgd_if;
+    scaler_ops.kernels = kernels;
+    scaler_ops.n_kernels = n;
     scaler_ops.flag_post = t_flag_post;
     scaler_ops.flag_wait = t_flag_wait;
     if (dlb_backend_new(&scaler_ops, dlb_backend_ctx(ref_be), &be, why,

@@ -371,7 +371,7 @@ static void test_sparse(struct dlb_backend *be)
     struct dlb_prune_sparse_info si;
     masks(m, mk, cnt, zeros);
     copy_all(m, dense);
-    if (!dlb_backend_ops_of(be)->csr_linear_fwd) {
+    if (!dlb_backend_has_kind(be, DLB_OP_LINEAR_CSR)) {
         /* No sparse kernel: on is refused, auto runs dense. */
         CHECK(dlb_model_prune_set_sparse(m, fc1, DLB_PRUNE_SPARSE_ON, &err) ==
               DLB_ERR_UNSUPPORTED);

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/op_call.h"
 #include "backend/dtype.h"
 #include "backend/int8.h"
 #include "util/rng.h"
@@ -105,8 +106,10 @@ static void round_trip(struct dlb_backend *be, enum dlb_dtype t, float scale,
         x[i] = (float)(4.0 * (dlb_rng_double(&rng) - 0.5)) * 255 * scale / 2;
     struct dlb_buffer *f = buf(be, DLB_F32, N, x), *q = buf(be, t, N, NULL);
     struct dlb_buffer *g = buf(be, DLB_F32, N, NULL);
-    CHECK(DLB_BE_CALL(be, quantize, N, f, q, scale, zp) == DLB_OK);
-    CHECK(DLB_BE_CALL(be, dequantize, N, q, g, scale, zp) == DLB_OK);
+    CHECK(DLB_RUN(be, quantize, N, f, q, scale, zp)
+              == DLB_OK);
+    CHECK(DLB_RUN(be, dequantize, N, q, g, scale, zp)
+              == DLB_OK);
     CHECK(DLB_BE_CALL(be, copy_to_host, back, g, 0, sizeof back) == DLB_OK);
     int bad = 0;
     for (int i = 0; i < N; i++) {
@@ -121,8 +124,10 @@ static void round_trip(struct dlb_backend *be, enum dlb_dtype t, float scale,
         all[v] = t == DLB_U8 ? (unsigned char)v
                              : (unsigned char)(int8_t)(v - 128);
     struct dlb_buffer *q2 = buf(be, t, 256, all), *q3 = buf(be, t, 256, NULL);
-    CHECK(DLB_BE_CALL(be, dequantize, 256, q2, g, scale, zp) == DLB_OK);
-    CHECK(DLB_BE_CALL(be, quantize, 256, g, q3, scale, zp) == DLB_OK);
+    CHECK(DLB_RUN(be, dequantize, 256, q2, g, scale, zp)
+              == DLB_OK);
+    CHECK(DLB_RUN(be, quantize, 256, g, q3, scale, zp)
+              == DLB_OK);
     unsigned char *again = down(be, q3);
     CHECK(memcmp(again, all, 256) == 0);
     free(again);
@@ -241,8 +246,8 @@ static struct dlb_buffer *run(struct dlb_backend *be, const struct layer *L,
     struct dlb_buffer *b = L->bias ? buf(be, DLB_S32, d->out_c, d->b) : NULL;
     struct dlb_buffer *y = buf(be, yt, d->yn, NULL);
     dlb_status st = L->conv
-        ? DLB_BE_CALL(be, conv2d_int8_fwd, &L->cd, q, x, w, s, b, y)
-        : DLB_BE_CALL(be, linear_int8_fwd, &L->ld, q, x, w, s, b, y);
+        ? DLB_RUN(be, conv2d_int8_fwd, &(L->cd), &(*q), x, w, s, b, y)
+        : DLB_RUN(be, linear_int8_fwd, &(L->ld), &(*q), x, w, s, b, y);
     if (st != DLB_OK)
         fprintf(stderr, "%s on %s: %s\n", L->name, dlb_backend_name(be),
                 dlb_backend_last_error(be));
@@ -421,10 +426,12 @@ static void pool_case(const struct dlb_pool_desc *d, enum dlb_dtype t,
 {
     size_t yn = (size_t)d->n * d->c * d->out_h * d->out_w;
     struct dlb_buffer *yr = buf(ref, t, yn, NULL);
-    CHECK(DLB_BE_CALL(ref, pool_int8_fwd, d, xr, yr) == DLB_OK);
+    CHECK(DLB_RUN(ref, pool_int8_fwd, &(*d), xr, yr)
+              == DLB_OK);
     if (cpu) {
         struct dlb_buffer *yc = buf(cpu, t, yn, NULL);
-        CHECK(DLB_BE_CALL(cpu, pool_int8_fwd, d, xc, yc) == DLB_OK);
+        CHECK(DLB_RUN(cpu, pool_int8_fwd, &(*d), xc, yc)
+                  == DLB_OK);
         void *a = down(ref, yr), *b = down(cpu, yc);
         CHECK(memcmp(a, b, yn) == 0);
         free(a), free(b);
@@ -461,7 +468,8 @@ static void test_pool(void)
     p.kind = DLB_POOL_AVG;
     struct dlb_buffer *a = buf(ref, DLB_S8, xn, NULL);
     struct dlb_buffer *b = buf(ref, DLB_S8, 512, NULL);
-    CHECK(DLB_BE_CALL(ref, pool_int8_fwd, &p, a, b) == DLB_ERR_UNSUPPORTED);
+    CHECK(DLB_RUN(ref, pool_int8_fwd, &p, a, b)
+              == DLB_ERR_UNSUPPORTED);
     drop(ref, a), drop(ref, b);
 }
 
@@ -479,11 +487,13 @@ static void test_chain(void)
     size_t pn = (size_t)2 * 20 * 4 * 4;
     struct dlb_buffer *yr = run(ref, &c1, &d, &q, DLB_U8, 0);
     struct dlb_buffer *pr = buf(ref, DLB_U8, pn, NULL);
-    CHECK(DLB_BE_CALL(ref, pool_int8_fwd, &pd, yr, pr) == DLB_OK);
+    CHECK(DLB_RUN(ref, pool_int8_fwd, &pd, yr, pr)
+              == DLB_OK);
     if (cpu) {
         struct dlb_buffer *yc = run(cpu, &c1, &d, &q, DLB_U8, 0);
         struct dlb_buffer *pc = buf(cpu, DLB_U8, pn, NULL);
-        CHECK(DLB_BE_CALL(cpu, pool_int8_fwd, &pd, yc, pc) == DLB_OK);
+        CHECK(DLB_RUN(cpu, pool_int8_fwd, &pd, yc, pc)
+                  == DLB_OK);
         uint8_t *a = down(ref, pr), *b = down(cpu, pc);
         size_t worse = 0;
         for (size_t i = 0; i < pn; i++)
@@ -512,12 +522,12 @@ static void test_rewrite(void)
     struct dlb_buffer *w = buf(cpu, DLB_S8, d.wn, d.w);
     struct dlb_buffer *s = buf(cpu, DLB_F32, 1, d.ws);
     struct dlb_buffer *y = buf(cpu, DLB_U8, d.yn, NULL);
-    CHECK(DLB_BE_CALL(cpu, conv2d_int8_fwd, &L.cd, &q, x, w, s, NULL, y) ==
+    CHECK(DLB_RUN(cpu, conv2d_int8_fwd, &(L.cd), &q, x, w, s, NULL, y) ==
           DLB_OK);
     for (size_t i = 0; i < d.wn; i++) /* new weights, same buffer */
         ((signed char *)d.w)[i] = (signed char)(-((signed char *)d.w)[i] / 2);
     CHECK(DLB_BE_CALL(cpu, copy_from_host, w, 0, d.w, d.wn) == DLB_OK);
-    CHECK(DLB_BE_CALL(cpu, conv2d_int8_fwd, &L.cd, &q, x, w, s, NULL, y) ==
+    CHECK(DLB_RUN(cpu, conv2d_int8_fwd, &(L.cd), &q, x, w, s, NULL, y) ==
           DLB_OK);
     struct dlb_buffer *yr = run(ref, &L, &d, &q, DLB_U8, 0);
     void *a = down(cpu, y), *b = down(ref, yr);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/op_call.h"
 #include "backend/dtype.h"
 #include "util/rng.h"
 
@@ -31,7 +32,7 @@ static struct dlb_buffer *zeros(size_t n)
 {
     struct dlb_buffer *b = NULL;
     CHECK(DLB_BE_CALL(be, buffer_alloc, DLB_F64, n, &b) == DLB_OK);
-    CHECK(DLB_BE_CALL(be, fill, n, b, 0.0) == DLB_OK);
+    CHECK(DLB_RUN(be, fill, n, b, 0.0) == DLB_OK);
     return b;
 }
 
@@ -120,7 +121,7 @@ static double conv_f(void *p)
                                 up(c->w, conv_wn(&c->d)), up(c->b, c->d.out_c),
                                 zeros(yn) };
     double *y = malloc(yn * sizeof *y), s;
-    CHECK(DLB_BE_CALL(be, conv2d_fwd, &c->d, b[0], b[1], b[2], b[3]) == 0);
+    CHECK(DLB_RUN(be, conv2d_fwd, &(c->d), b[0], b[1], b[2], b[3]) == 0);
     down(b[3], y, yn);
     s = dot(y, c->r, yn);
     free(y);
@@ -141,15 +142,15 @@ static void test_conv(void)
     double *dx = calloc(xn, 8), *dw = calloc(wn, 8), *db = calloc(4, 8);
     struct dlb_buffer *b[6] = { up(c.x, xn), up(c.w, wn), up(c.r, yn),
                                 zeros(xn), zeros(wn), zeros(4) };
-    CHECK(DLB_BE_CALL(be, conv2d_bwd_data, &c.d, b[1], b[2], b[3]) == 0);
-    CHECK(DLB_BE_CALL(be, conv2d_bwd_weights, &c.d, b[0], b[2], b[4], b[5]) == 0);
+    CHECK(DLB_RUN(be, conv2d_bwd_data, &(c.d), b[1], b[2], b[3]) == 0);
+    CHECK(DLB_RUN(be, conv2d_bwd_weights, &(c.d), b[0], b[2], b[4], b[5]) == 0);
     down(b[3], dx, xn); down(b[4], dw, wn); down(b[5], db, 4);
     check_grad("conv dx", conv_f, &c, c.x, xn, dx);
     check_grad("conv dw", conv_f, &c, c.w, wn, dw);
     check_grad("conv db", conv_f, &c, c.b, 4, db);
     /* A descriptor whose output does not follow from its input is refused. */
     c.d.out_h = 5;
-    CHECK(DLB_BE_CALL(be, conv2d_bwd_data, &c.d, b[1], b[2], b[3]) ==
+    CHECK(DLB_RUN(be, conv2d_bwd_data, &(c.d), b[1], b[2], b[3]) ==
           DLB_ERR_INTERNAL);
     release(b, 6);
     free(c.x); free(c.w); free(c.b); free(c.r); free(dx); free(dw); free(db);
@@ -168,7 +169,7 @@ static double pool_f(void *p)
     size_t yn = (size_t)c->d.n * c->d.c * c->d.out_h * c->d.out_w;
     struct dlb_buffer *b[2] = { up(c->x, xn), zeros(yn) };
     double *y = malloc(yn * 8), s;
-    CHECK(DLB_BE_CALL(be, pool_fwd, &c->d, b[0], b[1], NULL) == 0);
+    CHECK(DLB_RUN(be, pool_fwd, &(c->d), b[0], b[1], NULL) == 0);
     down(b[1], y, yn);
     s = dot(y, c->r, yn);
     free(y);
@@ -195,8 +196,8 @@ static void test_pool(enum dlb_pool_kind kind, uint32_t k, uint32_t stride,
     struct dlb_buffer *ws = NULL, *b[4] = { up(c.x, xn), zeros(yn),
                                             up(c.r, yn), zeros(xn) };
     CHECK(DLB_BE_CALL(be, buffer_alloc, DLB_S32, yn, &ws) == 0);
-    CHECK(DLB_BE_CALL(be, pool_fwd, &c.d, b[0], b[1], ws) == 0);
-    CHECK(DLB_BE_CALL(be, pool_bwd, &c.d, b[2], ws, b[3]) == 0);
+    CHECK(DLB_RUN(be, pool_fwd, &(c.d), b[0], b[1], ws) == 0);
+    CHECK(DLB_RUN(be, pool_bwd, &(c.d), b[2], ws, b[3]) == 0);
     down(b[3], dx, xn);
     check_grad(kind == DLB_POOL_MAX ? "maxpool dx" : "avgpool dx", pool_f, &c,
                c.x, xn, dx);
@@ -217,7 +218,7 @@ static double relu_f(void *p)
     struct vec_ctx *c = p;
     struct dlb_buffer *b[2] = { up(c->x, c->n), zeros(c->n) };
     double *y = malloc(c->n * 8), s;
-    CHECK(DLB_BE_CALL(be, relu_fwd, c->n, b[0], b[1]) == 0);
+    CHECK(DLB_RUN(be, relu_fwd, c->n, b[0], b[1]) == 0);
     down(b[1], y, c->n);
     s = dot(y, c->r, c->n);
     free(y);
@@ -232,8 +233,8 @@ static void test_relu(void)
     c.r = randv(c.n);
     double *dx = malloc(c.n * 8);
     struct dlb_buffer *b[3] = { up(c.x, c.n), up(c.r, c.n), zeros(c.n) };
-    CHECK(DLB_BE_CALL(be, relu_fwd, c.n, b[0], b[0]) == 0); /* in place */
-    CHECK(DLB_BE_CALL(be, relu_bwd, c.n, b[0], b[1], b[2]) == 0);
+    CHECK(DLB_RUN(be, relu_fwd, c.n, b[0], b[0]) == 0); /* in place */
+    CHECK(DLB_RUN(be, relu_bwd, c.n, b[0], b[1], b[2]) == 0);
     down(b[2], dx, c.n);
     check_grad("relu dx", relu_f, &c, c.x, c.n, dx);
     release(b, 3);
@@ -246,7 +247,7 @@ static double dropout_f(void *p)
     struct vec_ctx *c = p;
     struct dlb_buffer *b[2] = { up(c->x, c->n), zeros(c->n) };
     double *y = malloc(c->n * 8), s;
-    CHECK(DLB_BE_CALL(be, dropout_fwd, &c->dd, b[0], b[1]) == 0);
+    CHECK(DLB_RUN(be, dropout_fwd, &(c->dd), b[0], b[1]) == 0);
     down(b[1], y, c->n);
     s = dot(y, c->r, c->n);
     free(y);
@@ -264,8 +265,8 @@ static void test_dropout(enum dlb_dropout_mode mode)
     double *dx = malloc(c.n * 8), *y = malloc(c.n * 8);
     struct dlb_buffer *b[4] = { up(c.x, c.n), up(c.r, c.n), zeros(c.n),
                                 zeros(c.n) };
-    CHECK(DLB_BE_CALL(be, dropout_fwd, &c.dd, b[0], b[3]) == 0);
-    CHECK(DLB_BE_CALL(be, dropout_bwd, &c.dd, b[1], b[2]) == 0);
+    CHECK(DLB_RUN(be, dropout_fwd, &(c.dd), b[0], b[3]) == 0);
+    CHECK(DLB_RUN(be, dropout_bwd, &(c.dd), b[1], b[2]) == 0);
     down(b[2], dx, c.n);
     down(b[3], y, c.n);
     check_grad(mode == DLB_DROPOUT_CHANNEL ? "dropout2d dx" : "dropout dx",
@@ -313,8 +314,8 @@ static double bn_f(void *p)
                                 zeros(C), zeros(C), zeros(C), zeros(C),
                                 zeros(n) };
     double *y = malloc(n * 8), s;
-    CHECK(DLB_BE_CALL(be, batchnorm_fwd_train, &c->d, b[0], b[1], b[2], b[3],
-                      b[4], b[5], b[6], b[7]) == 0);
+    CHECK(DLB_RUN(be, batchnorm_fwd_train, &(c->d), b[0], b[1], b[2], b[3],
+                  b[4], b[5], b[6], b[7]) == 0);
     down(b[7], y, n);
     s = dot(y, c->r, n);
     free(y);
@@ -333,10 +334,10 @@ static void test_batchnorm(void)
                                  up(ones, C), zeros(C), zeros(C), zeros(n),
                                  up(c.r, n), zeros(n), zeros(C) };
     struct dlb_buffer *dbb = zeros(C);
-    CHECK(DLB_BE_CALL(be, batchnorm_fwd_train, &c.d, b[0], b[1], b[2], b[3],
-                      b[4], b[5], b[6], b[7]) == 0);
-    CHECK(DLB_BE_CALL(be, batchnorm_bwd, &c.d, b[0], b[8], b[1], b[5], b[6],
-                      b[9], b[10], dbb) == 0);
+    CHECK(DLB_RUN(be, batchnorm_fwd_train, &(c.d), b[0], b[1], b[2], b[3], b[4],
+                  b[5], b[6], b[7]) == 0);
+    CHECK(DLB_RUN(be, batchnorm_bwd, &(c.d), b[0], b[8], b[1], b[5], b[6], b[9],
+                  b[10], dbb) == 0);
     down(b[9], dx, n); down(b[10], dg, C); down(dbb, dbt, C);
     check_grad("batchnorm dx", bn_f, &c, c.x, n, dx);
     check_grad("batchnorm dgamma", bn_f, &c, c.g, C, dg);
@@ -357,8 +358,8 @@ static void test_batchnorm(void)
     }
     /* Inference with the running statistics is the plain affine map. */
     double y[30];
-    CHECK(DLB_BE_CALL(be, batchnorm_fwd_infer, &c.d, b[0], b[1], b[2], b[3],
-                      b[4], b[7]) == 0);
+    CHECK(DLB_RUN(be, batchnorm_fwd_infer, &(c.d), b[0], b[1], b[2], b[3], b[4],
+                  b[7]) == 0);
     down(b[7], y, n);
     CHECK_NEAR(y[7], c.g[1] * (c.x[7] - rm[1]) / sqrt(rv[1] + 1e-5) + c.bt[1],
                1e-6);
@@ -381,7 +382,7 @@ static double lin_f(void *p)
     struct dlb_buffer *b[4] = { up(c->x, xn), up(c->w, wn), up(c->b, c->d.out),
                                 zeros(yn) };
     double *y = malloc(yn * 8), s;
-    CHECK(DLB_BE_CALL(be, linear_fwd, &c->d, b[0], b[1], b[2], b[3]) == 0);
+    CHECK(DLB_RUN(be, linear_fwd, &(c->d), b[0], b[1], b[2], b[3]) == 0);
     down(b[3], y, yn);
     s = dot(y, c->r, yn);
     free(y);
@@ -396,15 +397,15 @@ static void test_linear(void)
     double dx[21], dw[28], db[4];
     struct dlb_buffer *b[7] = { up(c.x, 21), up(c.w, 28), up(c.r, 12),
                                 zeros(21), zeros(28), zeros(4), NULL };
-    CHECK(DLB_BE_CALL(be, linear_bwd, &c.d, b[0], b[1], b[2], b[3], b[4],
-                      b[5]) == 0);
+    CHECK(DLB_RUN(be, linear_bwd, &(c.d), b[0], b[1], b[2], b[3], b[4],
+                  b[5]) == 0);
     down(b[3], dx, 21); down(b[4], dw, 28); down(b[5], db, 4);
     check_grad("linear dx", lin_f, &c, c.x, 21, dx);
     check_grad("linear dw", lin_f, &c, c.w, 28, dw);
     check_grad("linear db", lin_f, &c, c.b, 4, db);
     /* Without dx and db (the first layer) only dw is written. */
-    CHECK(DLB_BE_CALL(be, linear_bwd, &c.d, b[0], b[1], b[2], NULL, b[4],
-                      NULL) == 0);
+    CHECK(DLB_RUN(be, linear_bwd, &(c.d), b[0], b[1], b[2], NULL, b[4],
+                  NULL) == 0);
     release(b, 6);
     free(c.x); free(c.w); free(c.b); free(c.r);
 }
@@ -422,8 +423,8 @@ static double loss_f(void *p)
     size_t n = (size_t)c->d.n * c->d.classes;
     struct dlb_buffer *b[3] = { up(c->x, n), zeros(n), zeros(1) };
     double loss;
-    CHECK(DLB_BE_CALL(be, logsoftmax_fwd, &c->d, b[0], b[1]) == 0);
-    CHECK(DLB_BE_CALL(be, nll_loss, &c->d, b[1], c->labels, b[2]) == 0);
+    CHECK(DLB_RUN(be, logsoftmax_fwd, &(c->d), b[0], b[1]) == 0);
+    CHECK(DLB_RUN(be, nll_loss, &(c->d), b[1], c->labels, b[2]) == 0);
     down(b[2], &loss, 1);
     release(b, 3);
     return loss;
@@ -439,9 +440,9 @@ static void test_loss(void)
     CHECK(DLB_BE_CALL(be, buffer_alloc, DLB_S32, 4, &c.labels) == 0);
     CHECK(DLB_BE_CALL(be, copy_from_host, c.labels, 0, lab, sizeof lab) == 0);
     struct dlb_buffer *b[3] = { up(c.x, 20), zeros(20), zeros(20) };
-    CHECK(DLB_BE_CALL(be, logsoftmax_fwd, &c.d, b[0], b[1]) == 0);
-    CHECK(DLB_BE_CALL(be, logsoftmax_nll_bwd, &c.d, b[1], c.labels, 1.0f,
-                      b[2]) == 0);
+    CHECK(DLB_RUN(be, logsoftmax_fwd, &(c.d), b[0], b[1]) == 0);
+    CHECK(DLB_RUN(be, logsoftmax_nll_bwd, &(c.d), b[1], c.labels, 1.0f,
+                  b[2]) == 0);
     down(b[2], dx, 20);
     down(b[1], y, 20);
     double rowsum = 0;
@@ -450,14 +451,14 @@ static void test_loss(void)
     CHECK_NEAR(rowsum, 1.0, 1e-12);
     check_grad("logsoftmax+nll dx", loss_f, &c, c.x, 20, dx);
     /* The loss scale multiplies the gradient (AMP). */
-    CHECK(DLB_BE_CALL(be, logsoftmax_nll_bwd, &c.d, b[1], c.labels, 1024.0f,
-                      b[2]) == 0);
+    CHECK(DLB_RUN(be, logsoftmax_nll_bwd, &(c.d), b[1], c.labels, 1024.0f,
+                  b[2]) == 0);
     down(b[2], dx2, 20);
     CHECK_NEAR(dx2[7], 1024.0 * dx[7], 1e-9);
     /* A label outside [0, classes) is refused. */
     lab[1] = 5;
     CHECK(DLB_BE_CALL(be, copy_from_host, c.labels, 0, lab, sizeof lab) == 0);
-    CHECK(DLB_BE_CALL(be, nll_loss, &c.d, b[1], c.labels, b[2]) ==
+    CHECK(DLB_RUN(be, nll_loss, &(c.d), b[1], c.labels, b[2]) ==
           DLB_ERR_INTERNAL);
     release(b, 3);
     release(&c.labels, 1);

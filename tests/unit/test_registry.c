@@ -224,7 +224,9 @@ static void test_testload_faults(void)
         return;
     }
     const struct dlb_plugin *d = p->desc;
-    CHECK(d->workload && d->workload->evaluate && d->n_params == 7);
+    CHECK(d->workload && d->workload->evaluate && d->n_params == 11);
+    CHECK(d->n_params == 11 && strcmp(d->params[7].name, "accuracy") == 0 &&
+          strcmp(d->params[10].name, "test_images") == 0);
     CHECK(strcmp(d->params[0].name, "work") == 0);
     CHECK(strcmp(d->params[1].name, "fault") == 0);
     CHECK(strcmp(d->params[2].name, "fault_at") == 0);

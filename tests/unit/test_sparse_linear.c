@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/op_call.h"
 #include "util/rng.h"
 
 struct csr_host {
@@ -90,7 +91,7 @@ static void one_case(struct dlb_backend *be, uint32_t n, uint32_t in,
     struct dlb_buffer *bb = bias ? put(be, DLB_F32, b, out) : NULL;
     struct dlb_buffer *by = put(be, DLB_F32, NULL, (size_t)n * out);
     struct dlb_csr_linear_desc d = {n, in, out, c.nnz};
-    dlb_status s = DLB_BE_CALL(be, csr_linear_fwd, &d, bx, br, bc, bv, bb, by);
+    dlb_status s = DLB_RUN(be, csr_linear_fwd, &d, bx, br, bc, bv, bb, by);
     if (s != DLB_OK)
         fprintf(stderr, "%s: %s\n", dlb_backend_name(be),
                 dlb_backend_last_error(be));
@@ -143,11 +144,11 @@ static void bad_csr(struct dlb_backend *be)
     struct dlb_buffer *bv = put(be, DLB_F32, vals, 3);
     struct dlb_buffer *by = put(be, DLB_F32, NULL, 2);
     struct dlb_csr_linear_desc d = {1, 3, 2, 2}; /* row_ptr ends at 3 */
-    CHECK(DLB_BE_CALL(be, csr_linear_fwd, &d, bx, br, bc, bv, NULL, by) ==
+    CHECK(DLB_RUN(be, csr_linear_fwd, &d, bx, br, bc, bv, NULL, by) ==
           DLB_ERR_INTERNAL);
     d.nnz = 3; /* row 1 holds columns 2, 0: out of order */
     if (!strcmp(dlb_backend_name(be), "ref"))
-        CHECK(DLB_BE_CALL(be, csr_linear_fwd, &d, bx, br, bc, bv, NULL, by) ==
+        CHECK(DLB_RUN(be, csr_linear_fwd, &d, bx, br, bc, bv, NULL, by) ==
               DLB_ERR_INTERNAL);
     ops->buffer_free(be, bx);
     ops->buffer_free(be, br);

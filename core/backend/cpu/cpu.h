@@ -20,6 +20,7 @@
 
 #include "../backend.h"
 #include "../backend_impl.h"
+#include "../backend_kernels.h"
 #include "../backend_ops.h"
 
 /* Expand to an OpenMP pragma when built with OpenMP, else to nothing. */
@@ -325,22 +326,24 @@ dlb_status dlb_cpu_shadow(struct dlb_backend *be, const struct dlb_buffer *b,
 
 /* ---- the operations ------------------------------------------------ */
 
-/* dlb_cpu_<entry>, with the table's signatures (backend_ops.h). Where
- * they live: destroy, supports, device_info in cpu_backend.c; the buffer,
- * copy, timer and synchronize entries in cpu_buffer.c; cpu_conv.c,
- * cpu_pool.c, cpu_act.c (relu, dropout), cpu_bnorm.c, cpu_linear.c,
- * cpu_loss.c; cpu_elementwise.c (sgd, cast, scale, check_finite, fill,
- * (de)quantize); cpu_int8.c and cpu_int8_pool.c, cpu_sparse.c, cpu_map.c
- * (API 1.1). No allreduce_sum: one device; MPI data parallelism is a
- * plugin. */
-#define DLB_CPU_OPS(X)                                                      \
-    DLB_OPS_REQUIRED(X, cpu) DLB_OPS_CNN(X, cpu) DLB_OPS_QUANTIZE(X, cpu)   \
-    DLB_OPS_INT8(X, cpu) DLB_OPS_SPARSE(X, cpu) DLB_OPS_MAP(X, cpu)
-DLB_CPU_OPS(DLB_OP_DECLARE)
-/* cpu_bnorm.c: batch norm fused with its ReLU (backend.h's
- * dlb_backend_bn_relu). */
-extern DLB_BN_RELU_TYPE(fwd_train) dlb_cpu_batchnorm_relu_fwd_train;
-extern DLB_BN_RELU_TYPE(bwd) dlb_cpu_batchnorm_relu_bwd;
+/* The device entries, dlb_cpu_<entry>, with the table's signatures
+ * (backend_ops.h): destroy, supports, device_info in cpu_backend.c; the
+ * buffer, copy, timer and synchronize entries in cpu_buffer.c; map and
+ * unmap in cpu_map.c. */
+#define DLB_CPU_DEVICE(X) DLB_OPS_REQUIRED(X, cpu) DLB_OPS_MAP(X, cpu)
+DLB_CPU_DEVICE(DLB_OP_DECLARE)
+/* The oneDNN kernels' functions, dlb_cpu_<name> (backend_kernels.h):
+ * cpu_conv.c, cpu_pool.c (the host view's loops), cpu_act.c (relu,
+ * dropout), cpu_bnorm.c (batch norm, and with the ReLU after it),
+ * cpu_linear.c, cpu_loss.c; cpu_elementwise.c (sgd, cast, scale,
+ * check_finite, fill, (de)quantize); cpu_int8.c and cpu_int8_pool.c,
+ * cpu_sparse.c. No allreduce_sum: one device; MPI data parallelism is a
+ * plugin. The kernel list, own kernels first, is cpu_kernel_list.c's. */
+#define DLB_CPU_KFN(X)                                                      \
+    DLB_KFN_CNN(X, cpu) DLB_KFN_QUANTIZE(X, cpu) DLB_KFN_INT8(X, cpu)       \
+    DLB_KFN_SPARSE(X, cpu) DLB_KFN_BN_RELU(X, cpu)
+DLB_CPU_KFN(DLB_KFN_DECLARE)
+extern const struct dlb_backend_ops dlb_cpu_ops;
 
 /* cpu_bnorm_bf16.c: batch norm on bf16 data in nChw16c or nhwc (`nhwc`
  * set) with c % 16 == 0 on AVX-512 (applies says whether it takes md);
@@ -373,18 +376,18 @@ struct dlb_cpu_pool_arg {
 };
 dlb_status dlb_cpu_pool_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
                               const void *arg);
-/* cpu_pool_blocked.c: pooling on channel-blocked layouts; 0 when the
- * input is not in one (the caller then runs on the host view), else 1
- * with the op's status in *st. */
-int dlb_cpu_pool_blocked_fwd(struct dlb_backend *be,
-                             const struct dlb_pool_desc *d,
-                             const struct dlb_buffer *x, struct dlb_buffer *y,
-                             struct dlb_buffer *ws, dlb_status *st);
-int dlb_cpu_pool_blocked_bwd(struct dlb_backend *be,
-                             const struct dlb_pool_desc *d,
-                             const struct dlb_buffer *dy,
-                             const struct dlb_buffer *ws, struct dlb_buffer *dx,
-                             dlb_status *st);
+/* cpu_pool_blocked.c: pooling kernels on the channel-blocked layouts a
+ * convolution's output arrives in (nChw16c, nChw8c, nhwc): oneDNN's
+ * inference primitive (no workspace wanted), and the own loops over
+ * blocks (training); pool_fwd and pool_bwd run on the host view. */
+int dlb_cpu_pool_onednn_applies(struct dlb_backend *be, const struct dlb_op *o);
+dlb_status dlb_cpu_pool_onednn_fwd(struct dlb_backend *be, const struct dlb_op *o);
+int dlb_cpu_pool_blocked_fwd_applies(struct dlb_backend *be,
+                                     const struct dlb_op *o);
+dlb_status dlb_cpu_pool_blocked_fwd(struct dlb_backend *be, const struct dlb_op *o);
+int dlb_cpu_pool_blocked_bwd_applies(struct dlb_backend *be,
+                                     const struct dlb_op *o);
+dlb_status dlb_cpu_pool_blocked_bwd(struct dlb_backend *be, const struct dlb_op *o);
 /* cpu_pool_loops.c: the pooling loops over `blocks` blocks [h][w][B] of
  * B channels (B = 1: the host view's planes), src to dst (forward: x to
  * y; backward: dy to dx) in the buffers' own float types, with max
@@ -449,21 +452,31 @@ dlb_status dlb_cpu_conv1_bwd_weights_pooled(struct dlb_backend *be,
                                             struct dlb_buffer *dw,
                                             struct dlb_buffer *db);
 /* cpu_conv1_pool.c: the same convolution with 2x2 stride-2 max pooling
- * and optionally a ReLU in one pass (backend.h's dlb_backend_conv_pool). */
-extern __typeof__(*((struct dlb_backend_conv_pool *)0)->applies)
-    dlb_cpu_conv_pool_applies;
-extern __typeof__(*((struct dlb_backend_conv_pool *)0)->fwd)
-    dlb_cpu_conv_pool_fwd;
-extern __typeof__(*((struct dlb_backend_conv_pool *)0)->bwd_weights)
-    dlb_cpu_conv_pool_bwd_weights;
-/* cpu_conv.c: an inference pass's convolution, on cpu_conv_quads.c's
- * kernel where it fits. */
-extern __typeof__(*((struct dlb_backend_conv_pool *)0)->conv_fwd_infer)
-    dlb_cpu_conv2d_fwd_infer;
+ * and optionally a ReLU in one pass (kind CONV2D_POOL): applies says for
+ * which descriptors, with every float tensor of type t; fwd with ws (a
+ * training pass, no ReLU) or without; bwd_weights from the pooling's
+ * output gradient and workspace. */
+int dlb_cpu_conv_pool_applies(const struct dlb_conv2d_desc *c,
+                              const struct dlb_pool_desc *p, enum dlb_dtype t);
+dlb_status dlb_cpu_conv_pool_fwd(struct dlb_backend *be,
+                                 const struct dlb_conv2d_desc *c,
+                                 const struct dlb_pool_desc *p, int relu,
+                                 const struct dlb_buffer *x,
+                                 const struct dlb_buffer *w,
+                                 const struct dlb_buffer *b,
+                                 struct dlb_buffer *y, struct dlb_buffer *ws);
+dlb_status dlb_cpu_conv_pool_bwd_weights(struct dlb_backend *be,
+                                         const struct dlb_conv2d_desc *c,
+                                         const struct dlb_pool_desc *p,
+                                         const struct dlb_buffer *x,
+                                         const struct dlb_buffer *dy,
+                                         const struct dlb_buffer *ws,
+                                         struct dlb_buffer *dw,
+                                         struct dlb_buffer *db);
 /* cpu_conv_quads.c: an f32 convolution of 2-32 input channels to 4, 8,
  * 12 or 20 output channels on the host view, stride 1, no padding, out_w
  * a multiple of 4, on AVX-512 (fits says when; x must be in the host
- * view), for inference passes (dlb_cpu_conv2d_fwd_infer). y is written
+ * view), for inference passes (kernel conv_quads). y is written
  * in the host view. */
 int dlb_cpu_conv_quads_fits(const struct dlb_conv2d_desc *d,
                             const struct dlb_buffer *x,

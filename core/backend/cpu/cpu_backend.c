@@ -5,7 +5,7 @@
 #define _GNU_SOURCE 1 /* sched_getaffinity, CPU_SET */
 #endif
 #include "cpu.h"
-#include "results/cpu_quota.h"
+#include "util/cpu_quota.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -177,19 +177,6 @@ dlb_status dlb_cpu_device_info(struct dlb_backend *be,
     return DLB_OK;
 }
 
-static const struct dlb_backend_bn_relu cpu_bn_relu = {
-    dlb_cpu_batchnorm_relu_fwd_train, dlb_cpu_batchnorm_relu_bwd
-};
-
-static const struct dlb_backend_conv_pool cpu_conv_pool = {
-    dlb_cpu_conv_pool_applies, dlb_cpu_conv_pool_fwd,
-    dlb_cpu_conv_pool_bwd_weights, dlb_cpu_conv2d_fwd_infer
-};
-
-static const struct dlb_backend_ops cpu_ops = {
-    DLB_OPS_HEAD(cpu),
-    DLB_CPU_OPS(DLB_OP_ENTRY)
-};
 
 dlb_status dlb_backend_cpu_create(const struct dlb_backend_config *cfg,
                                   struct dlb_backend **out, char *reason,
@@ -221,20 +208,10 @@ dlb_status dlb_backend_cpu_create(const struct dlb_backend_config *cfg,
         free(cpu);
         return DLB_ERR_RUNTIME;
     }
-    if ((s = dlb_backend_new(&cpu_ops, cpu, out, reason, len))) {
+    if ((s = dlb_backend_new(&dlb_cpu_ops, cpu, out, reason, len))) {
         dnnl_stream_destroy(cpu->stream);
         dnnl_engine_destroy(cpu->engine);
         free(cpu);
     }
     return s;
-}
-
-const struct dlb_backend_bn_relu *dlb_cpu_bn_relu_of(const struct dlb_backend *be)
-{
-    return be->ops == &cpu_ops ? &cpu_bn_relu : NULL;
-}
-
-const struct dlb_backend_conv_pool *dlb_cpu_conv_pool_of(const struct dlb_backend *be)
-{
-    return be->ops == &cpu_ops ? &cpu_conv_pool : NULL;
 }

@@ -238,8 +238,6 @@ dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
     dlb_status s;
     if ((s = fwd_check(be, op, d, x, w, b, y)))
         return s;
-    if (dlb_cpu_conv1_fwd_fits(d, x, w, b, y))
-        return dlb_cpu_conv1_fwd(be, d, x, w, b, y);
     if ((s = get(be, op, DLB_CPU_CONV_FWD, d, t, &p)))
         return s;
     dnnl_exec_arg_t bias = { DNNL_ARG_BIAS, p->mem[12] };
@@ -287,8 +285,6 @@ dlb_status dlb_cpu_conv2d_bwd_weights(struct dlb_backend *be,
         (s = dlb_cpu_check_float(be, op, "dw", dw, dlb_conv2d_w_count(d))) ||
         (db && (s = dlb_cpu_check_float(be, op, "db", db, d->out_c))))
         return s;
-    if (dlb_cpu_conv1_bwd_weights_fits(d, x, dy, dw, db))
-        return dlb_cpu_conv1_bwd_weights(be, d, x, dy, dw, db);
     if ((s = get(be, op, DLB_CPU_CONV_BWD_WEIGHTS, d, t, &p)))
         return s;
     dnnl_exec_arg_t bias = { DNNL_ARG_DIFF_BIAS, p->mem[12] };
@@ -300,21 +296,4 @@ dlb_status dlb_cpu_conv2d_bwd_weights(struct dlb_backend *be,
     if (!s && db)
         dlb_cpu_written(db);
     return s;
-}
-
-/* An inference pass's convolution (backend.h's dlb_backend_conv_pool):
- * the quads kernel where it applies, else the training one. */
-dlb_status dlb_cpu_conv2d_fwd_infer(struct dlb_backend *be,
-                                    const struct dlb_conv2d_desc *d,
-                                    const struct dlb_buffer *x,
-                                    const struct dlb_buffer *w,
-                                    const struct dlb_buffer *b,
-                                    struct dlb_buffer *y)
-{
-    dlb_status s = fwd_check(be, "conv2d_fwd", d, x, w, b, y);
-    if (s)
-        return s;
-    if (dlb_cpu_conv_quads_fits(d, x, w, b, y))
-        return dlb_cpu_conv_quads_fwd(be, d, x, w, b, y);
-    return dlb_cpu_conv2d_fwd(be, d, x, w, b, y);
 }

@@ -328,9 +328,14 @@ dlb_status dlb_cpu_conv_pool_bwd_weights(struct dlb_backend *be,
     struct dlb_buffer *g = NULL;
     if ((s = dlb_cpu_buffer_alloc(be, DLB_F32, dlb_conv2d_y_count(c), &g)))
         return s;
-    s = dlb_cpu_pool_bwd(be, p, dy, ws, g);
+    /* the two passes, on the kernels the model's own would run */
+    s = dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_POOL,
+            .prop = DLB_PROP_BWD, .pool = *p, .dy = dy,
+            .ws = (struct dlb_buffer *)ws, .dx = g});
     if (s == DLB_OK)
-        s = dlb_cpu_conv2d_bwd_weights(be, c, x, g, dw, db);
+        s = dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_CONV2D,
+                .prop = DLB_PROP_BWD_WEIGHTS, .conv = *c, .x = x, .dy = g,
+                .dw = dw, .db = db});
     dlb_cpu_buffer_free(be, g);
     return s;
 }

@@ -20,8 +20,6 @@ dlb_status dlb_cpu_pool_fwd(struct dlb_backend *be,
         (max && ws && (s = dlb_cpu_check_s32(be, op, "ws", ws,
                                              planes * out_plane))))
         return s;
-    if (dlb_cpu_pool_blocked_fwd(be, d, x, y, ws, &s))
-        return s;
     if ((s = DLB_CPU_PLAIN(be, x, y, ws)))
         return s;
     struct dlb_cpu_pool_blocks r = { d, 1, planes, x, y };
@@ -48,8 +46,6 @@ dlb_status dlb_cpu_pool_bwd(struct dlb_backend *be,
         (s = dlb_cpu_check_float(be, op, "dy", dy, planes * out_plane)) ||
         (s = dlb_cpu_check_float(be, op, "dx", dx, planes * in_plane)) ||
         (max && (s = dlb_cpu_check_s32(be, op, "ws", ws, planes * out_plane))))
-        return s;
-    if (dlb_cpu_pool_blocked_bwd(be, d, dy, ws, dx, &s))
         return s;
     if ((s = DLB_CPU_PLAIN(be, dy, ws, dx)))
         return s;

@@ -103,64 +103,113 @@ out:
     return s;
 }
 
-int dlb_cpu_pool_blocked_fwd(struct dlb_backend *be,
-                             const struct dlb_pool_desc *d,
-                             const struct dlb_buffer *x, struct dlb_buffer *y,
-                             struct dlb_buffer *ws, dlb_status *st)
+/* The forward's blocked layouts (code) and output descriptors, or 0 when
+ * x is in none of them or of a type the loops lack. */
+static int fwd_layouts(const struct dlb_op *o, dlb_dnnl_md *ymd, dlb_dnnl_md *wmd)
 {
-    int code = blocked_code(x, d->n, d->c, d->in_h, d->in_w);
+    const struct dlb_pool_desc *d = &o->pool;
+    int code = blocked_code(o->x, d->n, d->c, d->in_h, d->in_w);
     int max = d->kind == DLB_POOL_MAX;
-    dlb_dnnl_md ymd, wmd;
-    if (!code || (x->dtype != DLB_F32 && x->dtype != DLB_BF16))
+    if (!code || (o->x->dtype != DLB_F32 && o->x->dtype != DLB_BF16))
         return 0;
-    if (md_of(code, d->n, d->c, d->out_h, d->out_w, y->dtype, &ymd) ||
-        (max && ws &&
-         md_of(code, d->n, d->c, d->out_h, d->out_w, DLB_S32, &wmd)))
+    if (md_of(code, d->n, d->c, d->out_h, d->out_w, o->y->dtype, ymd) ||
+        (max && o->ws &&
+         md_of(code, d->n, d->c, d->out_h, d->out_w, DLB_S32, wmd)))
         return 0;
-    if ((!max || !ws) && dlb_cpu_layout(x) && x->dtype == y->dtype) {
-        *st = pool_infer(be, d, code, x, y, &ymd);
-        return 1;
-    }
-    if ((*st = dlb_cpu_set_layout(be, y, &ymd)) ||
-        (max && ws && (*st = dlb_cpu_set_layout(be, ws, &wmd))))
-        return 1;
-    size_t B = code == 1 ? 16 : code == 2 ? 8 : d->c;
-    size_t nb = (size_t)ymd.padded_dims[1] / B;
-    struct dlb_cpu_pool_blocks r = { d, B, (size_t)d->n * nb, x, y };
-    int32_t *wsp = max && ws ? ws->data : NULL;
-    if ((*st = dlb_cpu_pool_loops_fwd(be, &r, wsp)) == DLB_OK && wsp)
-        dlb_cpu_written(ws);
-    return 1;
+    return code;
 }
 
-int dlb_cpu_pool_blocked_bwd(struct dlb_backend *be,
-                             const struct dlb_pool_desc *d,
-                             const struct dlb_buffer *dy,
-                             const struct dlb_buffer *ws, struct dlb_buffer *dx,
-                             dlb_status *st)
+/* Inference on a blocked layout: no workspace wanted, y of x's type. */
+static int infer_only(const struct dlb_op *o)
 {
+    return (o->pool.kind != DLB_POOL_MAX || !o->ws) &&
+           dlb_cpu_layout(o->x) && o->x->dtype == o->y->dtype;
+}
+
+int dlb_cpu_pool_onednn_applies(struct dlb_backend *be, const struct dlb_op *o)
+{
+    dlb_dnnl_md ymd, wmd;
+    (void)be;
+    return fwd_layouts(o, &ymd, &wmd) && infer_only(o);
+}
+
+dlb_status dlb_cpu_pool_onednn_fwd(struct dlb_backend *be, const struct dlb_op *o)
+{
+    dlb_dnnl_md ymd, wmd;
+    int code = fwd_layouts(o, &ymd, &wmd);
+    return pool_infer(be, &o->pool, code, o->x, o->y, &ymd);
+}
+
+int dlb_cpu_pool_blocked_fwd_applies(struct dlb_backend *be,
+                                     const struct dlb_op *o)
+{
+    dlb_dnnl_md ymd, wmd;
+    (void)be;
+    return fwd_layouts(o, &ymd, &wmd) != 0;
+}
+
+dlb_status dlb_cpu_pool_blocked_fwd(struct dlb_backend *be, const struct dlb_op *o)
+{
+    const struct dlb_pool_desc *d = &o->pool;
+    dlb_dnnl_md ymd, wmd;
+    int code = fwd_layouts(o, &ymd, &wmd);
     int max = d->kind == DLB_POOL_MAX;
-    /* Max pooling follows the workspace's layout, average dy's. */
-    const struct dlb_buffer *ref = max ? ws : dy;
+    struct dlb_buffer *y = o->y, *ws = o->ws;
+    dlb_status st;
+    if ((st = dlb_cpu_set_layout(be, y, &ymd)) ||
+        (max && ws && (st = dlb_cpu_set_layout(be, ws, &wmd))))
+        return st;
+    size_t B = code == 1 ? 16 : code == 2 ? 8 : d->c;
+    size_t nb = (size_t)ymd.padded_dims[1] / B;
+    struct dlb_cpu_pool_blocks r = { d, B, (size_t)d->n * nb, o->x, y };
+    int32_t *wsp = max && ws ? ws->data : NULL;
+    if ((st = dlb_cpu_pool_loops_fwd(be, &r, wsp)) == DLB_OK && wsp)
+        dlb_cpu_written(ws);
+    return st;
+}
+
+/* The backward's layout: the workspace's for max pooling, dy's for
+ * average; 0 when neither is blocked or the types are not the loops'. */
+static int bwd_layouts(const struct dlb_op *o, dlb_dnnl_md *dymd, dlb_dnnl_md *xmd)
+{
+    const struct dlb_pool_desc *d = &o->pool;
+    int max = d->kind == DLB_POOL_MAX;
+    const struct dlb_buffer *ref = max ? o->ws : o->dy;
     int code = blocked_code(ref, d->n, d->c, d->out_h, d->out_w);
+    if (!code || (o->dy->dtype != DLB_F32 && o->dy->dtype != DLB_BF16))
+        return 0;
+    if (md_of(code, d->n, d->c, d->out_h, d->out_w, o->dy->dtype, dymd) ||
+        md_of(code, d->n, d->c, d->in_h, d->in_w, o->dx->dtype, xmd))
+        return 0;
+    return code;
+}
+
+int dlb_cpu_pool_blocked_bwd_applies(struct dlb_backend *be,
+                                     const struct dlb_op *o)
+{
     dlb_dnnl_md dymd, xmd;
+    (void)be;
+    return bwd_layouts(o, &dymd, &xmd) != 0;
+}
+
+dlb_status dlb_cpu_pool_blocked_bwd(struct dlb_backend *be, const struct dlb_op *o)
+{
+    const struct dlb_pool_desc *d = &o->pool;
+    int max = d->kind == DLB_POOL_MAX;
+    dlb_dnnl_md dymd, xmd;
+    int code = bwd_layouts(o, &dymd, &xmd);
     void *dyv = NULL;
-    if (!code || (dy->dtype != DLB_F32 && dy->dtype != DLB_BF16))
-        return 0;
-    if (md_of(code, d->n, d->c, d->out_h, d->out_w, dy->dtype, &dymd) ||
-        md_of(code, d->n, d->c, d->in_h, d->in_w, dx->dtype, &xmd))
-        return 0;
+    dlb_status st;
     /* dy over to the layout first: dx may share nothing with it, but its
      * storage can move when set. */
-    if ((*st = dlb_cpu_view(be, dy, &dymd, DLB_CPU_SLOT_VIEW_A, &dyv)) ||
-        (*st = dlb_cpu_set_layout(be, dx, &xmd)))
-        return 1;
+    if ((st = dlb_cpu_view(be, o->dy, &dymd, DLB_CPU_SLOT_VIEW_A, &dyv)) ||
+        (st = dlb_cpu_set_layout(be, o->dx, &xmd)))
+        return st;
     size_t B = code == 1 ? 16 : code == 2 ? 8 : d->c;
     size_t nb = (size_t)xmd.padded_dims[1] / B;
     /* A view of dy in its own type and layout. */
-    struct dlb_buffer dyb = *dy;
+    struct dlb_buffer dyb = *o->dy;
     dyb.data = dyv;
-    struct dlb_cpu_pool_blocks r = { d, B, (size_t)d->n * nb, &dyb, dx };
-    *st = dlb_cpu_pool_loops_bwd(be, &r, max ? ws->data : NULL);
-    return 1;
+    struct dlb_cpu_pool_blocks r = { d, B, (size_t)d->n * nb, &dyb, o->dx };
+    return dlb_cpu_pool_loops_bwd(be, &r, max ? o->ws->data : NULL);
 }

@@ -30,6 +30,7 @@
 #include <cudnn.h>
 
 #include "../backend_impl.h"
+#include "../backend_kernels.h"
 #include "../backend_ops.h"
 #include "../backend_module.h"
 
@@ -227,22 +228,27 @@ void dlb_cuda_algo_cache_free(struct dlb_cuda *cu);
 
 /* ---- operations -------------------------------------------------------- */
 
-/* dlb_cuda_<entry>, with the table's signatures (backend_ops.h). Where
- * they live: destroy, supports, device_info in cuda_backend.c; buffers,
- * copies, timers, synchronize and map/unmap in cuda_mem.c (map gives the
- * buffer's device address, *device = 1; unmap is a no-op); cuda_conv.c,
+/* The device entries, dlb_cuda_<entry>, with the table's signatures
+ * (backend_ops.h): destroy, supports, device_info in cuda_backend.c;
+ * buffers, copies, timers, synchronize and map/unmap in cuda_mem.c (map
+ * gives the buffer's device address, *device = 1; unmap is a no-op);
+ * flag_post and flag_wait in cuda_scaler_ops.c; cuda_graph.c;
+ * cuda_upload.c (pinned memory and uploads). */
+#define DLB_CUDA_DEVICE(X)                                                  \
+    DLB_OPS_REQUIRED(X, cuda) DLB_OPS_MAP(X, cuda) DLB_OPS_FLAG(X, cuda)    \
+    DLB_OPS_GRAPH(X, cuda) DLB_OPS_PINNED(X, cuda) DLB_OPS_UPLOAD(X, cuda)
+DLB_CUDA_DEVICE(DLB_OP_DECLARE)
+/* The kernels' functions, dlb_cuda_<name> (backend_kernels.h): one kernel
+ * each, on cuDNN, cuBLASLt, cuSPARSE, NCCL and own kernels: cuda_conv.c,
  * cuda_bnorm.c, cuda_linear.c; cuda_nn_ops.c (pooling, relu, dropout,
  * loss); cuda_elementwise_ops.c (sgd, cast, scale, check_finite, fill,
- * (de)quantize, allreduce_sum); cuda_int8_ops.c and cuda_sparse.c
- * (API 1.1); cuda_scaler_ops.c (API 1.2); cuda_graph.c (API 1.3);
- * cuda_upload.c (API 1.4). */
-#define DLB_CUDA_OPS(X)                                                     \
-    DLB_OPS_REQUIRED(X, cuda) DLB_OPS_CNN(X, cuda)                          \
-    DLB_OPS_QUANTIZE(X, cuda) DLB_OPS_ALLREDUCE(X, cuda)                    \
-    DLB_OPS_INT8(X, cuda) DLB_OPS_SPARSE(X, cuda) DLB_OPS_MAP(X, cuda)      \
-    DLB_OPS_SCALER(X, cuda) DLB_OPS_GRAPH(X, cuda)                          \
-    DLB_OPS_PINNED(X, cuda) DLB_OPS_UPLOAD(X, cuda)
-DLB_CUDA_OPS(DLB_OP_DECLARE)
+ * (de)quantize, allreduce_sum); cuda_int8_ops.c and cuda_sparse.c;
+ * cuda_scaler_ops.c (unscale_check, sgd_update_if_finite). */
+#define DLB_CUDA_KFN(X)                                                     \
+    DLB_KFN_CNN(X, cuda) DLB_KFN_QUANTIZE(X, cuda)                          \
+    DLB_KFN_ALLREDUCE(X, cuda) DLB_KFN_INT8(X, cuda)                        \
+    DLB_KFN_SPARSE(X, cuda) DLB_KFN_SCALER(X, cuda)
+DLB_CUDA_KFN(DLB_KFN_DECLARE)
 
 /* What the operations keep per shape or per backend, freed with it:
  * cuda_conv.c's descriptors, cuda_linear.c's matmul plans, the scaler's

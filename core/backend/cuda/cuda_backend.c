@@ -169,7 +169,18 @@ dlb_status dlb_cuda_device_info(struct dlb_backend *be,
     return DLB_OK;
 }
 
+DLB_CUDA_KFN(DLB_KFN_RUN)
+
+/* One kernel per kind and propagation, each today's cuDNN, cuBLASLt or
+ * own-kernel function: a list to grow with kernels for shapes they serve
+ * badly. */
+static const struct dlb_kernel cuda_kernels[] = {
+    DLB_CUDA_KFN(DLB_KFN_KERNEL)
+};
+
 const struct dlb_backend_ops dlb_cuda_ops = {
     DLB_OPS_HEAD(cuda),
-    DLB_CUDA_OPS(DLB_OP_ENTRY)
+    DLB_CUDA_DEVICE(DLB_OP_ENTRY)
+    .kernels = cuda_kernels,
+    .n_kernels = sizeof cuda_kernels / sizeof cuda_kernels[0],
 };

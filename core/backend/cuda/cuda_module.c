@@ -169,7 +169,7 @@ dlb_status dlb_cuda_create(const struct dlb_backend_core *core,
     }
     /* Handles are built on a scratch handle first: the ops table's destroy
      * needs one to tear down whatever part was made. */
-    struct dlb_backend tmp = { &dlb_cuda_ops, cu, "" };
+    struct dlb_backend tmp = { .ops = &dlb_cuda_ops, .ctx = cu };
     cu->seed = cfg->seed;
     /* A pool's memory (API 1.2): both entries or neither. */
     if (cfg->device_alloc && cfg->device_free) {

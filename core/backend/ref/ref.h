@@ -14,6 +14,7 @@
 
 #include "../backend.h"
 #include "../backend_impl.h"
+#include "../backend_kernels.h"
 #include "../backend_ops.h"
 
 struct dlb_ref {
@@ -45,18 +46,19 @@ void dlb_ref_set_elem(struct dlb_buffer *b, size_t i, double v);
 /* Free up to `n` arrays; NULLs are fine. */
 void dlb_ref_free_all(double **p, size_t n);
 
-/* The operations, dlb_ref_<entry>, with the table's signatures
- * (backend_ops.h). Where they live: the required entries in
- * ref_backend.c; ref_conv.c, ref_pool.c, ref_act.c (relu, dropout),
- * ref_bnorm.c, ref_linear.c, ref_loss.c, ref_sgd.c; ref_elementwise.c
- * (cast, scale, check_finite, fill, (de)quantize); ref_int8.c,
- * ref_sparse.c and ref_map.c (API 1.1). No allreduce_sum: one device. */
-#define DLB_REF_OPS(X)                                                      \
-    DLB_OPS_REQUIRED(X, ref) DLB_OPS_CNN(X, ref) DLB_OPS_QUANTIZE(X, ref)   \
-    DLB_OPS_INT8(X, ref) DLB_OPS_SPARSE(X, ref) DLB_OPS_MAP(X, ref)
-DLB_REF_OPS(DLB_OP_DECLARE)
-/* ref_bnorm.c: batch norm then ReLU (backend.h's dlb_backend_bn_relu). */
-extern DLB_BN_RELU_TYPE(fwd_train) dlb_ref_batchnorm_relu_fwd_train;
-extern DLB_BN_RELU_TYPE(bwd) dlb_ref_batchnorm_relu_bwd;
+/* The device entries, dlb_ref_<entry>, with the table's signatures
+ * (backend_ops.h): the required ones in ref_backend.c, map and unmap in
+ * ref_map.c. */
+#define DLB_REF_DEVICE(X) DLB_OPS_REQUIRED(X, ref) DLB_OPS_MAP(X, ref)
+DLB_REF_DEVICE(DLB_OP_DECLARE)
+/* The kernels' functions, dlb_ref_<name> (backend_kernels.h): ref_conv.c,
+ * ref_pool.c, ref_act.c (relu, dropout), ref_bnorm.c (batch norm, and
+ * with the ReLU after it), ref_linear.c, ref_loss.c, ref_sgd.c;
+ * ref_elementwise.c (cast, scale, check_finite, fill, (de)quantize);
+ * ref_int8.c, ref_sparse.c. No allreduce_sum: one device. */
+#define DLB_REF_KFN(X)                                                      \
+    DLB_KFN_CNN(X, ref) DLB_KFN_QUANTIZE(X, ref) DLB_KFN_INT8(X, ref)       \
+    DLB_KFN_SPARSE(X, ref) DLB_KFN_BN_RELU(X, ref)
+DLB_REF_KFN(DLB_KFN_DECLARE)
 
 #endif

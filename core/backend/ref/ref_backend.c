@@ -198,13 +198,18 @@ dlb_status dlb_ref_timer_elapsed(struct dlb_backend *be, struct dlb_timer *t,
     return DLB_OK;
 }
 
-static const struct dlb_backend_bn_relu ref_bn_relu = {
-    dlb_ref_batchnorm_relu_fwd_train, dlb_ref_batchnorm_relu_bwd
+DLB_REF_KFN(DLB_KFN_RUN)
+
+/* One kernel per kind and propagation: ref is the oracle, plain loops. */
+static const struct dlb_kernel ref_kernels[] = {
+    DLB_REF_KFN(DLB_KFN_KERNEL)
 };
 
 static const struct dlb_backend_ops ref_ops = {
     DLB_OPS_HEAD(ref),
-    DLB_REF_OPS(DLB_OP_ENTRY)
+    DLB_REF_DEVICE(DLB_OP_ENTRY)
+    .kernels = ref_kernels,
+    .n_kernels = sizeof ref_kernels / sizeof ref_kernels[0],
 };
 
 dlb_status dlb_backend_ref_create(const struct dlb_backend_config *cfg,
@@ -230,7 +235,3 @@ dlb_status dlb_backend_ref_create(const struct dlb_backend_config *cfg,
     return s;
 }
 
-const struct dlb_backend_bn_relu *dlb_ref_bn_relu_of(const struct dlb_backend *be)
-{
-    return be->ops == &ref_ops ? &ref_bn_relu : NULL;
-}

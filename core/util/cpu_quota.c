@@ -1,7 +1,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1 /* sched_getaffinity, CPU_COUNT */
 #endif
-#include "results/cpu_quota.h"
+#include "util/cpu_quota.h"
 
 #include <math.h>
 #include <sched.h>

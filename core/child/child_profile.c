@@ -1,0 +1,56 @@
+#include "child/child_profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void dlb_child_profile_begin(struct dlb_backend *be)
+{
+    if (be && dlb_backend_profiling(be))
+        dlb_backend_profile_reset(be);
+}
+
+void dlb_child_profile_end(struct dlb_backend *be, struct dlb_child_profile *p)
+{
+    const struct dlb_op_profile *ops;
+    if (!be || !dlb_backend_profiling(be))
+        return;
+    size_t n = dlb_backend_profile(be, &ops);
+    free(p->ops);
+    p->ops = n ? malloc(n * sizeof *p->ops) : NULL;
+    p->n = p->ops ? n : 0;
+    if (p->ops)
+        memcpy(p->ops, ops, n * sizeof *ops);
+    p->taken = 1;
+}
+
+json_t *dlb_child_profile_json(const struct dlb_child_profile *p, double steps,
+                               double step_s)
+{
+    if (!p->taken || !(steps > 0))
+        return NULL;
+    json_t *ops = json_array();
+    double total = 0;
+    for (size_t i = 0; ops && i < p->n; i++) {
+        const struct dlb_op_profile *e = &p->ops[i];
+        double per = e->seconds / steps;
+        total += per;
+        json_t *o = json_pack("{s:s?,s:s,s:s,s:s,s:f,s:f}", "layer", e->label,
+                              "op", dlb_op_kind_name(e->kind),
+                              "prop", dlb_prop_name(e->prop), "kernel", e->kernel,
+                              "calls_per_step", (double)e->calls / steps,
+                              "time_per_step_s", per);
+        if (o && step_s > 0)
+            json_object_set_new(o, "share", json_real(per / step_s));
+        json_array_append_new(ops, o);
+    }
+    return ops ? json_pack("{s:f,s:f,s:o}", "steps", steps, "per_step_s", total,
+                           "ops", ops)
+               : NULL;
+}
+
+void dlb_child_profile_free(struct dlb_child_profile *p)
+{
+    free(p->ops);
+    p->ops = NULL;
+    p->n = 0;
+}
