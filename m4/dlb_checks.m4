@@ -232,3 +232,40 @@ AC_DEFUN([DLB_CHECK_PEAK_KERNELS], [
   _tile_release();
   return 0;])
 ])
+
+dnl SQLite 3.24 or later: the store's INSERT ... ON CONFLICT DO NOTHING
+dnl (Debian 12 has 3.40).
+AC_DEFUN([DLB_CHECK_SQLITE_VERSION], [
+  AC_MSG_CHECKING([whether SQLite is 3.24 or later])
+  AC_COMPILE_IFELSE([AC_LANG_PROGRAM([[#include <sqlite3.h>
+#if SQLITE_VERSION_NUMBER < 3024000
+#error too old
+#endif]], [])],
+    [AC_MSG_RESULT([yes])],
+    [AC_MSG_RESULT([no])
+     AC_MSG_ERROR([SQLite 3.24 or later is needed for the results store: install Debian's libsqlite3-dev (Debian 12 has 3.40)])])
+])
+
+dnl libpq, for results stores on a PostgreSQL server: --with-libpq (default:
+dnl when found). Without it a postgresql:// store is refused at run time,
+dnl naming the library to install.
+AC_DEFUN([DLB_CHECK_LIBPQ], [
+  AC_ARG_WITH([libpq],
+    [AS_HELP_STRING([--with-libpq], [PostgreSQL results stores through libpq (default: when found)])],
+    [], [with_libpq=check])
+  dlb_have_libpq=no
+  dlb_have_libpq_msg="no (install libpq-dev for PostgreSQL results stores)"
+  AS_IF([test "x$with_libpq" != xno], [
+    AS_IF([$PKG_CONFIG --exists libpq 2>/dev/null], [
+      dlb_have_libpq=yes
+      LIBPQ_CFLAGS=`$PKG_CONFIG --cflags libpq`
+      LIBPQ_LIBS=`$PKG_CONFIG --libs libpq`
+      dlb_have_libpq_msg="yes (libpq `$PKG_CONFIG --modversion libpq`)"
+      AC_DEFINE([HAVE_LIBPQ], [1], [libpq found])
+    ], [AS_IF([test "x$with_libpq" = xyes],
+        [AC_MSG_ERROR([--with-libpq given but libpq not found: install Debian's libpq-dev])])])
+  ])
+  AC_SUBST([LIBPQ_CFLAGS])
+  AC_SUBST([LIBPQ_LIBS])
+  AM_CONDITIONAL([HAVE_LIBPQ], [test "x$dlb_have_libpq" = xyes])
+])

@@ -260,6 +260,8 @@ int dlb_cmd_run(struct dlb_options *o)
      * measured: a typo there must not cost a night's run its plots. */
     dlb_status st = dlb_gnuplot_timeout(&plot_timeout, &err);
     if (st == DLB_OK)
+        st = dlb_run_store_check(o, &err);
+    if (st == DLB_OK)
         st = prepare_dir(&r, &err);
     if (st == DLB_OK)
         st = dlb_journal_open(r.dir, &r.loop.journal, &err);
@@ -346,6 +348,8 @@ int dlb_cmd_run(struct dlb_options *o)
     /* No winner (every configuration broke a constraint) is a result the
      * caller must notice, as a failed configuration is. */
     rc = failures || not_run || !winner || post_failed ? 1 : 0;
+    if (dlb_run_store_add(o, r.dir) != 0 && rc == 0)
+        rc = 1;
     if (sig)
         rc = 128 + sig; /* as a shell reports a death by that signal */
 out:

@@ -10,6 +10,7 @@
 #include "cli/cmd_list.h"
 #include "cli/cmd_merge.h"
 #include "cli/cmd_run.h"
+#include "cli/hist_args.h"
 
 int main(int argc, char **argv)
 {
@@ -23,6 +24,9 @@ int main(int argc, char **argv)
      * sent to one file, a fully buffered stdout came out in 4 KiB pieces
      * and a warning landed in the middle of a verdict's line. */
     setvbuf(stdout, NULL, _IOLBF, 0);
+    /* The commands over the results store parse their own options. */
+    if (argc > 1 && dlb_hist_is_command(argv[1]))
+        return dlb_hist_main(argc - 1, argv + 1);
     if (dlb_cli_parse(argc, argv, &opts, &err) != DLB_OK) {
         fprintf(stderr, "dlbench: %s\n", err.msg);
         dlb_cli_free(&opts);

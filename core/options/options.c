@@ -11,7 +11,8 @@ enum {
     OPT_RESUME, OPT_QUICK, OPT_VERSION, OPT_HELP, OPT_PLUGIN_DIR, OPT_BACKEND,
     OPT_VERBOSE, OPT_INDEX, OPT_RECORD_FD, OPT_PEAK, OPT_ORIGIN,
     OPT_THRESHOLD, OPT_NORMALIZE, OPT_BASELINE_DIR, OPT_SHARD, OPT_LAUNCHER,
-    OPT_RECORD_FILE, OPT_AS_REPETITIONS, OPT_PEAK_FILE, OPT_SEED_REP
+    OPT_RECORD_FILE, OPT_AS_REPETITIONS, OPT_PEAK_FILE, OPT_SEED_REP,
+    OPT_STORE, OPT_MACHINE, OPT_COMMIT
 };
 
 static const struct option long_opts[] = {
@@ -41,6 +42,9 @@ static const struct option long_opts[] = {
     {"as-repetitions", no_argument, NULL, OPT_AS_REPETITIONS},
     {"peak-file", required_argument, NULL, OPT_PEAK_FILE},
     {"seed-rep", required_argument, NULL, OPT_SEED_REP},
+    {"store", required_argument, NULL, OPT_STORE},
+    {"machine", required_argument, NULL, OPT_MACHINE},
+    {"commit", required_argument, NULL, OPT_COMMIT},
     {NULL, 0, NULL, 0}
 };
 
@@ -65,6 +69,20 @@ void dlb_cli_usage(FILE *f)
 "                                               sharded run (--shard) into one;\n"
 "                                               --as-repetitions: runs of the same\n"
 "                                               suite as its repetitions\n"
+"       dlbench store add DB RUNDIR...          add runs to a results store (a\n"
+"                                               SQLite file or postgresql:// URL;\n"
+"                                               --machine NAME, --commit SHA)\n"
+"       dlbench store info DB                   what the store holds\n"
+"       dlbench changes DB                      change points over each series,\n"
+"                                               grouped by commit range; exit 1 on\n"
+"                                               a raised slowdown beyond threshold\n"
+"       dlbench alerts DB [ack|dismiss|reopen ID --note TEXT]\n"
+"                                               the alerts, and moving one on\n"
+"       dlbench thresholds DB [set SUITE CONFIG PERCENT | unset SUITE CONFIG]\n"
+"                                               per-benchmark thresholds (patterns)\n"
+"       dlbench bisect GOOD BAD --suite NAME    the first commit that is slower\n"
+"       dlbench dashboard DB --out DIR          the store as a static site\n", f);
+    fputs(
 "\n"
 "options:\n"
 "  --quick               a CI-sized run of the same suite ([quick] section)\n"
@@ -90,6 +108,8 @@ void dlb_cli_usage(FILE *f)
 "                        mpirun on this host); run without a shell; never taken\n"
 "                        from a suite file\n"
 "  --resume DIR          run the configurations missing from DIR's journal\n"
+"  --store DB            add the run to a results store when it ends (the store\n"
+"                        is opened first); --machine NAME and --commit SHA label it\n"
 "  --plugin-dir DIR      look for plugins in DIR first (repeatable)\n"
 "  --verbose             debug messages\n"
 "  --version, --help\n"
@@ -226,7 +246,8 @@ static dlb_status parse_command(int argc, char **argv, struct dlb_options *o,
         return dlb_errorf(err, DLB_ERR_INPUT,
                           "unknown command '%s'; commands are run, list, "
                           "plugin-help, info, compare, history, baseline, "
-                          "merge (see dlbench --help)", word);
+                          "merge, and as the first word store, changes, alerts, "
+                          "thresholds, bisect, dashboard (see dlbench --help)", word);
     if (o->cmd != DLB_CMD_NONE && o->cmd != c)
         return dlb_errorf(err, DLB_ERR_INPUT,
                           "'%s' cannot be combined with --suite", word);
@@ -290,6 +311,9 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
                 break;
             }
             case OPT_AS_REPETITIONS: o->as_repetitions = 1; break;
+            case OPT_STORE: o->store = optarg; break;
+            case OPT_MACHINE: o->store_machine = optarg; break;
+            case OPT_COMMIT: o->store_commit = optarg; break;
             case OPT_SHARD: {
                 int k, n, used = 0;
                 if (sscanf(optarg, "%d/%d%n", &k, &n, &used) != 2 ||
@@ -397,6 +421,12 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
                           "history and baseline check; use table, json or csv");
     if (o->resume_dir && o->out_dir)
         return dlb_errorf(err, DLB_ERR_INPUT, "--resume writes into DIR; drop --out");
+    if ((o->store || o->store_machine || o->store_commit) && o->cmd != DLB_CMD_RUN)
+        return dlb_errorf(err, DLB_ERR_INPUT, "--store, --machine and --commit are for "
+                          "a run (dlbench store add DB RUNDIR adds a finished one)");
+    if ((o->store_machine || o->store_commit) && !o->store)
+        return dlb_errorf(err, DLB_ERR_INPUT, "--machine and --commit label a run in "
+                          "a store: give --store DB too");
     return DLB_OK;
 }
 

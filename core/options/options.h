@@ -36,6 +36,8 @@ struct dlb_options {
     int markdown;               /* --format markdown */
     const char *baseline_dir;   /* --baseline-dir */
     int as_repetitions;         /* merge --as-repetitions */
+    const char *store;          /* run --store DB: add the run when it ends */
+    const char *store_machine, *store_commit; /* --machine, --commit */
     int shard_k, shard_n;       /* --shard K/N: configurations K, K+N, ...
                                    (1-based); 0/0 when not sharded */
     char **owned;               /* strings the options own (from --resume) */

@@ -32,12 +32,15 @@ train: util backend stats data model ckpt
 services: util backend data model ckpt train
 select: util stats results options suite plan model
 compare: util stats results
+store: util stats results
+history: util stats results compare store
+dashboard: util stats results compare store history
 plot: util stats results compare proc
 report: util stats results options suite plan select compare plot
 run: util backend peak stats results options suite plan proc data model select compare plot report
 search: util backend stats results options suite plan proc data model select run
 child: util backend peak stats results options suite plan proc data model ckpt train services
-cli: util backend peak stats results options suite plan proc data model ckpt train services select compare plot report run search child
+cli: util backend peak stats results options suite plan proc data model ckpt train services select compare store history dashboard plot report run search child
 '
 
 # Known violations, each to be removed with its fix: FILE INCLUDED-PATH.
