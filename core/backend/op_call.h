@@ -130,6 +130,9 @@
 #define DLB_OPL_scale(COUNT_, Y_, ALPHA_) \
     (struct dlb_op){.kind = DLB_OP_SCALE, .count = (COUNT_), \
         .y = (struct dlb_buffer *)(Y_), .alpha = (ALPHA_)}
+#define DLB_OPL_add(COUNT_, X_, G_, Y_) \
+    (struct dlb_op){.kind = DLB_OP_ADD, .count = (COUNT_), .x = (X_), \
+        .g = (G_), .y = (Y_)}
 #define DLB_OPL_check_finite(COUNT_, X_, NONFINITE_) \
     (struct dlb_op){.kind = DLB_OP_CHECK_FINITE, .count = (COUNT_), \
         .x = (X_), .nonfinite = (NONFINITE_)}

@@ -267,6 +267,13 @@ static void elementwise(struct chk *c)
         break;
     case DLB_OP_QUANTIZE: NEED(o->x, FLOAT, n); NEED(o->y, INT8, n); break;
     case DLB_OP_DEQUANTIZE: NEED(o->x, INT8, n); NEED(o->y, FLOAT, n); break;
+    case DLB_OP_ADD:
+        NEED(o->x, FLOAT, n); NEED(o->g, FLOAT, n); NEED(o->y, FLOAT, n);
+        if (c->st == DLB_OK && (o->x->dtype != o->y->dtype ||
+                                o->g->dtype != o->y->dtype))
+            fail(c, "x, g and y must be of one type (types %d, %d, %d)",
+                 (int)o->x->dtype, (int)o->g->dtype, (int)o->y->dtype);
+        break;
     default: break;
     }
 }
@@ -317,6 +324,7 @@ dlb_status dlb_op_check(struct dlb_backend *be, const struct dlb_op *op)
     case DLB_OP_FILL:
     case DLB_OP_QUANTIZE:
     case DLB_OP_DEQUANTIZE:
+    case DLB_OP_ADD:
     case DLB_OP_ALLREDUCE_SUM: elementwise(c); break;
     default:
         fail(c, "unknown kind of operation %d", (int)op->kind);

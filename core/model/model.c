@@ -109,7 +109,10 @@ dlb_status dlb_model_create(const struct dlb_model_spec *spec,
     m->params = calloc(4 * (nl ? nl : 1), sizeof *m->params); /* <= 4 each */
     m->act = calloc(nl + 1, sizeof *m->act);
     m->own = calloc(nl + 1, 1);
-    if (!m->layers || !m->params || !m->act || !m->own) {
+    m->reads_left = calloc(nl + 1, sizeof *m->reads_left);
+    m->root = calloc(nl + 1, sizeof *m->root);
+    if (!m->layers || !m->params || !m->act || !m->own || !m->reads_left ||
+        !m->root) {
         dlb_model_destroy(m);
         return dlb_errorf(err, DLB_ERR_NOMEM, "%s: out of memory", spec->path);
     }
@@ -146,6 +149,8 @@ void dlb_model_destroy(struct dlb_model *m)
     free(m->layers);
     free(m->act);
     free(m->own);
+    free(m->reads_left);
+    free(m->root);
     dlb_model_spec_free(m->own_spec);
     free(m);
 }

@@ -2,6 +2,8 @@
  * before it needs one) and of its parameters. */
 #include "model/model_impl.h"
 
+#include <stdlib.h>
+
 #include "backend/backend.h"
 
 struct bwd_io {
@@ -178,13 +180,14 @@ static dlb_status layer_bwd(struct dlb_model *m, size_t i, struct bwd_io *io,
     if (!io->need_dx && !has_params)
         return DLB_OK;
     /* Batchnorm's backward always produces dx. */
-    size_t in_count = (size_t)m->n * dlb_model_act_size(m, i);
+    size_t in = dlb_model_in(m, i, 0);
+    size_t in_count = (size_t)m->n * dlb_model_act_size(m, in);
     if (io->need_dx || L->kind == DLB_LAYER_BATCHNORM) {
         /* A convolution's backward data writes dx in any float type from
          * fp32 accumulators, as its forward writes y: straight in the type
          * of the layer before, with no cast pass after it. */
         enum dlb_dtype dxt = L->kind == DLB_LAYER_CONV
-                                 ? dlb_buffer_dtype(m->act[i])
+                                 ? dlb_buffer_dtype(m->act[in])
                                  : dlb_model_layer_type(m, i);
         s = dlb_model_step_alloc(m, dxt, in_count, L->name, &io->dx, err);
         if (s != DLB_OK)
@@ -203,10 +206,10 @@ static dlb_status layer_bwd(struct dlb_model *m, size_t i, struct bwd_io *io,
     dlb_model_step_free(m, &ml->x_in);
     if (!io->need_dx)
         dlb_model_step_free(m, &io->dx);
-    /* The gradient in the type of the layer before (its output's). */
+    /* The gradient in the type of the input's producer (its output's). */
     else if (s == DLB_OK)
         s = dlb_model_cast_to(m, &io->dx, &io->dx_owned,
-                              dlb_buffer_dtype(m->act[i]), in_count, L->name,
+                              dlb_buffer_dtype(m->act[in]), in_count, L->name,
                               err);
     return s;
 }
@@ -269,24 +272,176 @@ dlb_status dlb_model_backward_from(struct dlb_model *m, size_t top,
     return dlb_model_backward_range(m, 0, top, dy, dy_owned, NULL, NULL, err);
 }
 
+/* ---- the graph's backward: gradients handed on and summed --------- */
+
+/* A gradient buffer and the activations' gradients that hold it: a layer
+ * that hands its gradient on unchanged (flatten, an add) shares it, and
+ * only a buffer held once is summed into in place. */
+struct gbuf {
+    struct dlb_buffer *buf;
+    int owned;        /* allocated by the step: freed with the last hold */
+    unsigned holds;
+};
+
+struct grads {
+    struct dlb_model *m;
+    size_t bottom, top;
+    int *slot;          /* per activation t in [bottom, top]: a gbuf, -1 */
+    struct gbuf *g;     /* 2 * (top - bottom + 1) + 1 entries */
+    size_t n_g;
+};
+
+static int gbuf_new(struct grads *G, struct dlb_buffer *b, int owned)
+{
+    size_t k = 0;
+    while (k < G->n_g && G->g[k].holds)
+        k++;
+    G->g[k] = (struct gbuf){b, owned, 0};
+    return (int)k;
+}
+
+static void drop(struct grads *G, size_t t)
+{
+    int k = G->slot[t - G->bottom];
+    G->slot[t - G->bottom] = -1;
+    if (k >= 0 && --G->g[k].holds == 0 && G->g[k].owned)
+        dlb_model_step_free(G->m, &G->g[k].buf);
+}
+
+/* Activation t's gradient gets gbuf k's contribution: held as it is when
+ * t has none yet, else summed (into t's buffer when it alone holds it). */
+static dlb_status give(struct grads *G, size_t t, int k, const char *layer,
+                       struct dlb_error *err)
+{
+    struct dlb_model *m = G->m;
+    int *have = &G->slot[t - G->bottom];
+    G->g[k].holds++;
+    if (*have < 0) {
+        *have = k;
+        return DLB_OK;
+    }
+    struct gbuf *a = &G->g[*have], *b = &G->g[k];
+    struct dlb_buffer *sum = a->buf;
+    size_t count = (size_t)m->n * dlb_model_act_size(m, t);
+    dlb_status s = DLB_OK;
+    if (!(a->owned && a->holds == 1))
+        s = dlb_model_step_alloc(m, dlb_buffer_dtype(a->buf), count, layer,
+                                 &sum, err);
+    if (s == DLB_OK &&
+        (s = dlb_backend_run(m->be, &(struct dlb_op){.label = layer,
+             .kind = DLB_OP_ADD, .count = count, .x = a->buf, .g = b->buf,
+             .y = sum})) != DLB_OK)
+        s = dlb_model_be_fail(m, s, layer, "summing gradients", err);
+    if (s != DLB_OK && sum != a->buf)
+        dlb_model_step_free(m, &sum);
+    if (--b->holds == 0 && b->owned)
+        dlb_model_step_free(m, &b->buf);
+    if (s == DLB_OK && sum != a->buf) {
+        drop(G, t);
+        G->slot[t - G->bottom] = gbuf_new(G, sum, 1);
+        G->g[G->slot[t - G->bottom]].holds = 1;
+    }
+    return s;
+}
+
+/* Whether input activation t of a layer in the range gets a gradient:
+ * not the network's input, and the range's own input only when the
+ * caller takes it. */
+static int wants(const struct grads *G, size_t t, int dx_wanted)
+{
+    return t > 0 && t >= G->bottom && (t > G->bottom || dx_wanted);
+}
+
+/* An add hands its gradient to each input, cast where the input's type
+ * differs. */
+static dlb_status add_bwd(struct grads *G, size_t i, int k, int dx_wanted,
+                          struct dlb_error *err)
+{
+    struct dlb_model *m = G->m;
+    const struct dlb_layer_spec *L = m->layers[i].spec;
+    dlb_status s = DLB_OK;
+    for (unsigned j = 0; j < L->n_inputs && s == DLB_OK; j++) {
+        size_t t = dlb_model_in(m, i, j);
+        enum dlb_dtype want = dlb_buffer_dtype(m->act[t]);
+        struct dlb_buffer *c = NULL;
+        if (!wants(G, t, dx_wanted))
+            continue;
+        if (dlb_buffer_dtype(G->g[k].buf) == want) {
+            s = give(G, t, k, L->name, err);
+        } else if ((s = dlb_model_cast_new(m, G->g[k].buf, want,
+                                           (size_t)m->n *
+                                               dlb_model_act_size(m, t),
+                                           L->name, &c, err)) == DLB_OK) {
+            s = give(G, t, gbuf_new(G, c, 1), L->name, err);
+        }
+    }
+    return s;
+}
+
+/* Backward of layer i from its output's gradient (gbuf k), its input's
+ * gradient handed to that activation. */
+static dlb_status node_bwd(struct grads *G, size_t i, int k, int dx_wanted,
+                           struct dlb_error *err)
+{
+    struct dlb_model *m = G->m;
+    size_t in = dlb_model_in(m, i, 0);
+    struct bwd_io io = {m->act[in], m->act[i + 1], G->g[k].buf, NULL, 0,
+                        wants(G, in, dx_wanted)};
+    dlb_status s = layer_bwd(m, i, &io, err);
+    if (s != DLB_OK) {
+        if (io.dx_owned)
+            dlb_model_step_free(m, &io.dx);
+        return s;
+    }
+    if (!io.dx || !io.need_dx) {
+        if (io.dx_owned)
+            dlb_model_step_free(m, &io.dx);
+        return DLB_OK;
+    }
+    /* A layer that handed the gradient on shares its buffer. */
+    return give(G, in, io.dx == G->g[k].buf ? k : gbuf_new(G, io.dx, io.dx_owned),
+                m->layers[i].spec->name, err);
+}
+
 dlb_status dlb_model_backward_range(struct dlb_model *m, size_t bottom,
                                     size_t top, struct dlb_buffer *dy,
                                     int dy_owned, struct dlb_buffer **dx,
                                     int *dx_owned, struct dlb_error *err)
 {
-    dlb_status s;
+    size_t w = top - bottom + 1;
+    struct grads G = {m, bottom, top, malloc(w * sizeof *G.slot),
+                      calloc(2 * w + 1, sizeof *G.g), 2 * w + 1};
+    dlb_status s = DLB_OK;
     if (dx) {
         *dx = NULL;
         *dx_owned = 0;
     }
-    for (size_t i = top; i-- > bottom;) {
-        /* The input gradient of the range's first layer is wanted only
-         * when the caller takes it (a pipeline stage hands it on). */
-        int need_dx = i > bottom ? 1 : (i > 0 && dx != NULL);
-        struct bwd_io io = {m->act[i], m->act[i + 1], dy, NULL, 0, need_dx};
-        s = layer_bwd(m, i, &io, err);
-        if (dy_owned && io.dx != dy)
+    if (!G.slot || !G.g) {
+        free(G.slot);
+        free(G.g);
+        if (dy_owned)
             dlb_model_step_free(m, &dy);
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory for backward");
+    }
+    for (size_t t = 0; t < w; t++)
+        G.slot[t] = -1;
+    G.slot[top - bottom] = gbuf_new(&G, dy, dy_owned);
+    G.g[G.slot[top - bottom]].holds = 1;
+    for (size_t i = top; i-- > bottom && s == DLB_OK;) {
+        int k = G.slot[i + 1 - bottom];
+        if (k < 0) {
+            s = dlb_errorf(err, DLB_ERR_INTERNAL, "%s: layer '%s' gets no "
+                           "gradient", m->spec->path, m->layers[i].spec->name);
+            break;
+        }
+        G.g[k].holds++; /* kept while the layer reads it */
+        s = m->layers[i].spec->kind == DLB_LAYER_ADD
+                ? add_bwd(&G, i, k, dx != NULL, err)
+                : node_bwd(&G, i, k, dx != NULL, err);
+        drop(&G, i + 1);
+        if (--G.g[k].holds == 0 && G.g[k].owned)
+            dlb_model_step_free(m, &G.g[k].buf);
+        /* Its output's readers are done: the activation goes. */
         if (m->own[i + 1])
             dlb_model_step_free(m, &m->act[i + 1]);
         m->own[i + 1] = 0;
@@ -294,22 +449,18 @@ dlb_status dlb_model_backward_range(struct dlb_model *m, size_t bottom,
          * may start reducing them while the layers below run. */
         if (s == DLB_OK && m->grad_ready && m->layers[i].weight >= 0)
             s = m->grad_ready(m->grad_ready_ctx, (unsigned)i);
-        if (s != DLB_OK) {
-            if (io.dx_owned)
-                dlb_model_step_free(m, &io.dx);
-            return s;
-        }
-        if (io.dx != dy)
-            dy_owned = io.dx_owned;
-        dy = io.dx;
-        if (!dy)
-            break;
     }
-    if (dx && dy) {
-        *dx = dy;
-        *dx_owned = dy_owned;
-    } else if (dy && dy_owned) {
-        dlb_model_step_free(m, &dy);
+    /* The range's input gradient goes to the caller; anything else still
+     * held (after an error) is freed. */
+    if (s == DLB_OK && dx && G.slot[0] >= 0 && bottom > 0) {
+        struct gbuf *g = &G.g[G.slot[0]];
+        *dx = g->buf;
+        *dx_owned = g->owned;
+        g->owned = 0;
     }
-    return DLB_OK;
+    for (size_t t = bottom; t <= top; t++)
+        drop(&G, t);
+    free(G.slot);
+    free(G.g);
+    return s;
 }

@@ -1,7 +1,7 @@
 /* Reads a network description: inih with pinned options and a reader that
  * counts lines and sees section headers (inih reports neither), then one
- * pass over the sections that types the keys, infers shapes and counts
- * FLOPs. */
+ * pass over the sections that types the keys, resolves the inputs each
+ * layer names and infers its shapes and FLOPs (model_shape.c). */
 #define _POSIX_C_SOURCE 200809L
 #include "model/model_file.h"
 
@@ -180,11 +180,11 @@ static const struct key_def no_keys[] = { END_KEYS };
 
 static const char *const kind_names[DLB_LAYER_KIND_COUNT] = {
     "conv", "maxpool", "avgpool", "relu", "dropout", "batchnorm", "linear",
-    "flatten", "logsoftmax" };
+    "flatten", "logsoftmax", "add" };
 
 static const struct key_def *const kind_keys[DLB_LAYER_KIND_COUNT] = {
     conv_keys, pool_keys, pool_keys, no_keys, dropout_keys, bn_keys,
-    linear_keys, no_keys, no_keys };
+    linear_keys, no_keys, no_keys, no_keys };
 
 const char *dlb_layer_kind_name(enum dlb_layer_kind k)
 {
@@ -275,6 +275,7 @@ static dlb_status unknown_keys(struct mf *m, const struct mf_section *s,
     size_t n = 0;
     char hint[96];
     names[n++] = "type";
+    names[n++] = "input";
     for (const struct key_def *d = defs; d->p.name; d++)
         names[n++] = d->p.name;
     for (size_t i = s->first; i < s->first + s->n; i++)
@@ -294,8 +295,11 @@ static dlb_status layer_keys(struct mf *m, const struct mf_section *s,
     if (!t)
         return fail(m, s->line, DLB_ERR_INPUT, "layer '%s': no 'type = ...' "
                     "(one of conv, maxpool, avgpool, relu, dropout, batchnorm, "
-                    "linear, flatten, logsoftmax)", s->name);
+                    "linear, flatten, logsoftmax, add)", s->name);
     t->used = 1;
+    struct mf_key *in = find_key(m, s, "input");
+    if (in)
+        in->used = 1; /* read by read_inputs, once the kind is known */
     int kind = -1;
     for (int k = 0; k < DLB_LAYER_KIND_COUNT; k++)
         if (!strcmp(t->value, kind_names[k]))
@@ -328,107 +332,67 @@ static dlb_status layer_keys(struct mf *m, const struct mf_section *s,
     return DLB_OK;
 }
 
-/* ---- pass 3: shapes and FLOPs ------------------------------------- */
+/* ---- the graph: `input = NAME[, NAME ...]` ------------------------ */
 
-static dlb_status shape_window(struct mf *m, struct dlb_layer_spec *L,
-                               const char *what)
+/* Layer L (section `si`) reads the outputs named by its input key: earlier
+ * layers, or net (the network's input). Without the key it reads the
+ * layer before, which the shape pass fills in. */
+static dlb_status read_inputs(struct mf *m, size_t si,
+                              const struct dlb_model_spec *spec,
+                              struct dlb_layer_spec *L)
 {
-    uint32_t ph = L->in_h + 2 * L->pad, pw = L->in_w + 2 * L->pad;
-    if (L->size > ph || L->size > pw)
-        return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': %s %u larger than "
-                    "padded input %ux%u", L->name, what, L->size, ph, pw);
-    L->out_h = dlb_conv_out_size(L->in_h, L->size, L->stride, L->pad);
-    L->out_w = dlb_conv_out_size(L->in_w, L->size, L->stride, L->pad);
-    return DLB_OK;
-}
-
-static dlb_status need_spatial(struct mf *m, const struct dlb_layer_spec *L,
-                               int flat)
-{
-    if (flat)
-        return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': %s needs a c x h x "
-                    "w input but gets %u flat features (it comes after a "
-                    "flatten or linear layer)", L->name,
-                    dlb_layer_kind_name(L->kind), L->in_c);
-    return DLB_OK;
-}
-
-/* Fill L's output shape, parameters and FLOPs from its input shape. */
-static dlb_status infer_layer(struct mf *m, struct dlb_layer_spec *L, int flat)
-{
-    double in_elems = (double)L->in_c * L->in_h * L->in_w, out_elems, macs;
-    L->out_c = L->in_c;
-    L->out_h = L->in_h;
-    L->out_w = L->in_w;
-    L->flat_out = flat;
-    switch (L->kind) {
-    case DLB_LAYER_CONV:
-        if (need_spatial(m, L, flat) || shape_window(m, L, "kernel"))
-            return m->st;
-        L->out_c = L->filters;
-        L->params = (uint64_t)L->filters * L->in_c * L->size * L->size +
-                    (L->bias ? L->filters : 0);
-        macs = (double)L->out_c * L->out_h * L->out_w * L->in_c * L->size *
-               L->size;
-        L->flops_fwd = 2 * macs;
-        L->flops_bwd = 4 * macs;
+    const struct mf_section *s = &m->secs[si];
+    struct mf_key *k = find_key(m, s, "input");
+    char hint[96] = "", buf[MF_MAX_LINE], *save = NULL;
+    size_t n_prev = spec->n_layers - 1;
+    if (!k) {
+        if (L->kind == DLB_LAYER_ADD)
+            return fail(m, s->line, DLB_ERR_INPUT, "layer '%s': add needs "
+                        "'input = A, B' naming the layers it sums", L->name);
         return DLB_OK;
-    case DLB_LAYER_MAXPOOL:
-    case DLB_LAYER_AVGPOOL:
-        if (need_spatial(m, L, flat))
-            return m->st;
-        if (L->pad >= L->size)
-            return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': pad %u must be "
-                        "smaller than the window %u", L->name, L->pad, L->size);
-        if (shape_window(m, L, "window"))
-            return m->st;
-        out_elems = (double)L->out_c * L->out_h * L->out_w;
-        L->flops_fwd = out_elems * L->size * L->size;
-        L->flops_bwd = L->kind == DLB_LAYER_MAXPOOL ? out_elems : L->flops_fwd;
-        return DLB_OK;
-    case DLB_LAYER_RELU:
-        L->flops_fwd = L->flops_bwd = in_elems;
-        return DLB_OK;
-    case DLB_LAYER_DROPOUT:
-        if (L->mode == DLB_DROPOUT_CHANNEL && need_spatial(m, L, flat))
-            return m->st;
-        L->flops_fwd = L->flops_bwd = in_elems;
-        return DLB_OK;
-    case DLB_LAYER_BATCHNORM:
-        L->params = 2 * (uint64_t)L->in_c;
-        L->flops_fwd = L->flops_bwd = 4 * in_elems;
-        return DLB_OK;
-    case DLB_LAYER_LINEAR:
-        if (!flat)
-            return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': linear needs a "
-                        "flat input but gets %ux%ux%u; add a layer with type = "
-                        "flatten before it", L->name, L->in_c, L->in_h, L->in_w);
-        L->out_c = L->out;
-        L->params = (uint64_t)L->out * L->in_c + (L->bias ? L->out : 0);
-        macs = (double)L->out * L->in_c;
-        L->flops_fwd = 2 * macs;
-        L->flops_bwd = 4 * macs;
-        return DLB_OK;
-    case DLB_LAYER_FLATTEN:
-        if ((double)L->in_c * L->in_h * L->in_w > UINT32_MAX)
-            return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': %g features "
-                        "are too many", L->name, in_elems);
-        L->out_c = L->in_c * L->in_h * L->in_w;
-        L->out_h = L->out_w = 1;
-        L->flat_out = 1;
-        return DLB_OK;
-    case DLB_LAYER_LOGSOFTMAX:
-        if (!flat)
-            return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': logsoftmax "
-                        "needs a flat input (class scores) but gets %ux%ux%u",
-                        L->name, L->in_c, L->in_h, L->in_w);
-        L->flops_fwd = L->flops_bwd = 3 * in_elems;
-        return DLB_OK;
-    case DLB_LAYER_KIND_COUNT:
-        break;
     }
-    return fail(m, L->line, DLB_ERR_INTERNAL, "layer '%s': unknown kind",
-                L->name);
+    snprintf(buf, sizeof buf, "%s", k->value);
+    for (char *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        while (isspace((unsigned char)*tok))
+            tok++;
+        for (char *e = tok + strlen(tok); e > tok && isspace((unsigned char)e[-1]);)
+            *--e = '\0';
+        if (L->n_inputs == DLB_LAYER_MAX_INPUTS)
+            return fail(m, k->line, DLB_ERR_INPUT, "layer '%s': input names "
+                        "more than %d layers", L->name, DLB_LAYER_MAX_INPUTS);
+        int32_t j = -2;
+        if (!strcmp(tok, "net"))
+            j = DLB_LAYER_INPUT;
+        for (size_t p = 0; p < n_prev && j == -2; p++)
+            if (!strcmp(tok, spec->layers[p].name))
+                j = (int32_t)p;
+        if (j == -2) {
+            for (size_t q = si; q < m->n_secs; q++)
+                if (!strcmp(tok, m->secs[q].name))
+                    return fail(m, k->line, DLB_ERR_INPUT, "layer '%s': input "
+                                "'%s' is %s; a layer reads earlier layers "
+                                "only (or net)", L->name, tok,
+                                q == si ? "the layer itself"
+                                        : "a later layer");
+            /* the nearest of the names it could be */
+            const char **names = malloc((n_prev + 1) * sizeof *names);
+            if (names) {
+                for (size_t p = 0; p < n_prev; p++)
+                    names[p] = spec->layers[p].name;
+                names[n_prev] = "net";
+                did_you_mean(hint, sizeof hint, tok, names, n_prev + 1);
+                free(names);
+            }
+            return fail(m, k->line, DLB_ERR_INPUT, "layer '%s': input '%s' is "
+                        "no earlier layer%s", L->name, tok, hint);
+        }
+        L->inputs[L->n_inputs++] = j;
+    }
+    if (L->n_inputs == 0)
+        return fail(m, k->line, DLB_ERR_INPUT, "layer '%s': input = '%s' "
+                    "names no layer", L->name, k->value);
+    return DLB_OK;
 }
 
 /* ---- [net] ------------------------------------------------------------ */
@@ -494,8 +458,6 @@ static dlb_status read_net(struct mf *m, const struct mf_section *s,
 
 static dlb_status build(struct mf *m, struct dlb_model_spec *spec)
 {
-    uint32_t c, h, w;
-    int flat = 0;
     if (m->n_secs == 0)
         return fail(m, 1, DLB_ERR_INPUT, "no sections; a model file starts "
                     "with [net]");
@@ -507,7 +469,6 @@ static dlb_status build(struct mf *m, struct dlb_model_spec *spec)
     spec->layers = calloc(m->n_secs - 1, sizeof *spec->layers);
     if (!spec->layers)
         return fail(m, 1, DLB_ERR_NOMEM, "out of memory");
-    c = spec->in_c, h = spec->in_h, w = spec->in_w;
     for (size_t i = 1; i < m->n_secs; i++) {
         const struct mf_section *s = &m->secs[i];
         struct dlb_layer_spec *L = &spec->layers[spec->n_layers++];
@@ -518,14 +479,11 @@ static dlb_status build(struct mf *m, struct dlb_model_spec *spec)
                             "[%s2]", s->name, m->secs[j].line, s->name);
         snprintf(L->name, sizeof L->name, "%s", s->name);
         L->line = s->line;
-        L->in_c = c, L->in_h = h, L->in_w = w;
         if (check_duplicates(m, s) || layer_keys(m, s, L) ||
-            infer_layer(m, L, flat))
+            read_inputs(m, i, spec, L))
             return m->st;
-        c = L->out_c, h = L->out_h, w = L->out_w, flat = L->flat_out;
-        spec->params += L->params;
-        spec->flops_fwd += L->flops_fwd;
-        spec->flops_bwd += L->flops_bwd;
+        if ((m->st = dlb_model_layer_infer(spec, i - 1, m->err)))
+            return m->st;
     }
     const struct dlb_layer_spec *last = &spec->layers[spec->n_layers - 1];
     for (size_t i = 0; i + 1 < spec->n_layers; i++)
@@ -537,33 +495,12 @@ static dlb_status build(struct mf *m, struct dlb_model_spec *spec)
         return fail(m, last->line, DLB_ERR_INPUT, "layer '%s': loss = nll needs "
                     "a logsoftmax as the last layer, this is %s", last->name,
                     dlb_layer_kind_name(last->kind));
+    if ((m->st = dlb_model_spec_check_uses(spec, m->err)))
+        return m->st;
     if (last->out_c != spec->classes)
         return fail(m, last->line, DLB_ERR_INPUT, "layer '%s': gives %u class "
                     "scores but [net] has classes = %u", last->name,
                     last->out_c, spec->classes);
-    return DLB_OK;
-}
-
-dlb_status dlb_model_spec_reshape(struct dlb_model_spec *spec,
-                                  struct dlb_error *err)
-{
-    struct mf m = { .file = spec->path, .err = err };
-    uint32_t c = spec->in_c, h = spec->in_h, w = spec->in_w;
-    int flat = 0;
-    spec->params = 0;
-    spec->flops_fwd = spec->flops_bwd = 0;
-    for (size_t i = 0; i < spec->n_layers; i++) {
-        struct dlb_layer_spec *L = &spec->layers[i];
-        L->in_c = c, L->in_h = h, L->in_w = w;
-        L->params = 0; /* infer_layer sets only what a kind has */
-        L->flops_fwd = L->flops_bwd = 0;
-        if (infer_layer(&m, L, flat))
-            return m.st;
-        c = L->out_c, h = L->out_h, w = L->out_w, flat = L->flat_out;
-        spec->params += L->params;
-        spec->flops_fwd += L->flops_fwd;
-        spec->flops_bwd += L->flops_bwd;
-    }
     return DLB_OK;
 }
 

@@ -18,8 +18,16 @@
  *   batchnorm: eps = 1e-5, momentum = 0.1
  *   linear:    out, bias = 1 (needs a flat input: put a flatten before it)
  *   relu, flatten, logsoftmax: none
- * Unknown types and keys are errors with a suggestion; shapes are inferred
- * and checked, and every message is "FILE:LINE: layer 'NAME': what". */
+ *   add:       none; its inputs (two or more, of one shape) are summed
+ * The layers form a graph: every layer may say which outputs it reads,
+ *   input = NAME[, NAME ...]   ; earlier layers, or net: the network input
+ * and without it reads the layer before (the first layer: net), so a
+ * chain needs no input keys at all. A residual block is
+ *   [conv2] ... [bn2] ... [sum] type = add, input = bn2, relu1
+ * Every layer's output is read by a later one, except the last's (the
+ * logsoftmax, whose output is the network's). Unknown types and keys are
+ * errors with a suggestion; shapes are inferred and checked, and every
+ * message is "FILE:LINE: layer 'NAME': what". */
 #ifndef DLB_CORE_MODEL_FILE_H
 #define DLB_CORE_MODEL_FILE_H
 
@@ -32,6 +40,10 @@
 #include "util/error.h"
 
 enum dlb_loss_kind { DLB_LOSS_NLL };
+
+/* A layer's input that is the network's input, not a layer's output. */
+#define DLB_LAYER_INPUT (-1)
+#define DLB_LAYER_MAX_INPUTS 8
 
 /* One layer, its parameters and the shapes of one image through it. A flat
  * tensor has c = features and h = w = 1. FLOPs are per image:
@@ -50,6 +62,14 @@ struct dlb_layer_spec {
     float p;                             /* dropout */
     enum dlb_dropout_mode mode;          /* dropout */
     float eps, momentum;                 /* batchnorm */
+
+    /* The graph: the layers whose outputs it reads, in order (earlier
+     * layers, or DLB_LAYER_INPUT), and how many inputs of later layers
+     * read its output. A spec made in code may leave n_inputs 0: the
+     * shape pass makes it the chain's {i - 1}. */
+    uint32_t n_inputs;
+    int32_t inputs[DLB_LAYER_MAX_INPUTS];
+    uint32_t n_uses;
 
     uint32_t in_c, in_h, in_w;
     uint32_t out_c, out_h, out_w;
@@ -77,11 +97,30 @@ dlb_status dlb_model_file_parse(const char *name, const char *text, size_t len,
                                 struct dlb_model_spec **out,
                                 struct dlb_error *err);
 void dlb_model_spec_free(struct dlb_model_spec *m);
-/* Infer the shapes, parameters and FLOPs of every layer again from the
- * input shape and each layer's keys (filters, out ...), as loading does:
- * for a spec whose layers were changed (pruning). Errors as loading's. */
+/* model_shape.c. Infer the shapes, parameters and FLOPs of every layer
+ * again from the input shape, the graph and each layer's keys (filters,
+ * out ...), as loading does: for a spec whose layers were changed
+ * (pruning). Errors as loading's. */
 dlb_status dlb_model_spec_reshape(struct dlb_model_spec *spec,
                                   struct dlb_error *err);
+/* The same for layer i alone, its inputs' shapes known; adds its
+ * parameters and FLOPs to the spec's sums and counts it in its inputs'
+ * n_uses. */
+dlb_status dlb_model_layer_infer(struct dlb_model_spec *spec, size_t i,
+                                 struct dlb_error *err);
+/* Every layer but the last has its output read ("FILE:LINE: layer ..."). */
+dlb_status dlb_model_spec_check_uses(const struct dlb_model_spec *spec,
+                                     struct dlb_error *err);
+/* 1 when every layer reads the one before and is read by the one after:
+ * the chain every model was before graphs. */
+int dlb_model_spec_is_chain(const struct dlb_model_spec *spec);
+/* Where the graph cannot be cut before layer k (a pipeline stage's
+ * boundary, where only the output of layer k - 1 may cross): the first
+ * layer at or after k that reads an earlier output, n_layers if none. */
+size_t dlb_model_spec_cut_reader(const struct dlb_model_spec *spec, size_t k);
+/* 1 when layer i's output goes to layer i + 1 and nowhere else, as a pass
+ * that fuses i with i + 1 needs. */
+int dlb_model_spec_feeds_next(const struct dlb_model_spec *spec, size_t i);
 
 /* "conv", "maxpool" ... as written after `type =`. */
 const char *dlb_layer_kind_name(enum dlb_layer_kind k);

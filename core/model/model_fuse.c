@@ -63,11 +63,11 @@ static size_t span_of(struct dlb_model *m, size_t i, int train,
 {
     size_t nl = m->spec->n_layers;
     op->relu = 0;
-    if (i + 1 >= nl || m->layers[i + 1].spec->kind != DLB_LAYER_MAXPOOL ||
-        !f32_layer(m, i + 1))
+    if (!dlb_model_spec_feeds_next(m->spec, i) ||
+        m->layers[i + 1].spec->kind != DLB_LAYER_MAXPOOL || !f32_layer(m, i + 1))
         return 0;
     op->pool = dlb_model_pool_desc(m->layers[i + 1].spec, m->n);
-    if (!train && i + 2 < nl &&
+    if (!train && i + 2 < nl && dlb_model_spec_feeds_next(m->spec, i + 1) &&
         m->layers[i + 2].spec->kind == DLB_LAYER_RELU && f32_layer(m, i + 2))
         op->relu = 1;
     if (!dlb_backend_kernel_for(m->be, op))

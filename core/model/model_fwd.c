@@ -24,7 +24,8 @@ static int bn_takes_relu(const struct dlb_model *m, size_t i,
 {
     const struct dlb_model_layer *r = &m->layers[i + 1];
     enum dlb_dtype t = dlb_model_out_type(m, i);
-    return i + 1 < m->spec->n_layers && r->spec->kind == DLB_LAYER_RELU &&
+    return dlb_model_spec_feeds_next(m->spec, i) &&
+           r->spec->kind == DLB_LAYER_RELU &&
            !r->q && dlb_model_layer_type(m, i + 1) == t &&
            dlb_model_out_type(m, i + 1) == t &&
            dlb_backend_kernel_for(m->be, op) != NULL;
@@ -56,8 +57,8 @@ static dlb_status fwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
             op.kind = DLB_OP_BATCHNORM;
     }
     /* Set on every forward, so that an inference pass in between runs the
-     * ReLU itself. */
-    if (i + 1 < m->spec->n_layers)
+     * ReLU itself; only the layer this one alone feeds can be its ReLU. */
+    if (dlb_model_spec_feeds_next(m->spec, i))
         m->layers[i + 1].relu_in_bn = op.kind == DLB_OP_BATCHNORM_RELU;
     s = dlb_backend_run(m->be, &op);
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, L->name, "forward", err);
@@ -175,8 +176,8 @@ dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
     }
     /* The input in the layer's type; backward reads the same copy. */
     if (dlb_buffer_dtype(x) != t) {
-        s = dlb_model_cast_new(m, x, t, (size_t)m->n * dlb_model_act_size(m, i),
-                               L->name, &xc, err);
+        size_t in = (size_t)m->n * dlb_model_act_size(m, dlb_model_in(m, i, 0));
+        s = dlb_model_cast_new(m, x, t, in, L->name, &xc, err);
         if (s != DLB_OK)
             return s;
         x = xc;
@@ -191,5 +192,52 @@ dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
         ml->x_in = xc;
     else
         dlb_model_step_free(m, &xc);
+    return s;
+}
+
+/* An add: its inputs, each in the layer's type (cast copies freed after),
+ * summed left to right into a new output. */
+static dlb_status add_fwd(struct dlb_model *m, size_t i,
+                          struct dlb_error *err)
+{
+    const struct dlb_layer_spec *L = m->layers[i].spec;
+    size_t count = (size_t)m->n * dlb_model_act_size(m, i + 1);
+    enum dlb_dtype t = dlb_model_layer_type(m, i);
+    struct dlb_buffer *xc[DLB_LAYER_MAX_INPUTS] = {0}, *y = NULL;
+    const struct dlb_buffer *x[DLB_LAYER_MAX_INPUTS];
+    dlb_status s = DLB_OK;
+    for (unsigned k = 0; k < L->n_inputs && s == DLB_OK; k++) {
+        x[k] = m->act[dlb_model_in(m, i, k)];
+        if (dlb_buffer_dtype(x[k]) != t &&
+            (s = dlb_model_cast_new(m, x[k], t, count, L->name, &xc[k],
+                                    err)) == DLB_OK)
+            x[k] = xc[k];
+    }
+    if (s == DLB_OK)
+        s = dlb_model_step_alloc(m, t, count, L->name, &y, err);
+    for (unsigned k = 1; k < L->n_inputs && s == DLB_OK; k++)
+        if ((s = dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+                 .kind = DLB_OP_ADD, .count = count,
+                 .x = k == 1 ? x[0] : y, .g = x[k], .y = y})) != DLB_OK)
+            s = dlb_model_be_fail(m, s, L->name, "forward", err);
+    for (unsigned k = 0; k < L->n_inputs; k++)
+        dlb_model_step_free(m, &xc[k]);
+    if (s != DLB_OK)
+        dlb_model_step_free(m, &y);
+    m->act[i + 1] = y;
+    m->own[i + 1] = y != NULL;
+    return s;
+}
+
+dlb_status dlb_model_node_fwd(struct dlb_model *m, size_t i, int train,
+                              struct dlb_error *err)
+{
+    int owned = 0;
+    dlb_status s;
+    if (m->layers[i].spec->kind == DLB_LAYER_ADD)
+        return add_fwd(m, i, err);
+    s = dlb_model_layer_fwd(m, i, train, m->act[dlb_model_in(m, i, 0)],
+                            &m->act[i + 1], &owned, err);
+    m->own[i + 1] = (unsigned char)owned;
     return s;
 }

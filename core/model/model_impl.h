@@ -73,6 +73,11 @@ struct dlb_model {
      * it (a flatten output is its input, reshaped). */
     struct dlb_buffer **act;
     unsigned char *own;
+    /* An inference pass's lifetimes (model_infer.c): per activation, the
+     * reads still to come and the activation whose buffer it is (a layer
+     * that hands its input on makes no buffer of its own). */
+    uint32_t *reads_left;
+    size_t *root;
     struct dlb_buffer *labels;
     uint32_t n;                      /* images in the step in flight */
     /* Mixed precision: a policy is set (lowp), the low-precision weight
@@ -115,6 +120,14 @@ void dlb_model_step_release(struct dlb_model *m);
 /* Elements of one image at the input of layer i (i == n_layers: output). */
 size_t dlb_model_act_size(const struct dlb_model *m, size_t i);
 
+/* The activation (index into act[]) that is input k of layer i: the
+ * network's input is act[0], layer j's output act[j + 1]. */
+static inline size_t dlb_model_in(const struct dlb_model *m, size_t i,
+                                  unsigned k)
+{
+    return (size_t)(m->spec->layers[i].inputs[k] + 1);
+}
+
 /* Wrap a failing backend call's status with the backend's reason. */
 dlb_status dlb_model_be_fail(struct dlb_model *m, dlb_status s,
                              const char *layer, const char *op,
@@ -131,6 +144,25 @@ dlb_status dlb_model_upload_input(struct dlb_model *m, const float *images,
 dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
                                struct dlb_buffer *x, struct dlb_buffer **y,
                                int *owned, struct dlb_error *err);
+
+/* The forward of layer i from its inputs in act[] into act[i + 1] and
+ * own[i + 1] (training mode when `train`): an add sums its inputs, every
+ * other layer runs dlb_model_layer_fwd on its one input. */
+dlb_status dlb_model_node_fwd(struct dlb_model *m, size_t i, int train,
+                              struct dlb_error *err);
+
+/* An inference pass over layers [0, upto) from act[0] (model_infer.c):
+ * each activation is freed once the last layer that reads it has run, so
+ * that a residual's input lives until its add and a chain keeps one
+ * activation beside the one being made. `seen` (NULL: none) is called
+ * before each layer i runs, its inputs in act[], and with i = upto at the
+ * end; act[upto] is left to the caller. Only a whole pass without `seen`
+ * fuses layers. */
+typedef dlb_status (*dlb_model_seen_fn)(struct dlb_model *m, size_t t,
+                                        void *ctx, struct dlb_error *err);
+dlb_status dlb_model_infer_pass(struct dlb_model *m, size_t upto,
+                                dlb_model_seen_fn seen, void *ctx,
+                                struct dlb_error *err);
 
 /* model_fuse.c: passes over the whole network, whose callers read only
  * the last output and what backward saved, may fuse layers between begin

@@ -26,38 +26,80 @@ static dlb_status download(struct dlb_model *m, struct dlb_buffer *y,
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, "output", "download", err);
 }
 
+/* Reads of activation t by layers before `upto`, and one more for the
+ * caller when t is what the pass leaves. */
+static uint32_t reads_of(const struct dlb_model *m, size_t t, size_t upto)
+{
+    uint32_t r = t == upto;
+    for (size_t i = t; i < upto; i++) /* readers of t come after it */
+        for (unsigned k = 0; k < m->spec->layers[i].n_inputs; k++)
+            r += dlb_model_in(m, i, k) == t;
+    return r;
+}
+
+/* One read of activation t done: its buffer goes with the last read of
+ * it or of any activation that is the same buffer. */
+static void read_done(struct dlb_model *m, size_t t, size_t upto)
+{
+    size_t r = m->root[t];
+    if (m->reads_left[r] == 0 || --m->reads_left[r] > 0)
+        return;
+    for (size_t u = r; u <= upto; u++)
+        if (m->root[u] == r && u != r)
+            m->act[u] = NULL;
+    if (m->own[r])
+        dlb_model_step_free(m, &m->act[r]);
+    m->act[r] = NULL;
+    m->own[r] = 0;
+}
+
+dlb_status dlb_model_infer_pass(struct dlb_model *m, size_t upto,
+                                dlb_model_seen_fn seen, void *ctx,
+                                struct dlb_error *err)
+{
+    dlb_status s = DLB_OK;
+    m->root[0] = 0;
+    m->reads_left[0] = reads_of(m, 0, upto);
+    /* Only passes over the whole network fuse (model_fuse.c). */
+    if (upto == m->spec->n_layers && !seen)
+        dlb_model_fuse_begin(m);
+    for (size_t i = 0; i < upto && s == DLB_OK; i++) {
+        const struct dlb_layer_spec *L = m->layers[i].spec;
+        if ((seen && (s = seen(m, i, ctx, err))) ||
+            (s = dlb_model_node_fwd(m, i, 0, err)))
+            break;
+        /* A layer that handed its input on made no buffer: its readers
+         * are that buffer's readers too. */
+        size_t r = m->own[i + 1] ? i + 1 : m->root[dlb_model_in(m, i, 0)];
+        if (r == i + 1)
+            m->reads_left[r] = 0;
+        m->root[i + 1] = r;
+        m->reads_left[r] += reads_of(m, i + 1, upto);
+        for (unsigned k = 0; k < L->n_inputs; k++)
+            read_done(m, dlb_model_in(m, i, k), upto);
+    }
+    if (s == DLB_OK && seen)
+        s = seen(m, upto, ctx, err);
+    if (m->fuse)
+        dlb_model_fuse_end(m);
+    return s;
+}
+
 dlb_status dlb_model_infer(struct dlb_model *m, const float *images, uint32_t n,
                            float *logprobs, struct dlb_error *err)
 {
     size_t nl = m->spec->n_layers;
-    struct dlb_buffer *cur = NULL;
-    int cur_owned = 1;
     dlb_status s;
     dlb_model_step_release(m);
     m->n = n;
     if ((s = dlb_model_prec_begin(m, err)) ||
-        (s = dlb_model_upload_input(m, images, n, &cur, err)))
+        (s = dlb_model_upload_input(m, images, n, &m->act[0], err)))
         return s;
-    /* Only the current activation is alive: inference frees each input as
-     * soon as the layer's output exists. Only the last output is read, so
-     * layers may fuse (model_fuse.c). */
-    dlb_model_fuse_begin(m);
-    for (size_t i = 0; i < nl && s == DLB_OK; i++) {
-        struct dlb_buffer *y = NULL;
-        int owned = 0;
-        s = dlb_model_layer_fwd(m, i, 0, cur, &y, &owned, err);
-        if (owned) {
-            if (cur_owned)
-                dlb_model_step_free(m, &cur);
-            cur = y;
-            cur_owned = 1;
-        }
-    }
-    dlb_model_fuse_end(m);
+    m->own[0] = 1;
+    s = dlb_model_infer_pass(m, nl, NULL, NULL, err);
     if (s == DLB_OK && logprobs)
-        s = download(m, cur, (size_t)n * dlb_model_act_size(m, nl), logprobs, err);
-    if (cur_owned)
-        dlb_model_step_free(m, &cur);
+        s = download(m, m->act[nl], (size_t)n * dlb_model_act_size(m, nl),
+                     logprobs, err);
     dlb_model_step_release(m);
     return s;
 }

@@ -24,8 +24,10 @@ enum dlb_dtype dlb_model_out_type(const struct dlb_model *m, size_t i)
     /* A convolution writes its output in any float type from its fp32
      * accumulators (backend.h, conv2d_fwd): in the next layer's type it
      * saves that layer a cast pass. A flatten hands its input on to a
-     * layer of unknown layout: the convolution's own type there. */
-    if (m->layers[i].spec->kind != DLB_LAYER_CONV || i + 1 >= m->spec->n_layers ||
+     * layer of unknown layout: the convolution's own type there, as for
+     * an output that several layers read. */
+    if (m->layers[i].spec->kind != DLB_LAYER_CONV ||
+        !dlb_model_spec_feeds_next(m->spec, i) ||
         m->layers[i + 1].spec->kind == DLB_LAYER_FLATTEN)
         return t;
     return dlb_model_layer_type(m, i + 1);

@@ -62,9 +62,18 @@ static dlb_status check_one(const struct dlb_model *m,
     return DLB_OK;
 }
 
-/* Masks, sparse and int8 forms index the current shapes: refuse them. */
+/* Masks, sparse and int8 forms index the current shapes: refuse them.
+ * The channels are followed along a chain; where outputs branch and join
+ * (an add), the layers summed would have to lose the same channels. */
 static dlb_status check_model(const struct dlb_model *m, struct dlb_error *err)
 {
+    if (!dlb_model_spec_is_chain(m->spec))
+        return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "%s: removing units "
+                          "follows channels along a chain of layers, and "
+                          "this network branches (a layer reads another "
+                          "than the one before it); prune.method = magnitude "
+                          "masks weights without removing units",
+                          m->spec->path);
     for (size_t i = 0; i < m->spec->n_layers; i++) {
         const struct dlb_model_pruned *pr = m->layers[i].pr;
         if (pr && (pr->mask || pr->mode != DLB_PRUNE_SPARSE_OFF))

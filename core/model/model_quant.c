@@ -19,7 +19,7 @@ static int is_matmul(enum dlb_layer_kind k)
 /* A batch normalisation right after conv or linear layer i is folded. */
 static int folds_bn(const struct dlb_model *m, size_t i)
 {
-    return i + 1 < m->spec->n_layers &&
+    return dlb_model_spec_feeds_next(m->spec, i) &&
            m->spec->layers[i + 1].kind == DLB_LAYER_BATCHNORM;
 }
 

@@ -22,7 +22,7 @@ static dlb_status int8_layer(struct dlb_model *m, size_t i,
     const struct dlb_model_qlayer *q = ml->q;
     const struct dlb_layer_spec *L = ml->spec;
     struct dlb_buffer *xq = NULL;
-    size_t in = (size_t)m->n * dlb_model_act_size(m, i);
+    size_t in = (size_t)m->n * dlb_model_act_size(m, dlb_model_in(m, i, 0));
     dlb_status s = DLB_OK;
     /* An int8 input comes from the int8 layer before, requantised with
      * this layer's scale; an fp32 one the kernel quantises on the way in
@@ -121,22 +121,13 @@ static dlb_status to_host(struct dlb_model *m, struct dlb_buffer *b,
                                                err);
 }
 
-/* Hand the input of layer i (i == n_layers: the output) to fn. */
-static dlb_status show(struct dlb_model *m, size_t i, struct dlb_buffer *cur,
-                       float *host, dlb_quant_observe_fn fn, void *ctx,
-                       struct dlb_error *err)
-{
-    size_t per = dlb_model_act_size(m, i);
-    const struct dlb_model_qlayer *q =
-        i < m->spec->n_layers ? m->layers[i].q : NULL;
-    float scale = q && q->role == DLB_QROLE_INT8 ? q->d.x_scale : 1.0f;
-    int32_t zp = q && q->role == DLB_QROLE_INT8 ? q->d.x_zero_point : 0;
-    dlb_status s = to_host(m, cur, m->n * per, scale, zp, host, err);
-    if (s == DLB_OK && (s = fn(ctx, (unsigned)i, host, m->n, per)) != DLB_OK)
-        dlb_errorf(err, s, "%s: the observer of layer %zu failed (%s)",
-                   m->spec->path, i, dlb_status_name(s));
-    return s;
-}
+/* What an observation pass hands on: the observer and a host array as
+ * large as the largest observed activation. */
+struct observe {
+    dlb_quant_observe_fn fn;
+    void *ctx;
+    float *host;
+};
 
 static int observed(const struct dlb_model *m, size_t i)
 {
@@ -145,43 +136,50 @@ static int observed(const struct dlb_model *m, size_t i)
            m->spec->layers[i].kind == DLB_LAYER_LINEAR;
 }
 
+/* Hand the input of layer i (i == n_layers: the output) to the observer,
+ * before the layer runs. */
+static dlb_status show(struct dlb_model *m, size_t i, void *arg,
+                       struct dlb_error *err)
+{
+    const struct observe *o = arg;
+    size_t nl = m->spec->n_layers, t = i < nl ? dlb_model_in(m, i, 0) : nl;
+    size_t per = dlb_model_act_size(m, t);
+    if (!observed(m, i))
+        return DLB_OK;
+    const struct dlb_model_qlayer *q = i < nl ? m->layers[i].q : NULL;
+    float scale = q && q->role == DLB_QROLE_INT8 ? q->d.x_scale : 1.0f;
+    int32_t zp = q && q->role == DLB_QROLE_INT8 ? q->d.x_zero_point : 0;
+    dlb_status s = to_host(m, m->act[t], m->n * per, scale, zp, o->host, err);
+    if (s == DLB_OK &&
+        (s = o->fn(o->ctx, (unsigned)i, o->host, m->n, per)) != DLB_OK)
+        dlb_errorf(err, s, "%s: the observer of layer %zu failed (%s)",
+                   m->spec->path, i, dlb_status_name(s));
+    return s;
+}
+
 dlb_status dlb_model_quant_observe(struct dlb_model *m, const float *images,
                                    uint32_t n, dlb_quant_observe_fn fn,
                                    void *ctx, struct dlb_error *err)
 {
     size_t nl = m->spec->n_layers, most = 0;
-    struct dlb_buffer *cur = NULL;
-    int cur_owned = 1;
+    struct observe o = {fn, ctx, NULL};
     dlb_status s;
     for (size_t i = 0; i <= nl; i++)
-        if (observed(m, i) && dlb_model_act_size(m, i) > most)
-            most = dlb_model_act_size(m, i);
-    float *host = malloc((size_t)n * most * sizeof *host);
-    if (!host)
+        if (observed(m, i) &&
+            dlb_model_act_size(m, i < nl ? dlb_model_in(m, i, 0) : nl) > most)
+            most = dlb_model_act_size(m, i < nl ? dlb_model_in(m, i, 0) : nl);
+    o.host = malloc((size_t)n * most * sizeof *o.host);
+    if (!o.host)
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory observing %u "
                           "images", n);
     dlb_model_step_release(m);
     m->n = n;
-    if ((s = dlb_model_prec_begin(m, err)) == DLB_OK)
-        s = dlb_model_upload_input(m, images, n, &cur, err);
-    for (size_t i = 0; i <= nl && s == DLB_OK; i++) {
-        struct dlb_buffer *y = NULL;
-        int owned = 0;
-        if (observed(m, i))
-            s = show(m, i, cur, host, fn, ctx, err);
-        if (s != DLB_OK || i == nl)
-            break;
-        s = dlb_model_layer_fwd(m, i, 0, cur, &y, &owned, err);
-        if (owned) {
-            if (cur_owned)
-                dlb_model_step_free(m, &cur);
-            cur = y;
-            cur_owned = 1;
-        }
+    if ((s = dlb_model_prec_begin(m, err)) == DLB_OK &&
+        (s = dlb_model_upload_input(m, images, n, &m->act[0], err)) == DLB_OK) {
+        m->own[0] = 1;
+        s = dlb_model_infer_pass(m, nl, show, &o, err);
     }
-    if (cur_owned)
-        dlb_model_step_free(m, &cur);
     dlb_model_step_release(m);
-    free(host);
+    free(o.host);
     return s;
 }

@@ -32,24 +32,31 @@ static dlb_status plan_one(struct dlb_model *m, size_t i,
 {
     const struct dlb_model_spec *sp = m->spec;
     size_t n = sp->n_layers, j = i + 1, stop;
-    int relu = 0;
+    int relu = 0, branch = 0;
     dlb_status s = mark(m, i, DLB_QROLE_INT8, err);
     if (s != DLB_OK)
         return s;
-    if (j < n && sp->layers[j].kind == DLB_LAYER_BATCHNORM) {
+    if (dlb_model_spec_feeds_next(sp, i) &&
+        sp->layers[j].kind == DLB_LAYER_BATCHNORM) {
         if ((s = mark(m, j++, DLB_QROLE_SKIP, err)))
             return s;
         sum->folded++;
     }
+    /* Along the chain only: where the output is read twice or the next
+     * layer reads another, the data leaves in fp32. */
     for (stop = j; stop < n; stop++) {
         enum dlb_layer_kind k = sp->layers[stop].kind;
+        if (!dlb_model_spec_feeds_next(sp, stop - 1)) {
+            branch = 1;
+            break;
+        }
         if (k == DLB_LAYER_RELU)
             relu = 1;
         else if (k != DLB_LAYER_MAXPOOL && k != DLB_LAYER_DROPOUT &&
                  k != DLB_LAYER_FLATTEN)
             break;
     }
-    int int8_out = stop < n && ql[stop].act_type != DLB_F32;
+    int int8_out = !branch && stop < n && ql[stop].act_type != DLB_F32;
     struct dlb_model_qlayer *q = m->layers[i].q;
     q->in_type = ql[i].act_type;
     q->out_type = int8_out ? ql[stop].act_type : DLB_F32;

@@ -50,11 +50,8 @@ static dlb_status forward_layers(struct dlb_model *m, struct dlb_error *err)
     /* The whole network: layers may fuse (model_fuse.c). */
     dlb_model_fuse_begin(m);
     s = DLB_OK;
-    for (size_t i = 0; i < nl && s == DLB_OK; i++) {
-        int owned = 0;
-        s = dlb_model_layer_fwd(m, i, 1, m->act[i], &m->act[i + 1], &owned, err);
-        m->own[i + 1] = (unsigned char)owned;
-    }
+    for (size_t i = 0; i < nl && s == DLB_OK; i++)
+        s = dlb_model_node_fwd(m, i, 1, err);
     dlb_model_fuse_end(m);
     return s;
 }

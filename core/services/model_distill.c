@@ -31,8 +31,6 @@ dlb_status dlb_model_logits(struct dlb_model *m, const float *images,
                             uint32_t n, float *logits, struct dlb_error *err)
 {
     size_t nl = m->spec->n_layers;
-    struct dlb_buffer *cur = NULL;
-    int cur_owned = 1;
     dlb_status s;
     if (n == 0 || nl < 2 || m->spec->layers[nl - 1].kind != DLB_LAYER_LOGSOFTMAX)
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: logits need a non-empty "
@@ -40,26 +38,16 @@ dlb_status dlb_model_logits(struct dlb_model *m, const float *images,
     dlb_model_step_release(m);
     m->n = n;
     if ((s = dlb_model_prec_begin(m, err)) ||
-        (s = dlb_model_upload_input(m, images, n, &cur, err)))
+        (s = dlb_model_upload_input(m, images, n, &m->act[0], err)))
         return s;
-    /* As dlb_model_infer, one layer short: only the current activation is
-     * alive. */
-    for (size_t i = 0; i + 1 < nl && s == DLB_OK; i++) {
-        struct dlb_buffer *y = NULL;
-        int owned = 0;
-        s = dlb_model_layer_fwd(m, i, 0, cur, &y, &owned, err);
-        if (owned) {
-            if (cur_owned)
-                dlb_model_step_free(m, &cur);
-            cur = y;
-            cur_owned = 1;
-        }
-    }
+    m->own[0] = 1;
+    /* As dlb_model_infer, one layer short: the logits are the input of
+     * the logsoftmax, which every other layer's output leads to. */
+    s = dlb_model_infer_pass(m, nl - 1, NULL, NULL, err);
     if (s == DLB_OK)
-        s = to_host(m, cur, (size_t)n * dlb_model_act_size(m, nl - 1), logits,
+        s = to_host(m, m->act[nl - 1],
+                    (size_t)n * dlb_model_act_size(m, nl - 1), logits,
                     m->spec->layers[nl - 2].name, err);
-    if (cur_owned)
-        dlb_model_step_free(m, &cur);
     dlb_model_step_release(m);
     return s;
 }

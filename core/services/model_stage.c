@@ -148,6 +148,16 @@ dlb_status dlb_model_stage_open(struct dlb_model *m,
     if (m->spec->layers[nl - 1].kind != DLB_LAYER_LOGSOFTMAX)
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: training needs a "
                           "logsoftmax last layer", m->spec->path);
+    /* A stage takes one tensor in and hands one on. */
+    for (unsigned k = spec->first; k <= spec->last; k += spec->last - spec->first) {
+        size_t r = k > 0 && k < nl ? dlb_model_spec_cut_reader(m->spec, k) : nl;
+        if (r < nl)
+            return dlb_errorf(err, DLB_ERR_INPUT, "%s: a stage cannot begin "
+                              "or end before layer '%s': layer '%s' reads an "
+                              "output from before it; cut where only one "
+                              "tensor crosses", m->spec->path,
+                              m->spec->layers[k].name, m->spec->layers[r].name);
+    }
     struct dlb_stage *st = calloc(1, sizeof *st);
     unsigned w = spec->last - spec->first;
     if (!st)
@@ -333,13 +343,9 @@ dlb_status dlb_stage_run_forward(struct dlb_stage *st, unsigned k,
                  m->be, m->labels, 0, labels, (size_t)nk * sizeof *labels)))
             return dlb_model_be_fail(m, s, "labels", "upload", err);
     }
-    for (unsigned i = st->first; i < st->last; i++) {
-        int owned = 0;
-        s = dlb_model_layer_fwd(m, i, 1, m->act[i], &m->act[i + 1], &owned, err);
-        m->own[i + 1] = (unsigned char)owned;
-        if (s != DLB_OK)
+    for (unsigned i = st->first; i < st->last; i++)
+        if ((s = dlb_model_node_fwd(m, i, 1, err)) != DLB_OK)
             return s;
-    }
     return dlb_stage_is_last(st) && loss ? dlb_model_read_loss(m, loss, err)
                                          : DLB_OK;
 }

@@ -179,11 +179,8 @@ static dlb_status body(struct dlb_model_graph *G, float scale,
     }
     m->labels = G->labels;
     draw_seeds(G, 1);
-    for (size_t i = 0; i < nl && s == DLB_OK; i++) {
-        int owned = 0;
-        s = dlb_model_layer_fwd(m, i, 1, m->act[i], &m->act[i + 1], &owned, err);
-        m->own[i + 1] = (unsigned char)owned;
-    }
+    for (size_t i = 0; i < nl && s == DLB_OK; i++)
+        s = dlb_model_node_fwd(m, i, 1, err);
     if (s == DLB_OK &&
         (s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_NLL_LOSS,
                  .prop = DLB_PROP_FWD_TRAIN, .loss = ld, .x = m->act[nl],

@@ -341,6 +341,11 @@ struct dlb_graph_seed {
  * CHECK_FINITE (count): NONE: x; *nonfinite (host) = 1 when any element is
  *   inf or NaN, else 0. It waits for the stream.
  * FILL (count, value): NONE: y = value, rounded to its type.
+ * ADD (count): NONE: x, g, y = x + g, all three of one float type, the sum
+ *   rounded once to it (as the exact sum would be: ref's double sum is
+ *   exact for F32 and rounds through F32 for F16 and BF16); y may alias x
+ *   or g. A residual connection's forward, and the gradient of a tensor
+ *   that feeds several layers accumulated in backward.
  * QUANTIZE, DEQUANTIZE (count, alpha = scale, zero_point): NONE: x, y,
  *   q = clamp(round_half_even(x / scale) + zero_point) to y's type (S8,
  *   U8); x = (q - zero_point) * scale.
@@ -363,7 +368,7 @@ enum dlb_op_kind {
     DLB_OP_LOGSOFTMAX_NLL, DLB_OP_SGD, DLB_OP_SGD_IF_FINITE,
     DLB_OP_UNSCALE_CHECK, DLB_OP_CAST, DLB_OP_SCALE, DLB_OP_CHECK_FINITE,
     DLB_OP_FILL, DLB_OP_QUANTIZE, DLB_OP_DEQUANTIZE, DLB_OP_ALLREDUCE_SUM,
-    DLB_OP_CONV2D_INT8, DLB_OP_LINEAR_INT8,
+    DLB_OP_CONV2D_INT8, DLB_OP_LINEAR_INT8, DLB_OP_ADD,
     DLB_OP_KIND_COUNT
 };
 

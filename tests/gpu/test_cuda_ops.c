@@ -596,6 +596,7 @@ static void run_all(int with_16bit)
     test_linear("first layer, no dx", 3, 17, 5, DLB_F32, 1, 0);
     test_bn("vgg bn b2", 2, 32, 196, DLB_F32);
     test_bn("after linear (hw 1) b8", 8, 50, 1, DLB_F32);
+    test_add(DLB_F32, 100003);
     if (!with_16bit)
         return;
     enum dlb_dtype lp[2] = { DLB_BF16, DLB_F16 };
@@ -611,6 +612,7 @@ static void run_all(int with_16bit)
         test_conv_mixed(lp[k], DLB_F32);
         test_conv_mixed(lp[k], lp[k]);
         test_chain_lenet(lp[k], 2);
+        test_add(lp[k], 1000);
     }
 }
 

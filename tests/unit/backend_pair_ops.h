@@ -165,6 +165,31 @@ static void test_loss(uint32_t n, uint32_t classes, enum dlb_dtype t)
     RELEASE(&x, &labels, &y, &loss, &dx);
 }
 
+/* ADD rounds once, as ref's exact sum does: identical on the host view,
+ * in place too (y = x); two convolution outputs (a backend's own layout,
+ * where it has one) added where they lie, within the convolutions'
+ * bound. */
+static void test_add(enum dlb_dtype t, size_t count)
+{
+    struct pair x = rand_pair(t, count, 1.0), g = rand_pair(t, count, 1.0);
+    struct pair y = out_pair(t, count);
+    CALL(add, count, B(x), B(g), B(y));
+    expect_same(t == DLB_F32 ? "add f32" : "add 16-bit", y);
+    CALL(add, count, B(x), B(g), B(x));
+    expect_same("add in place", x);
+    RELEASE(&x, &g, &y);
+    struct dlb_conv2d_desc d = {4, 8, 10, 10, 16, 3, 3, 1, 1, 1, 1, 10, 10};
+    size_t xn = 4 * 8 * 100, wn = 16 * 8 * 9, yn = 4 * 16 * 100;
+    struct pair cx = rand_pair(t, xn, 1.0), w1 = rand_pair(t, wn, 0.3);
+    struct pair w2 = rand_pair(t, wn, 0.3);
+    struct pair y1 = out_pair(t, yn), y2 = out_pair(t, yn), s = out_pair(t, yn);
+    CALL(conv2d_fwd, &d, B(cx), B(w1), NULL, B(y1));
+    CALL(conv2d_fwd, &d, B(cx), B(w2), NULL, B(y2));
+    CALL(add, yn, B(y1), B(y2), B(s));
+    NEAR_DNN("add of two convolution outputs", s);
+    RELEASE(&cx, &w1, &w2, &y1, &y2, &s);
+}
+
 /* Three steps with momentum and weight decay: w and v within 1e-6. */
 static void test_sgd(size_t count)
 {

@@ -531,6 +531,9 @@ int main(void)
     test_max2x2_after_conv(DLB_F32, 1, 24, 4, 6);
     test_max2x2_after_conv(DLB_F32, 2, 32, 6, 6);
     test_max2x2_after_conv(DLB_F32, 2, 10, 7, 9);
+    test_add(DLB_F32, 70001);
+    if (bf16)
+        test_add(DLB_BF16, 1000);
 
     dlb_backend_close(dev);
     dlb_backend_close(ref);

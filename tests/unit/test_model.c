@@ -20,56 +20,23 @@
 #include "ckpt/model_ckpt.h"
 #include "ckpt/weights_cache.h"
 #include "util/rng.h"
+#include "model_fixture.h"
 
 static struct dlb_backend *be;
 static char tmpdir[] = "/tmp/dlb_test_model.XXXXXX";
 
 static struct dlb_model_spec *load_spec(const char *rel)
 {
-    const char *srcdir = getenv("srcdir");
-    char path[1024];
-    struct dlb_model_spec *s = NULL;
-    struct dlb_error err = {""};
-    snprintf(path, sizeof path, "%s/%s", srcdir && *srcdir ? srcdir : ".", rel);
-    if (dlb_model_file_load(path, &s, &err) != DLB_OK)
-        fprintf(stderr, "%s\n", err.msg);
-    CHECK(s != NULL);
-    return s;
+    return fx_load_spec(rel);
 }
 
 static struct dlb_model *make(const struct dlb_model_spec *s, enum dlb_dtype t,
                               uint64_t seed)
 {
-    struct dlb_model *m = NULL;
-    struct dlb_error err = {""};
-    if (dlb_model_create(s, be, t, seed, &m, &err) != DLB_OK)
-        fprintf(stderr, "%s\n", err.msg);
-    CHECK(m != NULL);
-    return m;
+    return fx_make(s, be, t, seed);
 }
 
-/* Random normalised-looking images and labels. */
-static void random_batch(const struct dlb_model_spec *s, uint32_t n,
-                         uint64_t seed, float *img, int32_t *lab)
-{
-    struct dlb_rng r;
-    size_t per = (size_t)s->in_c * s->in_h * s->in_w;
-    dlb_rng_seed(&r, seed);
-    for (size_t i = 0; i < n * per; i++)
-        img[i] = (float)dlb_rng_normal(&r);
-    for (uint32_t i = 0; i < n; i++)
-        lab[i] = (int32_t)dlb_rng_below(&r, s->classes);
-}
-
-static double loss_of(struct dlb_model *m, const float *img, const int32_t *lab,
-                      uint32_t n)
-{
-    struct dlb_error err = {""};
-    double loss = NAN;
-    if (dlb_model_forward_backward(m, img, lab, n, 1.0f, &loss, &err) != DLB_OK)
-        fprintf(stderr, "%s\n", err.msg);
-    return loss;
-}
+#define random_batch fx_random_batch
 
 static void test_gradients(void)
 {
@@ -80,41 +47,8 @@ static void test_gradients(void)
     struct dlb_model *m = make(s, DLB_F64, 3);
     float img[N * 2 * 8 * 8];
     int32_t lab[N];
-    struct dlb_rng pick;
-    const double h = 1e-6;
     random_batch(s, N, 11, img, lab);
-    dlb_rng_seed(&pick, 5);
-    loss_of(m, img, lab, N);
-    for (size_t t = 0; m && t < dlb_model_n_tensors(m); t++) {
-        const struct dlb_model_tensor *mt = dlb_model_tensor_at(m, t);
-        struct dlb_buffer *val, *grad;
-        CHECK(dlb_model_find(m, mt->name, &val, &grad, NULL) == DLB_OK);
-        if (!grad)
-            continue; /* running statistics are not learned */
-        double *w = malloc(mt->count * 8), *g = malloc(mt->count * 8);
-        CHECK(DLB_BE_CALL(be, copy_to_host, g, grad, 0, mt->count * 8) == 0);
-        CHECK(DLB_BE_CALL(be, copy_to_host, w, val, 0, mt->count * 8) == 0);
-        for (int k = 0; k < 4; k++) {
-            size_t i = (size_t)dlb_rng_below(&pick, mt->count);
-            double keep = w[i], lp, lm, num;
-            w[i] = keep + h;
-            DLB_BE_CALL(be, copy_from_host, val, 0, w, mt->count * 8);
-            lp = loss_of(m, img, lab, N);
-            w[i] = keep - h;
-            DLB_BE_CALL(be, copy_from_host, val, 0, w, mt->count * 8);
-            lm = loss_of(m, img, lab, N);
-            w[i] = keep;
-            DLB_BE_CALL(be, copy_from_host, val, 0, w, mt->count * 8);
-            num = (lp - lm) / (2 * h);
-            double tol = 1e-5 * fmax(fabs(num), fabs(g[i])) + 1e-8;
-            if (fabs(num - g[i]) > tol)
-                fprintf(stderr, "%s[%zu]: analytic %.10g numeric %.10g\n",
-                        mt->name, i, g[i], num);
-            CHECK(fabs(num - g[i]) <= tol);
-        }
-        free(w);
-        free(g);
-    }
+    fx_check_gradients(be, m, img, lab, N, 4, 5);
     dlb_model_destroy(m);
     dlb_model_spec_free(s);
 }

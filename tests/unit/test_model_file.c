@@ -214,6 +214,46 @@ static void test_text_cases(void)
         { "[net]\ninput = 1x4x4\nclasses = 2\n[b]\ntype = batchnorm\n"
           "epss = 1\n",
           "t.ini:6: layer 'b': batchnorm has no key 'epss' (did you mean 'eps'?)" },
+        /* The graph: inputs name earlier layers or net, in one shape. */
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[a]\ntype = relu\n"
+          "[b]\ntype = relu\ninput = c\n[c]\ntype = relu\n",
+          "t.ini:8: layer 'b': input 'c' is a later layer; a layer reads "
+          "earlier layers only (or net)" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[a]\ntype = relu\n"
+          "input = a\n",
+          "t.ini:6: layer 'a': input 'a' is the layer itself" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[conv1]\ntype = relu\n"
+          "[b]\ntype = relu\ninput = conv2\n",
+          "t.ini:8: layer 'b': input 'conv2' is no earlier layer (did you "
+          "mean 'conv1'?)" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[a]\ntype = relu\n"
+          "[s]\ntype = add\n",
+          "t.ini:6: layer 's': add needs 'input = A, B'" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[a]\ntype = relu\n"
+          "[s]\ntype = add\ninput = a\n",
+          "t.ini:6: layer 's': add takes two or more inputs, 'input' names 1" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[a]\ntype = relu\n"
+          "[r]\ntype = relu\ninput = a, net\n",
+          "t.ini:6: layer 'r': relu takes one input, 'input' names 2" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[c]\ntype = conv\n"
+          "filters = 2\nsize = 1\n[s]\ntype = add\ninput = c, net\n",
+          "t.ini:8: layer 's': input 'net' is 1x4x4 but 'c' is 2x4x4; an add "
+          "takes inputs of one shape" },
+        { "[net]\ninput = 1x4x4\nclasses = 16\n[a]\ntype = relu\n"
+          "[b]\ntype = relu\ninput = net\n[f]\ntype = flatten\n"
+          "[sm]\ntype = logsoftmax\n",
+          "t.ini:4: layer 'a': no later layer reads its output; name it in a "
+          "later layer's 'input' or remove it" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[a]\ntype = relu\n"
+          "[s]\ntype = add\ninput = a,a,a,a,a,a,a,a,a\n",
+          "t.ini:8: layer 's': input names more than 8 layers" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[a]\ntype = relu\n"
+          "inptu = net\n",
+          "t.ini:6: layer 'a': relu has no key 'inptu' (did you mean "
+          "'input'?)" },
+        { "[net]\ninput = 1x4x4\nclasses = 2\n[a]\ntype = relu\n"
+          "input = ,\n",
+          "t.ini:6: layer 'a': input = ',' names no layer" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct dlb_error err = { "" };
@@ -259,11 +299,81 @@ static void test_text_cases(void)
     CHECK(strstr(err.msg, "/nonexistent/x.ini: cannot open") != NULL);
 }
 
+/* A residual block as the file says it: the inputs, the uses, the shapes
+ * through the add and its FLOPs; a chain written with explicit inputs is
+ * the same spec as without them. */
+static void test_graph(void)
+{
+    const char *res =
+        "[net]\ninput = 2x6x6\nclasses = 3\n"
+        "[c1]\ntype = conv\nfilters = 4\nsize = 3\npad = 1\n"
+        "[r1]\ntype = relu\n"
+        "[c2]\ntype = conv\nfilters = 4\nsize = 3\npad = 1\n"
+        "[sum]\ntype = add\ninput = c2, r1\n"
+        "[skip]\ntype = conv\nfilters = 4\nsize = 1\ninput = net\n"
+        "[sum2]\ntype = add\ninput = sum, skip, r1\n"
+        "[f]\ntype = flatten\n[l]\ntype = linear\nout = 3\n"
+        "[sm]\ntype = logsoftmax\n";
+    struct dlb_error err = { "" };
+    struct dlb_model_spec *m = NULL;
+    CHECK(dlb_model_file_parse("r.ini", res, strlen(res), &m, &err) == DLB_OK);
+    if (!m) {
+        fprintf(stderr, "%s\n", err.msg);
+        return;
+    }
+    const struct dlb_layer_spec *L = m->layers;
+    CHECK(L[0].n_inputs == 1 && L[0].inputs[0] == DLB_LAYER_INPUT);
+    CHECK(L[1].n_inputs == 1 && L[1].inputs[0] == 0);
+    CHECK(L[3].kind == DLB_LAYER_ADD && L[3].n_inputs == 2 &&
+          L[3].inputs[0] == 2 && L[3].inputs[1] == 1);
+    CHECK(L[4].inputs[0] == DLB_LAYER_INPUT && L[4].in_c == 2);
+    CHECK(L[5].n_inputs == 3 && L[5].inputs[2] == 1);
+    CHECK(L[1].n_uses == 3 && L[2].n_uses == 1 && L[3].n_uses == 1 &&
+          L[4].n_uses == 1 && L[7].n_uses == 1 && L[8].n_uses == 0);
+    CHECK(L[5].out_c == 4 && L[5].out_h == 6 && L[5].flops_fwd == 2 * 4 * 36 &&
+          L[5].flops_bwd == 0 && L[5].params == 0);
+    CHECK(L[6].in_c == 4 && L[7].in_c == 4 * 36);
+    CHECK(!dlb_model_spec_is_chain(m));
+    CHECK(!dlb_model_spec_feeds_next(m, 1) && dlb_model_spec_feeds_next(m, 0));
+    /* cuts: before c2 only r1's output may cross, but skip reads net;
+     * before sum r1's output crosses beside c2's; before f nothing else */
+    CHECK(dlb_model_spec_cut_reader(m, 2) == 4);
+    CHECK(dlb_model_spec_cut_reader(m, 3) == 3);
+    CHECK(dlb_model_spec_cut_reader(m, 6) == m->n_layers);
+    CHECK(dlb_model_spec_reshape(m, &err) == DLB_OK && L[1].n_uses == 3);
+    dlb_model_spec_free(m);
+
+    const char *plain = "[net]\ninput = 1x8x8\nclasses = 2\n[c]\ntype = conv\n"
+                        "filters = 2\nsize = 3\n[r]\ntype = relu\n[f]\n"
+                        "type = flatten\n[l]\ntype = linear\nout = 2\n[sm]\n"
+                        "type = logsoftmax\n";
+    const char *named = "[net]\ninput = 1x8x8\nclasses = 2\n[c]\ntype = conv\n"
+                        "filters = 2\nsize = 3\ninput = net\n[r]\ntype = relu\n"
+                        "input = c\n[f]\ntype = flatten\ninput = r\n[l]\n"
+                        "type = linear\nout = 2\ninput = f\n[sm]\n"
+                        "type = logsoftmax\ninput = l\n";
+    struct dlb_model_spec *a = NULL, *b = NULL;
+    CHECK(dlb_model_file_parse("p.ini", plain, strlen(plain), &a, &err) == 0);
+    CHECK(dlb_model_file_parse("p.ini", named, strlen(named), &b, &err) == 0);
+    if (a && b) {
+        CHECK(a->n_layers == b->n_layers && dlb_model_spec_is_chain(a) &&
+              dlb_model_spec_is_chain(b));
+        for (size_t i = 0; i < a->n_layers; i++) {
+            struct dlb_layer_spec x = a->layers[i], y = b->layers[i];
+            x.line = y.line = 0;
+            CHECK(!memcmp(&x, &y, sizeof x));
+        }
+    }
+    dlb_model_spec_free(a);
+    dlb_model_spec_free(b);
+}
+
 int main(void)
 {
     test_lenet();
     test_vgg_small();
     test_bad_files();
     test_text_cases();
+    test_graph();
     return check_exit();
 }

@@ -343,6 +343,8 @@ DLB_CPU_DEVICE(DLB_OP_DECLARE)
     DLB_KFN_CNN(X, cpu) DLB_KFN_QUANTIZE(X, cpu) DLB_KFN_INT8(X, cpu)       \
     DLB_KFN_SPARSE(X, cpu) DLB_KFN_BN_RELU(X, cpu)
 DLB_CPU_KFN(DLB_KFN_DECLARE)
+/* Kernels written for the descriptor itself: cpu_elementwise.c's add. */
+dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op);
 extern const struct dlb_backend_ops dlb_cpu_ops;
 
 /* cpu_bnorm_bf16.c: batch norm on bf16 data in nChw16c or nhwc (`nhwc`

@@ -297,3 +297,56 @@ dlb_status dlb_cpu_dequantize(struct dlb_backend *be, size_t count,
     dlb_cpu_written(dst);
     return DLB_OK;
 }
+
+/* Whether a and b lay their elements out alike (both the host view, or
+ * the same blocked layout): an element-wise pass then runs over the
+ * physical storage as it is, padding included (zeros add to zeros). */
+static int same_layout(const struct dlb_buffer *a, const struct dlb_buffer *b)
+{
+    const dlb_dnnl_md *la = dlb_cpu_layout(a), *lb = dlb_cpu_layout(b);
+    return la == lb || (la && lb && dlb_dnnl_md_equal(la, lb));
+}
+
+/* ADD: in float, which rounds once as ref's sum does (backend.h). Two
+ * addends in one blocked layout (a residual's two convolution outputs)
+ * are added where they lie and y takes that layout; otherwise all three
+ * become the host view first. */
+dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op)
+{
+    const struct dlb_buffer *x = op->x, *g = op->g;
+    struct dlb_buffer *y = op->y;
+    size_t count = op->count, nc;
+    dlb_status s;
+    int blocked = same_layout(x, g) && dlb_cpu_layout(x) != NULL;
+    /* Part of a blocked tensor has no physical run: physical() then makes
+     * x the host view, and the pass below does too for the others. */
+    if (blocked && (s = dlb_cpu_physical(be, x, count, &count)))
+        return s;
+    if (blocked && dlb_cpu_layout(x)) {
+        dlb_dnnl_md md = *dlb_cpu_layout(x);
+        if (y != x && y != g && (s = dlb_cpu_set_layout(be, y, &md)))
+            return s;
+    } else if ((s = DLB_CPU_PLAIN(be, x, g, y))) {
+        return s;
+    }
+    if (y->dtype == DLB_F64) {
+        const double *a = x->data, *b = g->data;
+        double *p = y->data;
+        for (size_t i = 0; i < count; i++)
+            p[i] = a[i] + b[i];
+    } else {
+        nc = n_chunks(count);
+        DLB_OMP("omp parallel for schedule(static) if(count > DLB_CPU_PAR_MIN)")
+        for (size_t c = 0; c < nc; c++) {
+            float ta[CHUNK], tb[CHUNK];
+            size_t off = c * CHUNK, n = chunk_len(count, c);
+            dlb_cpu_load_f32(x, off, n, ta);
+            dlb_cpu_load_f32(g, off, n, tb);
+            for (size_t i = 0; i < n; i++)
+                ta[i] += tb[i];
+            dlb_cpu_store_f32(y, off, n, ta);
+        }
+    }
+    dlb_cpu_written(y);
+    return DLB_OK;
+}

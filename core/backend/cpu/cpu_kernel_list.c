@@ -94,6 +94,7 @@ static const struct dlb_kernel cpu_kernels[] = {
     {"blocked_loops", DLB_OP_POOL, DLB_PROPS(DLB_PROP_BWD),
      dlb_cpu_pool_blocked_bwd_applies, dlb_cpu_pool_blocked_bwd},
     DLB_CPU_KFN(DLB_KFN_KERNEL)
+    {"cpu", DLB_OP_ADD, DLB_PROPS(DLB_PROP_NONE), NULL, dlb_cpu_add},
 };
 
 const struct dlb_backend_ops dlb_cpu_ops = {

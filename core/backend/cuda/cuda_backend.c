@@ -176,6 +176,7 @@ DLB_CUDA_KFN(DLB_KFN_RUN)
  * badly. */
 static const struct dlb_kernel cuda_kernels[] = {
     DLB_CUDA_KFN(DLB_KFN_KERNEL)
+    {"cuda", DLB_OP_ADD, DLB_PROPS(DLB_PROP_NONE), NULL, dlb_cuda_add},
 };
 
 const struct dlb_backend_ops dlb_cuda_ops = {

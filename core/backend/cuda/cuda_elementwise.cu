@@ -21,6 +21,15 @@ __global__ void k_scale(size_t n, void *p, int t, float alpha)
         dlb_dev_st(p, t, i, dlb_dev_ld(p, t, i) * alpha);
 }
 
+// x + g in float is the exact sum rounded once, as ref's double sum
+// rounded to float is. y may be x or g: each element is read before it is
+// written, by the same thread.
+__global__ void k_add(size_t n, const void *x, const void *g, void *y, int t)
+{
+    DLB_CUDA_FOR(i, n)
+        dlb_dev_st(y, t, i, dlb_dev_ld(x, t, i) + dlb_dev_ld(g, t, i));
+}
+
 __global__ void k_fill(size_t n, void *p, size_t esz, uint64_t pattern)
 {
     DLB_CUDA_FOR(i, n) {
@@ -164,6 +173,13 @@ cudaError_t dlb_cuda_k_scale(cudaStream_t s, size_t n, void *p, int t,
                              float alpha)
 {
     k_scale<<<LAUNCH(n)>>>(n, p, t, alpha);
+    return cudaGetLastError();
+}
+
+cudaError_t dlb_cuda_k_add(cudaStream_t s, size_t n, const void *x,
+                           const void *g, void *y, int t)
+{
+    k_add<<<LAUNCH(n)>>>(n, x, g, y, t);
     return cudaGetLastError();
 }
 

@@ -53,6 +53,17 @@ dlb_status dlb_cuda_scale(struct dlb_backend *be, size_t count,
                     "scale");
 }
 
+dlb_status dlb_cuda_add(struct dlb_backend *be, const struct dlb_op *op)
+{
+    dlb_status s = dlb_cuda_check_float(be, "add", "y", op->y, op->count);
+    if (s)
+        return s;
+    return launched(be, dlb_cuda_k_add(dlb_cuda_of(be)->stream, op->count,
+                                       op->x->data, op->g->data, op->y->data,
+                                       (int)op->y->dtype),
+                    "add");
+}
+
 /* The host needs the answer (backend.h), so this is one of the three
  * places that wait for the stream. */
 dlb_status dlb_cuda_check_finite(struct dlb_backend *be, size_t count,

@@ -36,6 +36,9 @@ cudaError_t dlb_cuda_k_cast(cudaStream_t s, size_t n, const void *src, int ts,
                             void *dst, int td);
 cudaError_t dlb_cuda_k_scale(cudaStream_t s, size_t n, void *p, int t,
                              float alpha);
+/* y = x + g, all of type t; y may be x or g. */
+cudaError_t dlb_cuda_k_add(cudaStream_t s, size_t n, const void *x,
+                           const void *g, void *y, int t);
 /* Every element of size `esz` (1, 2, 4, 8 bytes) = the low bytes of
  * `pattern`. */
 cudaError_t dlb_cuda_k_fill(cudaStream_t s, size_t n, void *p, size_t esz,

@@ -203,6 +203,7 @@ DLB_REF_KFN(DLB_KFN_RUN)
 /* One kernel per kind and propagation: ref is the oracle, plain loops. */
 static const struct dlb_kernel ref_kernels[] = {
     DLB_REF_KFN(DLB_KFN_KERNEL)
+    {"ref", DLB_OP_ADD, DLB_PROPS(DLB_PROP_NONE), NULL, dlb_ref_add},
 };
 
 static const struct dlb_backend_ops ref_ops = {

@@ -36,6 +36,23 @@ dlb_status dlb_ref_scale(struct dlb_backend *be, size_t count,
     return s;
 }
 
+/* ADD: in double, exact for two F32 or F16/BF16 addends; storing rounds
+ * once to F32 and then, for the 16-bit types, to the buffer's type, which
+ * is what a float sum rounded to the type gives. */
+dlb_status dlb_ref_add(struct dlb_backend *be, const struct dlb_op *op)
+{
+    double *t[2] = { 0 };
+    dlb_status s;
+    if (!(s = dlb_ref_get(be, "add", "x", op->x, op->count, &t[0])) &&
+        !(s = dlb_ref_get(be, "add", "g", op->g, op->count, &t[1]))) {
+        for (size_t i = 0; i < op->count; i++)
+            t[0][i] += t[1][i];
+        dlb_ref_put(op->y, t[0], op->count);
+    }
+    dlb_ref_free_all(t, 2);
+    return s;
+}
+
 dlb_status dlb_ref_check_finite(struct dlb_backend *be, size_t count,
                                 const struct dlb_buffer *buf, int *found)
 {
