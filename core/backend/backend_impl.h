@@ -55,9 +55,14 @@ static inline size_t dlb_conv2d_x_count(const struct dlb_conv2d_desc *d)
 {
     return (size_t)d->n * d->in_c * d->in_h * d->in_w;
 }
+/* The groups of a convolution, 0 read as 1. */
+static inline uint32_t dlb_conv2d_groups(const struct dlb_conv2d_desc *d)
+{
+    return d->groups > 1 ? d->groups : 1;
+}
 static inline size_t dlb_conv2d_w_count(const struct dlb_conv2d_desc *d)
 {
-    return (size_t)d->out_c * d->in_c * d->kh * d->kw;
+    return (size_t)d->out_c * (d->in_c / dlb_conv2d_groups(d)) * d->kh * d->kw;
 }
 static inline size_t dlb_conv2d_y_count(const struct dlb_conv2d_desc *d)
 {

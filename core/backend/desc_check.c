@@ -16,6 +16,11 @@ dlb_status dlb_conv2d_desc_check(struct dlb_backend *be, const char *op,
                                 dlb_backend_name(be), op, d->out_h, d->out_w,
                                 d->in_h, d->in_w, d->kh, d->kw, d->stride_h,
                                 d->stride_w, d->pad_h, d->pad_w);
+    if (d->in_c % dlb_conv2d_groups(d) || d->out_c % dlb_conv2d_groups(d))
+        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "%s %s: %u groups do "
+                                "not divide %u input and %u output channels",
+                                dlb_backend_name(be), op, dlb_conv2d_groups(d),
+                                d->in_c, d->out_c);
     return DLB_OK;
 }
 

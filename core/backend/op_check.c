@@ -326,6 +326,25 @@ dlb_status dlb_op_check(struct dlb_backend *be, const struct dlb_op *op)
     case DLB_OP_DEQUANTIZE:
     case DLB_OP_ADD:
     case DLB_OP_ALLREDUCE_SUM: elementwise(c); break;
+    case DLB_OP_CONCAT: {
+        const struct dlb_concat_desc *d = &op->concat;
+        size_t part = (size_t)d->n * d->c * d->hw;
+        size_t all = (size_t)d->n * d->c_total * d->hw;
+        if (d->c == 0 || d->offset + d->c > d->c_total)
+            fail(c, "channels [%u, %u) outside the %u of the output",
+                 d->offset, d->offset + d->c, d->c_total);
+        const struct dlb_buffer *a = op->prop == DLB_PROP_BWD ? op->dy : op->x;
+        const struct dlb_buffer *b = op->prop == DLB_PROP_BWD ? op->dx : op->y;
+        if (op->prop == DLB_PROP_BWD) {
+            NEED(op->dy, FLOAT, all); NEED(op->dx, FLOAT, part);
+        } else {
+            NEED(op->x, FLOAT, part); NEED(op->y, FLOAT, all);
+        }
+        if (c->st == DLB_OK && a->dtype != b->dtype)
+            fail(c, "input and output must be of one type (%d, %d)",
+                 (int)a->dtype, (int)b->dtype);
+        break;
+    }
     default:
         fail(c, "unknown kind of operation %d", (int)op->kind);
     }

@@ -154,14 +154,24 @@ struct dlb_device_info {
 /* ---- Operation descriptors. All sizes are element counts. ---------- */
 
 /* 2-D convolution, cross-correlation as in common frameworks.
- * x [n][in_c][in_h][in_w], w [out_c][in_c][kh][kw], b [out_c] or NULL,
- * y [n][out_c][out_h][out_w] with out_h = (in_h + 2*pad_h - kh)/stride_h + 1
- * (dlb_conv_out_size). Padding is zeros. */
+ * x [n][in_c][in_h][in_w], w [out_c][in_c / groups][kh][kw], b [out_c] or
+ * NULL, y [n][out_c][out_h][out_w] with out_h = (in_h + 2*pad_h - kh) /
+ * stride_h + 1 (dlb_conv_out_size). Padding is zeros. With g groups the
+ * channels split into g equal groups, output group j reading input group
+ * j only (PyTorch's groups; depthwise: g = in_c = out_c); 0 and 1 both
+ * mean one group, and g divides in_c and out_c. */
 struct dlb_conv2d_desc {
     uint32_t n, in_c, in_h, in_w;
     uint32_t out_c, kh, kw;
     uint32_t stride_h, stride_w, pad_h, pad_w;
     uint32_t out_h, out_w;
+    uint32_t groups;
+};
+
+/* Channel concatenation, one input at a time: x [n][c][hw] is channels
+ * [offset, offset + c) of y [n][c_total][hw]. */
+struct dlb_concat_desc {
+    uint32_t n, c, c_total, offset, hw;
 };
 
 enum dlb_pool_kind { DLB_POOL_MAX, DLB_POOL_AVG };
@@ -297,9 +307,14 @@ struct dlb_graph_seed {
  *     pooling, no ws) keep int8 data int8 across the layer: exact, since
  *     the maximum commutes with the monotone quantisation.
  *   BWD: dy, ws, dx.
- * RELU (count): FWD_*: x, y (y may alias x).  BWD: y (the forward's
- *   output: y > 0 exactly where x > 0), dy, dx = dy where y > 0, else 0
- *   (dx may alias dy).
+ * RELU (count, relu_max): FWD_*: x, y (y may alias x) = max(x, 0), and
+ *   with relu_max > 0 min(that, relu_max) (ReLU6: 6).  BWD: y (the
+ *   forward's output: y > 0 exactly where x > 0), dy, dx = dy where y > 0
+ *   (and y < relu_max when set: the gradient of a clipped value is 0, as
+ *   PyTorch's hardtanh), else 0 (dx may alias dy).
+ * CONCAT (concat): FWD_*: x, y: channels [offset, offset + c) of y = x,
+ *   the rest of y untouched.  BWD: dy (y's gradient), dx = those channels
+ *   of dy.
  * DROPOUT (drop): the mask of dlb_dropout_keep(drop.seed, index, ...);
  *   kept values scaled by 1/(1-p). FWD_TRAIN: x, y.  BWD: dy, dx (the same
  *   mask from the same descriptor).
@@ -368,7 +383,7 @@ enum dlb_op_kind {
     DLB_OP_LOGSOFTMAX_NLL, DLB_OP_SGD, DLB_OP_SGD_IF_FINITE,
     DLB_OP_UNSCALE_CHECK, DLB_OP_CAST, DLB_OP_SCALE, DLB_OP_CHECK_FINITE,
     DLB_OP_FILL, DLB_OP_QUANTIZE, DLB_OP_DEQUANTIZE, DLB_OP_ALLREDUCE_SUM,
-    DLB_OP_CONV2D_INT8, DLB_OP_LINEAR_INT8, DLB_OP_ADD,
+    DLB_OP_CONV2D_INT8, DLB_OP_LINEAR_INT8, DLB_OP_ADD, DLB_OP_CONCAT,
     DLB_OP_KIND_COUNT
 };
 
@@ -401,7 +416,9 @@ struct dlb_op {
     struct dlb_loss_desc loss;
     struct dlb_sgd_desc sgd;
     struct dlb_int8_desc q;
+    struct dlb_concat_desc concat;
     size_t count;            /* element-wise kinds */
+    float relu_max;          /* RELU: the upper clip, 0 for none */
     float alpha;             /* SCALE, UNSCALE_CHECK, LOGSOFTMAX_NLL,
                                 (DE)QUANTIZE: the scale */
     int32_t zero_point;      /* (DE)QUANTIZE */
