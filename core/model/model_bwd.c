@@ -136,6 +136,7 @@ static dlb_status run_bwd(struct dlb_model *m, struct dlb_model_layer *ml,
     case DLB_LAYER_BATCHNORM: return bwd_bn(m, ml, io);
     case DLB_LAYER_MAXPOOL:
     case DLB_LAYER_AVGPOOL:
+    case DLB_LAYER_GLOBAL_AVGPOOL:
         pd = dlb_model_pool_desc(L, m->n);
         return dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
                    .kind = DLB_OP_POOL, .prop = DLB_PROP_BWD, .pool = pd,
@@ -143,7 +144,8 @@ static dlb_status run_bwd(struct dlb_model *m, struct dlb_model_layer *ml,
     case DLB_LAYER_RELU:
         return dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
                    .kind = DLB_OP_RELU, .prop = DLB_PROP_BWD, .count = count,
-                   .y = io->y, .dy = io->dy, .dx = io->dx});
+                   .relu_max = L->relu_max, .y = io->y, .dy = io->dy,
+                   .dx = io->dx});
     case DLB_LAYER_DROPOUT:
         dd = dlb_model_drop_desc(L, m->n, ml->drop_seed);
         return dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
@@ -378,6 +380,45 @@ static dlb_status add_bwd(struct grads *G, size_t i, int k, int dx_wanted,
     return s;
 }
 
+/* A concatenation hands each input its channels of the gradient, cast
+ * where the input's type differs. */
+static dlb_status concat_bwd(struct grads *G, size_t i, int k, int dx_wanted,
+                             struct dlb_error *err)
+{
+    struct dlb_model *m = G->m;
+    const struct dlb_layer_spec *L = m->layers[i].spec;
+    const struct dlb_buffer *dy = G->g[k].buf;
+    uint32_t hw = L->in_h * L->in_w, offset = 0;
+    dlb_status s = DLB_OK;
+    for (unsigned j = 0; j < L->n_inputs && s == DLB_OK; j++) {
+        size_t t = dlb_model_in(m, i, j);
+        uint32_t c = (uint32_t)(dlb_model_act_size(m, t) / hw);
+        size_t count = (size_t)m->n * c * hw;
+        struct dlb_buffer *dx = NULL;
+        int owned = 1;
+        if (wants(G, t, dx_wanted) &&
+            (s = dlb_model_step_alloc(m, dlb_buffer_dtype(dy), count, L->name,
+                                      &dx, err)) == DLB_OK) {
+            s = dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+                    .kind = DLB_OP_CONCAT, .prop = DLB_PROP_BWD,
+                    .concat = {m->n, c, L->out_c, offset, hw}, .dy = dy,
+                    .dx = dx});
+            if (s != DLB_OK)
+                s = dlb_model_be_fail(m, s, L->name, "backward", err);
+            if (s == DLB_OK)
+                s = dlb_model_cast_to(m, &dx, &owned,
+                                      dlb_buffer_dtype(m->act[t]), count,
+                                      L->name, err);
+            if (s == DLB_OK)
+                s = give(G, t, gbuf_new(G, dx, owned), L->name, err);
+            else if (owned)
+                dlb_model_step_free(m, &dx);
+        }
+        offset += c;
+    }
+    return s;
+}
+
 /* Backward of layer i from its output's gradient (gbuf k), its input's
  * gradient handed to that activation. */
 static dlb_status node_bwd(struct grads *G, size_t i, int k, int dx_wanted,
@@ -435,9 +476,11 @@ dlb_status dlb_model_backward_range(struct dlb_model *m, size_t bottom,
             break;
         }
         G.g[k].holds++; /* kept while the layer reads it */
-        s = m->layers[i].spec->kind == DLB_LAYER_ADD
-                ? add_bwd(&G, i, k, dx != NULL, err)
-                : node_bwd(&G, i, k, dx != NULL, err);
+        switch (m->layers[i].spec->kind) {
+        case DLB_LAYER_ADD: s = add_bwd(&G, i, k, dx != NULL, err); break;
+        case DLB_LAYER_CONCAT: s = concat_bwd(&G, i, k, dx != NULL, err); break;
+        default: s = node_bwd(&G, i, k, dx != NULL, err); break;
+        }
         drop(&G, i + 1);
         if (--G.g[k].holds == 0 && G.g[k].owned)
             dlb_model_step_free(m, &G.g[k].buf);

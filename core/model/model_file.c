@@ -155,6 +155,11 @@ static const struct key_def conv_keys[] = {
     U32("stride", "1", 1, 1024, stride, "step between windows"),
     U32("pad", "0", 0, 1024, pad, "zeros around the input on each side"),
     ONE_OF("bias", "1", bits, bias, K_BIT, "a learnt bias per channel"),
+    U32("groups", "1", 1, 65536, groups, "channel groups: each output group "
+        "reads one input group (depthwise: the input channels)"),
+    END_KEYS };
+static const struct key_def relu_keys[] = {
+    F32("max", "0", 0, 1e6, relu_max, "clip above (ReLU6: 6); 0 for none"),
     END_KEYS };
 static const struct key_def pool_keys[] = {
     U32("size", NULL, 1, 1024, size, "window height and width"),
@@ -180,11 +185,11 @@ static const struct key_def no_keys[] = { END_KEYS };
 
 static const char *const kind_names[DLB_LAYER_KIND_COUNT] = {
     "conv", "maxpool", "avgpool", "relu", "dropout", "batchnorm", "linear",
-    "flatten", "logsoftmax", "add" };
+    "flatten", "logsoftmax", "add", "concat", "global_avgpool" };
 
 static const struct key_def *const kind_keys[DLB_LAYER_KIND_COUNT] = {
-    conv_keys, pool_keys, pool_keys, no_keys, dropout_keys, bn_keys,
-    linear_keys, no_keys, no_keys, no_keys };
+    conv_keys, pool_keys, pool_keys, relu_keys, dropout_keys, bn_keys,
+    linear_keys, no_keys, no_keys, no_keys, no_keys, no_keys };
 
 const char *dlb_layer_kind_name(enum dlb_layer_kind k)
 {
@@ -294,8 +299,9 @@ static dlb_status layer_keys(struct mf *m, const struct mf_section *s,
     char hint[96];
     if (!t)
         return fail(m, s->line, DLB_ERR_INPUT, "layer '%s': no 'type = ...' "
-                    "(one of conv, maxpool, avgpool, relu, dropout, batchnorm, "
-                    "linear, flatten, logsoftmax, add)", s->name);
+                    "(one of conv, maxpool, avgpool, global_avgpool, relu, "
+                    "dropout, batchnorm, linear, flatten, logsoftmax, add, "
+                    "concat)", s->name);
     t->used = 1;
     struct mf_key *in = find_key(m, s, "input");
     if (in)
@@ -346,9 +352,11 @@ static dlb_status read_inputs(struct mf *m, size_t si,
     char hint[96] = "", buf[MF_MAX_LINE], *save = NULL;
     size_t n_prev = spec->n_layers - 1;
     if (!k) {
-        if (L->kind == DLB_LAYER_ADD)
-            return fail(m, s->line, DLB_ERR_INPUT, "layer '%s': add needs "
-                        "'input = A, B' naming the layers it sums", L->name);
+        if (L->kind == DLB_LAYER_ADD || L->kind == DLB_LAYER_CONCAT)
+            return fail(m, s->line, DLB_ERR_INPUT, "layer '%s': %s needs "
+                        "'input = A, B' naming the layers it %s", L->name,
+                        kind_names[L->kind],
+                        L->kind == DLB_LAYER_ADD ? "sums" : "joins");
         return DLB_OK;
     }
     snprintf(buf, sizeof buf, "%s", k->value);
@@ -446,15 +454,44 @@ static dlb_status read_net(struct mf *m, const struct mf_section *s,
     if (!parse_dims(k->value, &spec->classes, 1, 2))
         return fail(m, k->line, DLB_ERR_INPUT, "[net]: classes = '%s'; expected "
                     "an integer from 2 to 65536", k->value);
+    static const char *const losses[] = { "nll", "cross_entropy" };
     k = find_key(m, s, "loss");
-    if (k && strcmp(k->value, "nll") != 0)
-        return fail(m, k->line, DLB_ERR_INPUT, "[net]: loss = '%s'; the only "
-                    "loss is nll", k->value);
     spec->loss = DLB_LOSS_NLL;
+    if (k && !strcmp(k->value, "cross_entropy"))
+        spec->loss = DLB_LOSS_CROSS_ENTROPY;
+    else if (k && strcmp(k->value, "nll") != 0)
+        return fail(m, k->line, DLB_ERR_INPUT, "[net]: loss = '%s'; expected "
+                    "nll (after a logsoftmax layer) or cross_entropy (on the "
+                    "last layer's logits)%s", k->value,
+                    did_you_mean(hint, sizeof hint, k->value, losses, 2));
     return DLB_OK;
 }
 
 /* ---- putting it together -------------------------------------------- */
+
+/* loss = cross_entropy: the logits' logsoftmax as a layer of its own, as
+ * PyTorch's cross_entropy computes it inside, so that the training step
+ * and inference are nll's. */
+static dlb_status add_softmax(struct mf *m, struct dlb_model_spec *spec)
+{
+    const struct dlb_layer_spec *prev = &spec->layers[spec->n_layers - 1];
+    struct dlb_layer_spec *L = &spec->layers[spec->n_layers];
+    if (prev->kind == DLB_LAYER_LOGSOFTMAX)
+        return fail(m, prev->line, DLB_ERR_INPUT, "layer '%s': loss = "
+                    "cross_entropy takes the logits and adds the logsoftmax "
+                    "itself; remove this layer or say loss = nll", prev->name);
+    for (size_t i = 0; i < spec->n_layers; i++)
+        if (!strcmp(spec->layers[i].name, "cross_entropy"))
+            return fail(m, spec->layers[i].line, DLB_ERR_INPUT, "layer "
+                        "'cross_entropy': the name is the loss's own layer "
+                        "with loss = cross_entropy; rename it");
+    memset(L, 0, sizeof *L);
+    L->kind = DLB_LAYER_LOGSOFTMAX;
+    snprintf(L->name, sizeof L->name, "cross_entropy");
+    L->line = m->secs[0].line;
+    spec->n_layers++;
+    return (m->st = dlb_model_layer_infer(spec, spec->n_layers - 1, m->err));
+}
 
 static dlb_status build(struct mf *m, struct dlb_model_spec *spec)
 {
@@ -466,7 +503,8 @@ static dlb_status build(struct mf *m, struct dlb_model_spec *spec)
     if (m->n_secs < 2)
         return fail(m, m->secs[0].line, DLB_ERR_INPUT, "[net] has no layers "
                     "after it");
-    spec->layers = calloc(m->n_secs - 1, sizeof *spec->layers);
+    /* one more for cross_entropy's own logsoftmax */
+    spec->layers = calloc(m->n_secs, sizeof *spec->layers);
     if (!spec->layers)
         return fail(m, 1, DLB_ERR_NOMEM, "out of memory");
     for (size_t i = 1; i < m->n_secs; i++) {
@@ -485,6 +523,8 @@ static dlb_status build(struct mf *m, struct dlb_model_spec *spec)
         if ((m->st = dlb_model_layer_infer(spec, i - 1, m->err)))
             return m->st;
     }
+    if (spec->loss == DLB_LOSS_CROSS_ENTROPY && add_softmax(m, spec))
+        return m->st;
     const struct dlb_layer_spec *last = &spec->layers[spec->n_layers - 1];
     for (size_t i = 0; i + 1 < spec->n_layers; i++)
         if (spec->layers[i].kind == DLB_LAYER_LOGSOFTMAX)

@@ -12,13 +12,21 @@
  *   size = 5
  *
  * Section names are distinct. Keys per type, with defaults:
- *   conv:      filters, size, stride = 1, pad = 0, bias = 1
+ *   conv:      filters, size, stride = 1, pad = 0, bias = 1, groups = 1
+ *              (depthwise: groups = filters = input channels)
  *   maxpool, avgpool: size, stride = size, pad = 0
+ *   global_avgpool: none; c x h x w to c x 1 x 1, any input size
  *   dropout:   p = 0.5, mode = element | channel (dropout2d: whole planes)
  *   batchnorm: eps = 1e-5, momentum = 0.1
  *   linear:    out, bias = 1 (needs a flat input: put a flatten before it)
- *   relu, flatten, logsoftmax: none
+ *   relu:      max = 0 (none; 6 makes ReLU6)
+ *   flatten, logsoftmax: none
  *   add:       none; its inputs (two or more, of one shape) are summed
+ *   concat:    none; its inputs (two or more, of one h x w) joined along
+ *              the channels, in the order named
+ * [net]'s loss = nll needs a logsoftmax last layer; loss = cross_entropy
+ * takes the last layer's output as logits and adds the logsoftmax itself
+ * (a layer named "cross_entropy", as PyTorch's loss does inside).
  * The layers form a graph: every layer may say which outputs it reads,
  *   input = NAME[, NAME ...]   ; earlier layers, or net: the network input
  * and without it reads the layer before (the first layer: net), so a
@@ -39,7 +47,7 @@
 
 #include "util/error.h"
 
-enum dlb_loss_kind { DLB_LOSS_NLL };
+enum dlb_loss_kind { DLB_LOSS_NLL, DLB_LOSS_CROSS_ENTROPY };
 
 /* A layer's input that is the network's input, not a layer's output. */
 #define DLB_LAYER_INPUT (-1)
@@ -62,6 +70,8 @@ struct dlb_layer_spec {
     float p;                             /* dropout */
     enum dlb_dropout_mode mode;          /* dropout */
     float eps, momentum;                 /* batchnorm */
+    uint32_t groups;                     /* conv: 1 when dense */
+    float relu_max;                      /* relu: 0, or the clip (6) */
 
     /* The graph: the layers whose outputs it reads, in order (earlier
      * layers, or DLB_LAYER_INPUT), and how many inputs of later layers

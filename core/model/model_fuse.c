@@ -68,7 +68,8 @@ static size_t span_of(struct dlb_model *m, size_t i, int train,
         return 0;
     op->pool = dlb_model_pool_desc(m->layers[i + 1].spec, m->n);
     if (!train && i + 2 < nl && dlb_model_spec_feeds_next(m->spec, i + 1) &&
-        m->layers[i + 2].spec->kind == DLB_LAYER_RELU && f32_layer(m, i + 2))
+        m->layers[i + 2].spec->kind == DLB_LAYER_RELU &&
+        m->layers[i + 2].spec->relu_max == 0 && f32_layer(m, i + 2))
         op->relu = 1;
     if (!dlb_backend_kernel_for(m->be, op))
         return 0;

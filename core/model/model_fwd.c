@@ -25,7 +25,7 @@ static int bn_takes_relu(const struct dlb_model *m, size_t i,
     const struct dlb_model_layer *r = &m->layers[i + 1];
     enum dlb_dtype t = dlb_model_out_type(m, i);
     return dlb_model_spec_feeds_next(m->spec, i) &&
-           r->spec->kind == DLB_LAYER_RELU &&
+           r->spec->kind == DLB_LAYER_RELU && r->spec->relu_max == 0 &&
            !r->q && dlb_model_layer_type(m, i + 1) == t &&
            dlb_model_out_type(m, i + 1) == t &&
            dlb_backend_kernel_for(m->be, op) != NULL;
@@ -111,11 +111,12 @@ static dlb_status run_fwd(struct dlb_model *m, size_t i, int train,
         break;
     case DLB_LAYER_MAXPOOL:
     case DLB_LAYER_AVGPOOL:
+    case DLB_LAYER_GLOBAL_AVGPOOL:
         return fwd_pool(m, ml, train, x, y, err);
     case DLB_LAYER_RELU:
         s = dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
                 .kind = DLB_OP_RELU, .prop = DLB_PROP_FWD_TRAIN,
-                .count = count, .x = x, .y = y});
+                .count = count, .relu_max = L->relu_max, .x = x, .y = y});
         break;
     case DLB_LAYER_DROPOUT:
         dd = dlb_model_drop_desc(L, m->n, ml->drop_seed);
@@ -229,6 +230,42 @@ static dlb_status add_fwd(struct dlb_model *m, size_t i,
     return s;
 }
 
+/* A concatenation: each input, in the layer's type, copied into its
+ * channels of a new output. */
+static dlb_status concat_fwd(struct dlb_model *m, size_t i,
+                             struct dlb_error *err)
+{
+    const struct dlb_layer_spec *L = m->layers[i].spec;
+    enum dlb_dtype t = dlb_model_layer_type(m, i);
+    struct dlb_buffer *y = NULL;
+    uint32_t hw = L->in_h * L->in_w, offset = 0;
+    dlb_status s = dlb_model_step_alloc(m, t, (size_t)m->n * L->out_c * hw,
+                                        L->name, &y, err);
+    for (unsigned k = 0; k < L->n_inputs && s == DLB_OK; k++) {
+        size_t in = dlb_model_in(m, i, k);
+        const struct dlb_buffer *x = m->act[in];
+        struct dlb_buffer *xc = NULL;
+        uint32_t c = (uint32_t)(dlb_model_act_size(m, in) / hw);
+        if (dlb_buffer_dtype(x) != t &&
+            (s = dlb_model_cast_new(m, x, t, (size_t)m->n * c * hw, L->name,
+                                    &xc, err)) == DLB_OK)
+            x = xc;
+        if (s == DLB_OK &&
+            (s = dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+                 .kind = DLB_OP_CONCAT, .prop = DLB_PROP_FWD_TRAIN,
+                 .concat = {m->n, c, L->out_c, offset, hw}, .x = x,
+                 .y = y})) != DLB_OK)
+            s = dlb_model_be_fail(m, s, L->name, "forward", err);
+        dlb_model_step_free(m, &xc);
+        offset += c;
+    }
+    if (s != DLB_OK)
+        dlb_model_step_free(m, &y);
+    m->act[i + 1] = y;
+    m->own[i + 1] = y != NULL;
+    return s;
+}
+
 dlb_status dlb_model_node_fwd(struct dlb_model *m, size_t i, int train,
                               struct dlb_error *err)
 {
@@ -236,6 +273,8 @@ dlb_status dlb_model_node_fwd(struct dlb_model *m, size_t i, int train,
     dlb_status s;
     if (m->layers[i].spec->kind == DLB_LAYER_ADD)
         return add_fwd(m, i, err);
+    if (m->layers[i].spec->kind == DLB_LAYER_CONCAT)
+        return concat_fwd(m, i, err);
     s = dlb_model_layer_fwd(m, i, train, m->act[dlb_model_in(m, i, 0)],
                             &m->act[i + 1], &owned, err);
     m->own[i + 1] = (unsigned char)owned;

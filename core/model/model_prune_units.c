@@ -76,6 +76,13 @@ static dlb_status check_model(const struct dlb_model *m, struct dlb_error *err)
                           m->spec->path);
     for (size_t i = 0; i < m->spec->n_layers; i++) {
         const struct dlb_model_pruned *pr = m->layers[i].pr;
+        const struct dlb_layer_spec *L = &m->spec->layers[i];
+        if (L->kind == DLB_LAYER_CONV && L->groups > 1)
+            return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "%s: layer '%s' is a "
+                              "grouped convolution (groups = %u): removing "
+                              "units before it would change its groups; "
+                              "prune.method = magnitude masks weights "
+                              "instead", m->spec->path, L->name, L->groups);
         if (pr && (pr->mask || pr->mode != DLB_PRUNE_SPARSE_OFF))
             return dlb_errorf(err, DLB_ERR_INPUT, "%s: layer '%s' has a mask "
                               "or a sparse form; remove units before masking",

@@ -50,7 +50,7 @@ static dlb_status plan_one(struct dlb_model *m, size_t i,
             branch = 1;
             break;
         }
-        if (k == DLB_LAYER_RELU)
+        if (k == DLB_LAYER_RELU && sp->layers[stop].relu_max == 0)
             relu = 1;
         else if (k != DLB_LAYER_MAXPOOL && k != DLB_LAYER_DROPOUT &&
                  k != DLB_LAYER_FLATTEN)

@@ -66,11 +66,17 @@ static dlb_status infer_layer(struct shp *m, struct dlb_layer_spec *L, int flat)
     case DLB_LAYER_CONV:
         if (need_spatial(m, L, flat) || shape_window(m, L, "kernel"))
             return m->st;
+        if (L->groups == 0)
+            L->groups = 1; /* a spec made in code */
+        if (L->in_c % L->groups || L->filters % L->groups)
+            return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': groups = %u "
+                        "must divide the %u input channels and the %u "
+                        "filters", L->name, L->groups, L->in_c, L->filters);
         L->out_c = L->filters;
-        L->params = (uint64_t)L->filters * L->in_c * L->size * L->size +
-                    (L->bias ? L->filters : 0);
-        macs = (double)L->out_c * L->out_h * L->out_w * L->in_c * L->size *
-               L->size;
+        L->params = (uint64_t)L->filters * (L->in_c / L->groups) * L->size *
+                        L->size + (L->bias ? L->filters : 0);
+        macs = (double)L->out_c * L->out_h * L->out_w *
+               (L->in_c / L->groups) * L->size * L->size;
         L->flops_fwd = 2 * macs;
         L->flops_bwd = 4 * macs;
         return DLB_OK;
@@ -130,6 +136,15 @@ static dlb_status infer_layer(struct shp *m, struct dlb_layer_spec *L, int flat)
          * hands the gradient on to every input */
         L->flops_fwd = (L->n_inputs - 1) * in_elems;
         return DLB_OK;
+    case DLB_LAYER_CONCAT:
+        /* input_shape summed the channels: copies, no arithmetic */
+        return need_spatial(m, L, flat);
+    case DLB_LAYER_GLOBAL_AVGPOOL:
+        if (need_spatial(m, L, flat))
+            return m->st;
+        L->out_h = L->out_w = 1;
+        L->flops_fwd = L->flops_bwd = in_elems;
+        return DLB_OK;
     case DLB_LAYER_KIND_COUNT:
         break;
     }
@@ -144,7 +159,8 @@ static const char *input_name(const struct dlb_model_spec *spec, int32_t j)
     return j == DLB_LAYER_INPUT ? "net" : spec->layers[j].name;
 }
 
-/* L's input shape from its inputs; all of an add's must agree. */
+/* L's input shape from its inputs: all of an add's must agree; a
+ * concatenation's agree but in channels, which it sums. */
 static dlb_status input_shape(struct shp *m, const struct dlb_model_spec *spec,
                               struct dlb_layer_spec *L, int *flat)
 {
@@ -157,6 +173,14 @@ static dlb_status input_shape(struct shp *m, const struct dlb_model_spec *spec,
         if (k == 0) {
             L->in_c = c, L->in_h = h, L->in_w = w;
             *flat = f;
+        } else if (L->kind == DLB_LAYER_CONCAT) {
+            if (h != L->in_h || w != L->in_w || f != *flat)
+                return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': input '%s' "
+                            "is %ux%u but '%s' is %ux%u; a concat joins "
+                            "channels of one height and width", L->name,
+                            input_name(spec, j), h, w,
+                            input_name(spec, L->inputs[0]), L->in_h, L->in_w);
+            L->in_c += c;
         } else if (c != L->in_c || h != L->in_h || w != L->in_w || f != *flat) {
             return fail(m, L->line, DLB_ERR_INPUT, "layer '%s': input '%s' is "
                         "%ux%ux%u but '%s' is %ux%ux%u; an add takes inputs "
@@ -183,12 +207,11 @@ dlb_status dlb_model_layer_infer(struct dlb_model_spec *spec, size_t i,
         if (L->inputs[k] < DLB_LAYER_INPUT || L->inputs[k] >= (int32_t)i)
             return fail(&m, L->line, DLB_ERR_INTERNAL, "layer '%s': input %d "
                         "is not an earlier layer", L->name, (int)L->inputs[k]);
-    if (L->kind == DLB_LAYER_ADD ? L->n_inputs < 2 : L->n_inputs != 1)
+    int joins = L->kind == DLB_LAYER_ADD || L->kind == DLB_LAYER_CONCAT;
+    if (joins ? L->n_inputs < 2 : L->n_inputs != 1)
         return fail(&m, L->line, DLB_ERR_INPUT, "layer '%s': %s takes %s, "
                     "'input' names %u", L->name, dlb_layer_kind_name(L->kind),
-                    L->kind == DLB_LAYER_ADD ? "two or more inputs"
-                                             : "one input",
-                    L->n_inputs);
+                    joins ? "two or more inputs" : "one input", L->n_inputs);
     L->params = 0; /* infer_layer sets only what a kind has */
     L->flops_fwd = L->flops_bwd = 0;
     L->n_uses = 0;

@@ -85,12 +85,19 @@ struct dlb_conv2d_desc dlb_model_conv_desc(const struct dlb_layer_spec *L,
         .n = n, .in_c = L->in_c, .in_h = L->in_h, .in_w = L->in_w,
         .out_c = L->out_c, .kh = L->size, .kw = L->size,
         .stride_h = L->stride, .stride_w = L->stride,
-        .pad_h = L->pad, .pad_w = L->pad, .out_h = L->out_h, .out_w = L->out_w};
+        .pad_h = L->pad, .pad_w = L->pad, .out_h = L->out_h, .out_w = L->out_w,
+        .groups = L->groups};
 }
 
 struct dlb_pool_desc dlb_model_pool_desc(const struct dlb_layer_spec *L,
                                          uint32_t n)
 {
+    /* a global average pool is one window over the whole plane */
+    if (L->kind == DLB_LAYER_GLOBAL_AVGPOOL)
+        return (struct dlb_pool_desc){
+            .kind = DLB_POOL_AVG, .n = n, .c = L->in_c, .in_h = L->in_h,
+            .in_w = L->in_w, .kh = L->in_h, .kw = L->in_w, .stride_h = 1,
+            .stride_w = 1, .out_h = 1, .out_w = 1};
     return (struct dlb_pool_desc){
         .kind = L->kind == DLB_LAYER_MAXPOOL ? DLB_POOL_MAX : DLB_POOL_AVG,
         .n = n, .c = L->in_c, .in_h = L->in_h, .in_w = L->in_w,

@@ -142,7 +142,7 @@ static struct dlb_conv2d_desc conv(uint32_t n, uint32_t ic, uint32_t hw,
                                    uint32_t oc, uint32_t k, uint32_t pad)
 {
     uint32_t o = dlb_conv_out_size(hw, k, 1, pad);
-    struct dlb_conv2d_desc d = { n, ic, hw, hw, oc, k, k, 1, 1, pad, pad, o, o };
+    struct dlb_conv2d_desc d = { n, ic, hw, hw, oc, k, k, 1, 1, pad, pad, o, o, 1 };
     return d;
 }
 
@@ -195,17 +195,17 @@ static void lenet(enum dlb_dtype t, uint32_t n, int train, const char *title)
         *g4 = buf(t, a4), *g3 = buf(t, a3), *g2 = buf(t, a2), *g1 = buf(t, a1);
     /* conv1, pool1 (and in inference relu1) in one pass where the model
      * fuses them (model_fuse.c) */
-    const struct dlb_backend_conv_pool *fuse = dlb_backend_conv_pool(be);
+    struct dlb_op fused = {.kind = DLB_OP_CONV2D_POOL,
+                           .prop = train ? DLB_PROP_FWD_TRAIN : DLB_PROP_FWD_INFER,
+                           .conv = c1, .pool = p1, .relu = !train, .x = x,
+                           .w = w1.w, .b = b1.w, .y = y2,
+                           .ws = train ? ws1 : NULL};
+    int fuse = dlb_backend_kernel_for(be, &fused) != NULL;
     /* and inference's convolutions on the inference kernels */
-    dlb_status (*infer_conv)(struct dlb_backend *, const struct dlb_conv2d_desc *,
-                             const struct dlb_buffer *, const struct dlb_buffer *,
-                             const struct dlb_buffer *, struct dlb_buffer *) =
-        fuse && !train ? fuse->conv_fwd_infer : NULL;
-    if (fuse && !fuse->applies(&c1, &p1, t))
-        fuse = NULL;
+    int infer_conv = fuse && !train;
     /* BENCH_FUSE=0: every layer apart, as a model without the fusion */
     if (getenv("BENCH_FUSE") && !strcmp(getenv("BENCH_FUSE"), "0"))
-        fuse = NULL, infer_conv = NULL;
+        fuse = 0, infer_conv = 0;
     n_ops = 0;
     for (step_i = -3; step_i < steps; step_i++) {
         int keep = step_i;
@@ -215,13 +215,13 @@ static void lenet(enum dlb_dtype t, uint32_t n, int train, const char *title)
         struct param *ps[] = { &w1, &b1, &w2, &b2, &w3, &b3, &w4, &b4 };
         for (int i = 0; i < 8; i++)
             to_compute(ps[i], "weight cast");
+        fused.w = w1.w;
+        fused.b = b1.w;
         if (fuse && train) {
-            T("conv1+pool1 fwd", fuse->fwd(be, &c1, &p1, 0, x, w1.w, b1.w, y2,
-                                           ws1));
+            T("conv1+pool1 fwd", dlb_backend_run(be, &fused));
             T("relu1 fwd", DLB_RUN(be, relu_fwd, a2, y2, y2));
         } else if (fuse) {
-            T("conv1+pool1+relu1 fwd", fuse->fwd(be, &c1, &p1, 1, x, w1.w,
-                                                 b1.w, y2, NULL));
+            T("conv1+pool1+relu1 fwd", dlb_backend_run(be, &fused));
         } else {
             T("conv1 fwd", DLB_RUN(be, conv2d_fwd, &c1, x, w1.w, b1.w, y1));
             T("pool1 fwd", DLB_RUN(be, pool_fwd, &p1, y1, y2,
@@ -229,7 +229,9 @@ static void lenet(enum dlb_dtype t, uint32_t n, int train, const char *title)
             T("relu1 fwd", DLB_RUN(be, relu_fwd, a2, y2, y2));
         }
         if (infer_conv)
-            T("conv2 fwd", infer_conv(be, &c2, y2, w2.w, b2.w, y3));
+            T("conv2 fwd", dlb_backend_run(be, &(struct dlb_op){
+                  .kind = DLB_OP_CONV2D, .prop = DLB_PROP_FWD_INFER,
+                  .conv = c2, .x = y2, .w = w2.w, .b = b2.w, .y = y3}));
         else
             T("conv2 fwd", DLB_RUN(be, conv2d_fwd, &c2, y2, w2.w, b2.w, y3));
         if (train)
@@ -261,8 +263,10 @@ static void lenet(enum dlb_dtype t, uint32_t n, int train, const char *title)
                                            w2.g, b2.g));
             T("relu1 bwd", DLB_RUN(be, relu_bwd, a2, y2, g2, g2));
             if (fuse) {
-                T("pool1+conv1 bwd_weights",
-                  fuse->bwd_weights(be, &c1, &p1, x, g2, ws1, w1.g, b1.g));
+                T("pool1+conv1 bwd_weights", dlb_backend_run(be,
+                  &(struct dlb_op){.kind = DLB_OP_CONV2D_POOL,
+                      .prop = DLB_PROP_BWD_WEIGHTS, .conv = c1, .pool = p1,
+                      .x = x, .dy = g2, .ws = ws1, .dw = w1.g, .db = b1.g}));
             } else {
                 T("pool1 bwd", DLB_RUN(be, pool_bwd, &p1, g2, ws1, g1));
                 T("conv1 bwd_weights", DLB_RUN(be, conv2d_bwd_weights, &c1, x,

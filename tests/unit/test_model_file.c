@@ -254,6 +254,36 @@ static void test_text_cases(void)
         { "[net]\ninput = 1x4x4\nclasses = 2\n[a]\ntype = relu\n"
           "input = ,\n",
           "t.ini:6: layer 'a': input = ',' names no layer" },
+        /* what the reference networks need */
+        { "[net]\ninput = 6x4x4\nclasses = 2\n[c]\ntype = conv\n"
+          "filters = 8\nsize = 1\ngroups = 4\n",
+          "t.ini:4: layer 'c': groups = 4 must divide the 6 input channels "
+          "and the 8 filters" },
+        { "[net]\ninput = 2x4x4\nclasses = 2\n[c]\ntype = conv\n"
+          "filters = 2\nsize = 1\ngroup = 2\n",
+          "t.ini:8: layer 'c': conv has no key 'group' (did you mean "
+          "'groups'?)" },
+        { "[net]\ninput = 2x4x4\nclasses = 2\n[p]\ntype = avgpool\n"
+          "size = 2\n[c]\ntype = concat\ninput = p, net\n",
+          "t.ini:7: layer 'c': input 'net' is 4x4 but 'p' is 2x2; a concat "
+          "joins channels of one height and width" },
+        { "[net]\ninput = 2x4x4\nclasses = 2\n[c]\ntype = concat\n",
+          "t.ini:4: layer 'c': concat needs 'input = A, B' naming the layers "
+          "it joins" },
+        { "[net]\ninput = 2x4x4\nclasses = 2\n[r]\ntype = relu\nmax = -1\n",
+          "t.ini:6: layer 'r': max = '-1'; expected a number from 0 to 1e+06" },
+        { "[net]\ninput = 2x4x4\nclasses = 2\nloss = crossentropy\n[f]\n"
+          "type = flatten\n",
+          "t.ini:4: [net]: loss = 'crossentropy'; expected nll (after a "
+          "logsoftmax layer) or cross_entropy (on the last layer's logits) "
+          "(did you mean 'cross_entropy'?)" },
+        { "[net]\ninput = 2x1x1\nclasses = 2\nloss = cross_entropy\n[f]\n"
+          "type = flatten\n[sm]\ntype = logsoftmax\n",
+          "t.ini:7: layer 'sm': loss = cross_entropy takes the logits and "
+          "adds the logsoftmax itself; remove this layer or say loss = nll" },
+        { "[net]\ninput = 2x1x1\nclasses = 2\n[g]\ntype = global_avgpool\n"
+          "[f]\ntype = flatten\n[s]\ntype = global_avgpool\n",
+          "t.ini:8: layer 's': global_avgpool needs a c x h x w input" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct dlb_error err = { "" };
@@ -368,6 +398,44 @@ static void test_graph(void)
     dlb_model_spec_free(b);
 }
 
+/* Grouped and depthwise convolutions, concatenation, the global average
+ * pool, ReLU6 and cross-entropy on the logits: shapes, parameters, FLOPs. */
+static void test_reference_layers(void)
+{
+    const char *t =
+        "[net]\ninput = 8x6x6\nclasses = 5\nloss = cross_entropy\n"
+        "[dw]\ntype = conv\nfilters = 8\nsize = 3\npad = 1\ngroups = 8\n"
+        "bias = 0\n[r6]\ntype = relu\nmax = 6\n"
+        "[g2]\ntype = conv\nfilters = 4\nsize = 1\ngroups = 2\n"
+        "[cat]\ntype = concat\ninput = g2, r6\n"
+        "[gap]\ntype = global_avgpool\n[f]\ntype = flatten\n"
+        "[fc]\ntype = linear\nout = 5\n";
+    struct dlb_error err = { "" };
+    struct dlb_model_spec *m = NULL;
+    CHECK(dlb_model_file_parse("g.ini", t, strlen(t), &m, &err) == DLB_OK);
+    if (!m) {
+        fprintf(stderr, "%s\n", err.msg);
+        return;
+    }
+    const struct dlb_layer_spec *L = m->layers;
+    CHECK(m->n_layers == 8 && m->loss == DLB_LOSS_CROSS_ENTROPY);
+    CHECK(L[0].groups == 8 && L[0].params == 8 * 1 * 9 &&
+          L[0].flops_fwd == 2.0 * 8 * 36 * 9);
+    CHECK(L[1].relu_max == 6.0f);
+    CHECK(L[2].groups == 2 && L[2].params == 4 * 4 + 4 &&
+          L[2].flops_fwd == 2.0 * 4 * 36 * 4);
+    CHECK(L[3].kind == DLB_LAYER_CONCAT && L[3].in_c == 12 &&
+          L[3].out_c == 12 && L[3].out_h == 6 && L[3].flops_fwd == 0);
+    CHECK(L[4].out_c == 12 && L[4].out_h == 1 && L[4].out_w == 1 &&
+          L[4].flops_fwd == 12 * 36 && !L[4].flat_out);
+    CHECK(L[5].out_c == 12 && L[6].out_c == 5);
+    CHECK(L[7].kind == DLB_LAYER_LOGSOFTMAX &&
+          !strcmp(L[7].name, "cross_entropy") && L[7].in_c == 5 &&
+          L[7].inputs[0] == 6 && L[7].line == 1);
+    CHECK(L[1].n_uses == 2 && L[2].n_uses == 1);
+    dlb_model_spec_free(m);
+}
+
 int main(void)
 {
     test_lenet();
@@ -375,5 +443,6 @@ int main(void)
     test_bad_files();
     test_text_cases();
     test_graph();
+    test_reference_layers();
     return check_exit();
 }
