@@ -254,7 +254,7 @@ static struct dlb_conv2d_desc conv_desc(uint32_t n, uint32_t ic, uint32_t h,
                                         uint32_t stride, uint32_t pad)
 {
     struct dlb_conv2d_desc d = { n, ic, h, w, oc, k, k, stride, stride, pad,
-                                 pad, 0, 0 };
+                                 pad, 0, 0, 1 };
     d.out_h = dlb_conv_out_size(h, k, stride, pad);
     d.out_w = dlb_conv_out_size(w, k, stride, pad);
     return d;

@@ -178,7 +178,7 @@ static void test_add(enum dlb_dtype t, size_t count)
     CALL(add, count, B(x), B(g), B(x));
     expect_same("add in place", x);
     RELEASE(&x, &g, &y);
-    struct dlb_conv2d_desc d = {4, 8, 10, 10, 16, 3, 3, 1, 1, 1, 1, 10, 10};
+    struct dlb_conv2d_desc d = {4, 8, 10, 10, 16, 3, 3, 1, 1, 1, 1, 10, 10, 1};
     size_t xn = 4 * 8 * 100, wn = 16 * 8 * 9, yn = 4 * 16 * 100;
     struct pair cx = rand_pair(t, xn, 1.0), w1 = rand_pair(t, wn, 0.3);
     struct pair w2 = rand_pair(t, wn, 0.3);

@@ -142,7 +142,8 @@ static struct dlb_conv2d_desc conv(uint32_t n, uint32_t ic, uint32_t hw,
                                    uint32_t oc, uint32_t k, uint32_t pad)
 {
     uint32_t o = dlb_conv_out_size(hw, k, 1, pad);
-    struct dlb_conv2d_desc d = { n, ic, hw, hw, oc, k, k, 1, 1, pad, pad, o, o };
+    struct dlb_conv2d_desc d = { n, ic, hw, hw, oc, k, k, 1, 1, pad, pad, o, o,
+                                 1 };
     return d;
 }
 

@@ -41,7 +41,7 @@ static struct dlb_conv2d_desc desc(uint32_t n, uint32_t h, uint32_t w,
                                    uint32_t stride, uint32_t pad)
 {
     struct dlb_conv2d_desc d = { n, 1, h, w, oc, kh, kw, stride, stride, pad,
-                                 pad, 0, 0 };
+                                 pad, 0, 0, 1 };
     d.out_h = dlb_conv_out_size(h, kh, stride, pad);
     d.out_w = dlb_conv_out_size(w, kw, stride, pad);
     return d;

@@ -367,7 +367,7 @@ static struct dlb_conv2d_desc conv(uint32_t n, uint32_t ic, uint32_t hw,
 {
     uint32_t o = dlb_conv_out_size(hw, k, stride, pad);
     return (struct dlb_conv2d_desc){ n, ic, hw, hw, oc, k, k, stride, stride,
-                                     pad, pad, o, o };
+                                     pad, pad, o, o, 1 };
 }
 
 static void test_layers(void)
