@@ -347,6 +347,12 @@ DLB_CPU_KFN(DLB_KFN_DECLARE)
 dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op);
 extern const struct dlb_backend_ops dlb_cpu_ops;
 
+/* cpu_conv.c: a convolution's weight dims for oneDNN into wd, 4 ([out_c]
+ * [in_c][kh][kw]) or with groups 5 ([g][out_c / g][in_c / g][kh][kw],
+ * dense in the host view's order); returns how many. The own kernels
+ * below take one group only (their fits say so). */
+int dlb_cpu_conv_w_dims(const struct dlb_conv2d_desc *d, dnnl_dims_t wd);
+
 /* cpu_bnorm_bf16.c: batch norm on bf16 data in nChw16c or nhwc (`nhwc`
  * set) with c % 16 == 0 on AVX-512 (applies says whether it takes md);
  * cpu_bnorm.c calls them.
