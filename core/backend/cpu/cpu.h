@@ -343,8 +343,10 @@ DLB_CPU_DEVICE(DLB_OP_DECLARE)
     DLB_KFN_CNN(X, cpu) DLB_KFN_QUANTIZE(X, cpu) DLB_KFN_INT8(X, cpu)       \
     DLB_KFN_SPARSE(X, cpu) DLB_KFN_BN_RELU(X, cpu)
 DLB_CPU_KFN(DLB_KFN_DECLARE)
-/* Kernels written for the descriptor itself: cpu_elementwise.c's add. */
+/* Kernels written for the descriptor itself: cpu_elementwise.c's add and
+ * concat. */
 dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op);
+dlb_status dlb_cpu_concat(struct dlb_backend *be, const struct dlb_op *op);
 extern const struct dlb_backend_ops dlb_cpu_ops;
 
 /* cpu_conv.c: a convolution's weight dims for oneDNN into wd, 4 ([out_c]
