@@ -484,10 +484,10 @@ dlb_status dlb_cpu_conv_pool_bwd_weights(struct dlb_backend *be,
                                          struct dlb_buffer *dw,
                                          struct dlb_buffer *db);
 /* cpu_conv_quads.c: an f32 convolution of 2-32 input channels to 4, 8,
- * 12 or 20 output channels on the host view, stride 1, no padding, out_w
- * a multiple of 4, on AVX-512 (fits says when; x must be in the host
- * view), for inference passes (kernel conv_quads). y is written
- * in the host view. */
+ * 12 or 20 output channels in one group on the host view, stride 1, no
+ * padding, out_w a multiple of 4, on AVX-512 (fits says when; x must be
+ * in the host view), for inference passes (kernel conv_quads). y is
+ * written in the host view. */
 int dlb_cpu_conv_quads_fits(const struct dlb_conv2d_desc *d,
                             const struct dlb_buffer *x,
                             const struct dlb_buffer *w,
