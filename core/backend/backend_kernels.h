@@ -75,10 +75,13 @@ typedef dlb_status dlb_kfn_pool_bwd(struct dlb_backend *,
                                     const struct dlb_buffer *dy,
                                     const struct dlb_buffer *ws,
                                     struct dlb_buffer *dx);
+/* relu_max: the upper clip (ReLU6: 6), 0 for none (backend.h's RELU). */
 typedef dlb_status dlb_kfn_relu_fwd(struct dlb_backend *, size_t count,
+                                    float relu_max,
                                     const struct dlb_buffer *x,
                                     struct dlb_buffer *y);
 typedef dlb_status dlb_kfn_relu_bwd(struct dlb_backend *, size_t count,
+                                    float relu_max,
                                     const struct dlb_buffer *y,
                                     const struct dlb_buffer *dy,
                                     struct dlb_buffer *dx);
@@ -209,9 +212,10 @@ typedef dlb_status dlb_kfn_sgd_update_if_finite(struct dlb_backend *,
 #define DLB_KKIND_pool_bwd DLB_OP_POOL, DLB_PROPS(DLB_PROP_BWD), NULL
 #define DLB_KCALL_pool_bwd(f, be, o) f(be, &o->pool, o->dy, o->ws, o->dx)
 #define DLB_KKIND_relu_fwd DLB_OP_RELU, DLB_PROPS_FWD, NULL
-#define DLB_KCALL_relu_fwd(f, be, o) f(be, o->count, o->x, o->y)
+#define DLB_KCALL_relu_fwd(f, be, o) f(be, o->count, o->relu_max, o->x, o->y)
 #define DLB_KKIND_relu_bwd DLB_OP_RELU, DLB_PROPS(DLB_PROP_BWD), NULL
-#define DLB_KCALL_relu_bwd(f, be, o) f(be, o->count, o->y, o->dy, o->dx)
+#define DLB_KCALL_relu_bwd(f, be, o)                                           \
+    f(be, o->count, o->relu_max, o->y, o->dy, o->dx)
 #define DLB_KKIND_dropout_fwd DLB_OP_DROPOUT, DLB_PROPS_FWD, NULL
 #define DLB_KCALL_dropout_fwd(f, be, o) f(be, &o->drop, o->x, o->y)
 #define DLB_KKIND_dropout_bwd DLB_OP_DROPOUT, DLB_PROPS(DLB_PROP_BWD), NULL

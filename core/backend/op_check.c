@@ -249,6 +249,9 @@ static void elementwise(struct chk *c)
     size_t n = o->count;
     switch (o->kind) {
     case DLB_OP_RELU:
+        if (!(o->relu_max >= 0.0f)) /* NaN too */
+            fail(c, "relu_max must be 0 (no clip) or positive, not %g",
+                 (double)o->relu_max);
         if (o->prop == DLB_PROP_BWD) {
             NEED(o->y, FLOAT, n); NEED(o->dy, FLOAT, n); NEED(o->dx, FLOAT, n);
         } else {

@@ -276,8 +276,11 @@ struct dlb_graph_seed {
  * The tensors of each kind and propagation (T: the descriptor's type; "?"
  * may be NULL; "inout": read and written in place):
  *
- * CONV2D (conv): cross-correlation as common frameworks, zero padding.
- *   x [n][in_c][in_h][in_w], w [out_c][in_c][kh][kw], b [out_c],
+ * CONV2D (conv): cross-correlation as common frameworks, zero padding,
+ *   in conv.groups channel groups (grouped and depthwise: the
+ *   descriptor's comment; a backend's fast kernels for one group leave
+ *   the others to its general one). x [n][in_c][in_h][in_w],
+ *   w [out_c][in_c / groups][kh][kw], b [out_c],
  *   y [n][out_c][out_h][out_w].
  *   FWD_TRAIN, FWD_INFER: x, w, b?, y. A kernel may serve inference only
  *     (it may round otherwise than training's: a model's training passes
@@ -308,13 +311,15 @@ struct dlb_graph_seed {
  *     the maximum commutes with the monotone quantisation.
  *   BWD: dy, ws, dx.
  * RELU (count, relu_max): FWD_*: x, y (y may alias x) = max(x, 0), and
- *   with relu_max > 0 min(that, relu_max) (ReLU6: 6).  BWD: y (the
- *   forward's output: y > 0 exactly where x > 0), dy, dx = dy where y > 0
- *   (and y < relu_max when set: the gradient of a clipped value is 0, as
- *   PyTorch's hardtanh), else 0 (dx may alias dy).
+ *   with relu_max > 0 min(that, relu_max) (ReLU6: 6; a negative or NaN
+ *   relu_max is refused).  BWD: y (the forward's output: y > 0 exactly
+ *   where x > 0), dy, dx = dy where y > 0 (and y < relu_max when set: the
+ *   gradient of a clipped value is 0, as PyTorch's hardtanh), else 0 (dx
+ *   may alias dy).
  * CONCAT (concat): FWD_*: x, y: channels [offset, offset + c) of y = x,
  *   the rest of y untouched.  BWD: dy (y's gradient), dx = those channels
- *   of dy.
+ *   of dy. Input and output of one float type; a copy, exact. A
+ *   concatenation of k inputs is k operations into one y (and back).
  * DROPOUT (drop): the mask of dlb_dropout_keep(drop.seed, index, ...);
  *   kept values scaled by 1/(1-p). FWD_TRAIN: x, y.  BWD: dy, dx (the same
  *   mask from the same descriptor).
@@ -369,13 +374,14 @@ struct dlb_graph_seed {
  *   q.x_type (or F32, quantised first as QUANTIZE does), w (S8), w_scale
  *   (F32, 1 or out_c/out elements), b? (S32, accumulator units), y (F32
  *   dequantised, or S8/U8 requantised). Per output element, o its channel:
- *   acc = sum of (qx - x_zero_point) * qw, exact in 32-bit integers
- *   (padding is the real value 0); M = x_scale * w_scale[o] (F32 y), or
- *   that / y_scale (S8, U8 y), in float, left to right; v = ((float)acc +
- *   (float)b[o]) * M, max(v, 0) when q.relu; y = v, or clamp(round_half_
- *   even(v) + y_zero_point). Integer parts are exact everywhere; the float
- *   steps may differ in the last bit (1 for S8/U8 y, 1e-6 relative for
- *   F32). Callers keep |acc| below 2^24. */
+ *   acc = sum of (qx - x_zero_point) * qw over o's group of inputs, exact
+ *   in 32-bit integers (padding is the real value 0; a backend may refuse
+ *   groups here with DLB_ERR_UNSUPPORTED, as cuda does); M = x_scale *
+ *   w_scale[o] (F32 y), or that / y_scale (S8, U8 y), in float, left to
+ *   right; v = ((float)acc + (float)b[o]) * M, max(v, 0) when q.relu;
+ *   y = v, or clamp(round_half_even(v) + y_zero_point). Integer parts
+ *   are exact everywhere; the float steps may differ in the last bit (1
+ *   for S8/U8 y, 1e-6 relative for F32). Callers keep |acc| below 2^24. */
 enum dlb_op_kind {
     DLB_OP_CONV2D, DLB_OP_CONV2D_POOL, DLB_OP_POOL, DLB_OP_RELU,
     DLB_OP_DROPOUT, DLB_OP_BATCHNORM, DLB_OP_BATCHNORM_RELU, DLB_OP_LINEAR,

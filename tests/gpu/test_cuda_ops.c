@@ -15,10 +15,11 @@
  * since roundings compound from layer to layer.
  * Identical: the dropout mask and values, the max-pool workspace (in a
  * 16-bit chain: differing only at ties, see expect_route_ties), casts,
- * scale, fill, (de)quantisation, int8 max pooling; SGD within 1e-6 per
- * element. int8 convolution and linear layers: within backend.h's bound
- * (1 LSB for s8/u8 y, 1e-6 relative for f32 y), expected identical (see
- * test_int8_and_sparse). CSR linear layers: TOL_F32.
+ * scale, fill, (de)quantisation, int8 max pooling, concatenation; SGD
+ * within 1e-6 per element. int8 convolution and linear layers: within
+ * backend.h's bound (1 LSB for s8/u8 y, 1e-6 relative for f32 y),
+ * expected identical (see test_int8_and_sparse); a grouped one is
+ * refused, naming the groups. CSR linear layers: TOL_F32.
  * The checks this test shares with the cpu backend's are in
  * tests/unit/backend_pair_ops.h and backend_pair_lenet.h. Exits 77
  * without a GPU. */
@@ -597,6 +598,7 @@ static void run_all(int with_16bit)
     test_bn("vgg bn b2", 2, 32, 196, DLB_F32);
     test_bn("after linear (hw 1) b8", 8, 50, 1, DLB_F32);
     test_add(DLB_F32, 100003);
+    test_groups_relu6_concat(DLB_F32);
     if (!with_16bit)
         return;
     enum dlb_dtype lp[2] = { DLB_BF16, DLB_F16 };
@@ -613,6 +615,7 @@ static void run_all(int with_16bit)
         test_conv_mixed(lp[k], lp[k]);
         test_chain_lenet(lp[k], 2);
         test_add(lp[k], 1000);
+        test_groups_relu6_concat(lp[k]);
     }
 }
 

@@ -1,9 +1,10 @@
 /* Op-by-op checks against ref that every backend's test runs the same
- * way: convolution, pooling, dropout, batch norm, linear, the loss and
- * SGD, forward and backward, on random inputs that are never zero. The
- * bounds are the test's (tol_of, backend_pair.h); dropout masks and
- * values and the max-pool workspace must be identical, SGD within 1e-6
- * per element. Include after backend_pair.h. */
+ * way: convolution (grouped and depthwise too), pooling, dropout, batch
+ * norm, linear, the loss, SGD, ReLU6 and channel concatenation, forward
+ * and backward, on random inputs that are never zero. The bounds are the
+ * test's (tol_of, backend_pair.h); dropout masks and values, the
+ * max-pool workspace and concatenated copies must be identical, SGD
+ * within 1e-6 per element. Include after backend_pair.h. */
 #ifndef DLB_TEST_BACKEND_PAIR_OPS_H
 #define DLB_TEST_BACKEND_PAIR_OPS_H
 
@@ -14,7 +15,8 @@ static void test_conv(const char *name, struct dlb_conv2d_desc d,
 {
     char what[160];
     size_t xn = (size_t)d.n * d.in_c * d.in_h * d.in_w;
-    size_t wn = (size_t)d.out_c * d.in_c * d.kh * d.kw;
+    size_t wn = (size_t)d.out_c * (d.in_c / (d.groups > 1 ? d.groups : 1)) *
+                d.kh * d.kw;
     size_t yn = (size_t)d.n * d.out_c * d.out_h * d.out_w;
     struct pair x = rand_pair(t, xn, 1.0), w = rand_pair(t, wn, 0.3);
     struct pair b = bias ? rand_pair(t, d.out_c, 1.0) : none;
@@ -188,6 +190,183 @@ static void test_add(enum dlb_dtype t, size_t count)
     CALL(add, yn, B(y1), B(y2), B(s));
     NEAR_DNN("add of two convolution outputs", s);
     RELEASE(&cx, &w1, &w2, &y1, &y2, &s);
+}
+
+/* conv_desc's convolution in g groups. */
+static struct dlb_conv2d_desc grouped(struct dlb_conv2d_desc d, uint32_t g)
+{
+    d.groups = g;
+    return d;
+}
+
+/* RELU with relu_max 6 (ReLU6) on inputs in +-[0.9, 9): some clipped,
+ * some passed, some zeroed; backward, then forward in place. The ReLU's
+ * bound (element-wise). */
+static void test_relu6(size_t count, enum dlb_dtype t)
+{
+    struct pair x = rand_pair(t, count, 9.0), dy = rand_pair(t, count, 1.0);
+    struct pair y = out_pair(t, count), dx = out_pair(t, count);
+    BOTH CHECK(dlb_backend_run(BE, &(struct dlb_op){.kind = DLB_OP_RELU,
+                   .prop = DLB_PROP_FWD_TRAIN, .count = count,
+                   .relu_max = 6.0f, .x = B(x), .y = B(y)}) == DLB_OK);
+    NEAR("relu6 fwd", y);
+    BOTH CHECK(dlb_backend_run(BE, &(struct dlb_op){.kind = DLB_OP_RELU,
+                   .prop = DLB_PROP_BWD, .count = count, .relu_max = 6.0f,
+                   .y = B(y), .dy = B(dy), .dx = B(dx)}) == DLB_OK);
+    NEAR("relu6 bwd", dx);
+    BOTH CHECK(dlb_backend_run(BE, &(struct dlb_op){.kind = DLB_OP_RELU,
+                   .prop = DLB_PROP_FWD_INFER, .count = count,
+                   .relu_max = 6.0f, .x = B(x), .y = B(x)}) == DLB_OK);
+    NEAR("relu6 fwd in place", x);
+    RELEASE(&x, &dy, &y, &dx);
+}
+
+/* One CONCAT of channels [offset, offset + c) on both sides. */
+static void concat_run(enum dlb_prop prop, struct dlb_concat_desc d,
+                       struct pair part, struct pair all)
+{
+    BOTH CHECK(dlb_backend_run(BE, &(struct dlb_op){.kind = DLB_OP_CONCAT,
+                   .prop = prop, .concat = d,
+                   .x = prop == DLB_PROP_BWD ? NULL : B(part),
+                   .y = prop == DLB_PROP_BWD ? NULL : B(all),
+                   .dy = prop == DLB_PROP_BWD ? B(all) : NULL,
+                   .dx = prop == DLB_PROP_BWD ? B(part) : NULL}) == DLB_OK);
+}
+
+/* CONCAT of `parts` inputs of cs[i] channels (n images of hw pixels)
+ * into one output, written last input first, then every input's gradient
+ * from the output's: byte copies, identical to ref's. */
+static void test_concat(enum dlb_dtype t, uint32_t n, uint32_t hw,
+                        const uint32_t *cs, int parts)
+{
+    struct pair x[3], dx[3];
+    uint32_t at[3], total = 0;
+    char what[96];
+    for (int i = 0; i < parts; i++) {
+        at[i] = total;
+        total += cs[i];
+        x[i] = rand_pair(t, (size_t)n * cs[i] * hw, 1.0);
+        dx[i] = out_pair(t, (size_t)n * cs[i] * hw);
+    }
+    struct pair y = out_pair(t, (size_t)n * total * hw);
+    struct pair dy = rand_pair(t, (size_t)n * total * hw, 1.0);
+    for (int i = parts - 1; i >= 0; i--)
+        concat_run(DLB_PROP_FWD_TRAIN,
+                   (struct dlb_concat_desc){n, cs[i], total, at[i], hw}, x[i],
+                   y);
+    snprintf(what, sizeof what, "concat fwd of %d inputs", parts);
+    expect_same(what, y);
+    for (int i = 0; i < parts; i++) {
+        concat_run(DLB_PROP_BWD,
+                   (struct dlb_concat_desc){n, cs[i], total, at[i], hw}, dx[i],
+                   dy);
+        snprintf(what, sizeof what, "concat bwd, input %d of %d", i + 1, parts);
+        expect_same(what, dx[i]);
+        RELEASE(&x[i], &dx[i]);
+    }
+    RELEASE(&y, &dy);
+}
+
+/* A depthwise block as MobileNetV2 runs it, on the backend's own layout
+ * of a convolution's output (the cpu backend's blocked one): depthwise
+ * 3x3 conv, ReLU6 in place, concatenated behind a second input; back
+ * through the concatenation, ReLU6 and the convolution. Within the
+ * convolution's bound. */
+static void test_depthwise_chain(enum dlb_dtype t)
+{
+    struct dlb_conv2d_desc d = grouped(conv_desc(2, 32, 8, 8, 32, 3, 1, 1), 32);
+    size_t an = (size_t)2 * 32 * 64, on = (size_t)2 * 48 * 64;
+    struct pair x = rand_pair(t, an, 1.0), w = rand_pair(t, 32 * 9, 2.0);
+    struct pair other = rand_pair(t, (size_t)2 * 16 * 64, 1.0);
+    struct pair y = out_pair(t, an), cat = out_pair(t, on);
+    struct pair dcat = rand_pair(t, on, 1.0), dy = out_pair(t, an);
+    struct pair dx = out_pair(t, an), dw = out_pair(t, 32 * 9);
+    struct dlb_concat_desc c0 = {2, 16, 48, 0, 64}, c1 = {2, 32, 48, 16, 64};
+    CALL(conv2d_fwd, &d, B(x), B(w), NULL, B(y));
+    BOTH CHECK(dlb_backend_run(BE, &(struct dlb_op){.kind = DLB_OP_RELU,
+                   .prop = DLB_PROP_FWD_TRAIN, .count = an, .relu_max = 6.0f,
+                   .x = B(y), .y = B(y)}) == DLB_OK);
+    concat_run(DLB_PROP_FWD_TRAIN, c1, y, cat);
+    concat_run(DLB_PROP_FWD_TRAIN, c0, other, cat);
+    NEAR_DNN("depthwise chain: conv, relu6, concat", cat);
+    concat_run(DLB_PROP_BWD, c1, dy, dcat);
+    BOTH CHECK(dlb_backend_run(BE, &(struct dlb_op){.kind = DLB_OP_RELU,
+                   .prop = DLB_PROP_BWD, .count = an, .relu_max = 6.0f,
+                   .y = B(y), .dy = B(dy), .dx = B(dy)}) == DLB_OK);
+    NEAR_DNN("depthwise chain: relu6 bwd in place", dy);
+    CALL(conv2d_bwd_data, &d, B(w), B(dy), B(dx));
+    CALL(conv2d_bwd_weights, &d, B(x), B(dy), B(dw), NULL);
+    NEAR_DNN("depthwise chain: conv dx", dx);
+    NEAR_DNN("depthwise chain: conv dw", dw);
+    RELEASE(&x, &w, &other, &y, &cat, &dcat, &dy, &dx, &dw);
+}
+
+/* Random integers in [lo, hi] of int8 type t. */
+static struct pair rand_int8(enum dlb_dtype t, size_t n, int lo, int hi)
+{
+    float *v = malloc(n * sizeof *v + 1);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(lo + (int)dlb_rng_below(&rng, (uint64_t)(hi - lo + 1)));
+    struct pair p = from_floats(t, v, n);
+    free(v);
+    return p;
+}
+
+/* A grouped int8 convolution is computed as ref computes it (f32 y:
+ * backend.h's 1e-6 relative), or refused with DLB_ERR_UNSUPPORTED naming
+ * the groups: never as a dense one. Skipped without int8. */
+static void test_conv_int8_grouped(void)
+{
+    char why[256];
+    if (DLB_BE_CALL(dev, supports, DLB_CAP_INT8, why, sizeof why) != DLB_OK)
+        return;
+    struct dlb_conv2d_desc d = grouped(conv_desc(2, 16, 6, 6, 16, 3, 1, 1), 4);
+    struct dlb_int8_desc q = { DLB_U8, 0.05f, 12, 1.0f, 0, 1 };
+    size_t xn = 2 * 16 * 36, wn = 16 * 4 * 9, yn = 2 * 16 * 36;
+    struct pair x = rand_int8(DLB_U8, xn, 0, 255);
+    struct pair w = rand_int8(DLB_S8, wn, -127, 127);
+    struct pair ws = rand_pair(DLB_F32, 16, 0.01), y = out_pair(DLB_F32, yn);
+    dlb_status st[2];
+    BOTH st[side] = dlb_backend_run(BE, &(struct dlb_op){
+        .kind = DLB_OP_CONV2D_INT8, .prop = DLB_PROP_FWD_INFER, .conv = d,
+        .q = q, .x = B(x), .w = B(w), .w_scale = B(ws), .y = B(y)});
+    CHECK(st[1] == DLB_OK);
+    if (st[0] == DLB_ERR_UNSUPPORTED)
+        expect_true("int8 conv in 4 groups: refused, naming the groups",
+                    strstr(dlb_backend_last_error(dev), "groups") != NULL);
+    else if (st[0] == DLB_OK)
+        expect_tol("int8 conv in 4 groups -> f32 relu", y, 1e-6);
+    else
+        expect_true("int8 conv in 4 groups: runs or is refused", 0);
+    RELEASE(&x, &w, &ws, &y);
+}
+
+/* Grouped and depthwise convolutions (MobileNetV2's: stride 1 and 2, pad
+ * 1), ReLU6 and concatenation in type t: the operations of the networks
+ * after vgg-small, which test_cpu_backend and test_cuda_ops append; with
+ * f32, the grouped int8 convolution too. */
+static void test_groups_relu6_concat(enum dlb_dtype t)
+{
+    static const uint32_t two[2] = {5, 11}, three[3] = {16, 3, 8};
+    test_conv("grouped g2 16->32 k3p1 @8",
+              grouped(conv_desc(2, 16, 8, 8, 32, 3, 1, 1), 2), t, 1);
+    test_conv("grouped g4 16->32 k3p1 @8",
+              grouped(conv_desc(2, 16, 8, 8, 32, 3, 1, 1), 4), t, 0);
+    test_conv("grouped g4 16->32 k3 s2 @9",
+              grouped(conv_desc(3, 16, 9, 9, 32, 3, 2, 0), 4), t, 1);
+    test_conv("depthwise 32 k3 s1 p1 @10",
+              grouped(conv_desc(2, 32, 10, 10, 32, 3, 1, 1), 32), t, 1);
+    test_conv("depthwise 32 k3 s2 p1 @10",
+              grouped(conv_desc(2, 32, 10, 10, 32, 3, 2, 1), 32), t, 0);
+    test_conv("depthwise 24 k3 s2 p1 @7 (odd)",
+              grouped(conv_desc(3, 24, 7, 7, 24, 3, 2, 1), 24), t, 1);
+    test_relu6(4 * 16 * 8 * 8, t);
+    test_relu6(77, t);
+    test_concat(t, 3, 7 * 5, two, 2);
+    test_concat(t, 2, 16, three, 3);
+    test_depthwise_chain(t);
+    if (t == DLB_F32)
+        test_conv_int8_grouped();
 }
 
 /* Three steps with momentum and weight decay: w and v within 1e-6. */

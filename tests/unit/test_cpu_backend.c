@@ -1,14 +1,15 @@
 /* The cpu backend (oneDNN) against the ref backend, op by op, forward and
  * backward, on random inputs that are never zero, at LeNet's and
- * vgg-small's real layer shapes (small batches: ref is slow on purpose)
- * and at odd shapes (stride 2, padding, batch 1 and 3, non-square).
+ * vgg-small's real layer shapes (small batches: ref is slow on purpose),
+ * at odd shapes (stride 2, padding, batch 1 and 3, non-square) and at
+ * MobileNetV2's grouped and depthwise ones (with ReLU6, concatenation).
  *
  * Bounds, relative to the norm (||cpu - ref|| / ||ref||):
  *   fp32: 1e-5 (oneDNN accumulates in fp32, ref in double);
  *   bf16: 1e-2 (both see the same bf16 inputs and round outputs to bf16;
  *         one bf16 rounding is 2^-9 = 2e-3 relative per element).
  * Identical: the dropout mask and values, the max-pool workspace, casts,
- * (de)quantisation, fill; SGD within 1e-6 per element.
+ * (de)quantisation, fill, concatenation; SGD within 1e-6 per element.
  * The checks this test shares with the cuda backend's are in
  * backend_pair_ops.h and backend_pair_lenet.h. Exits 77 when the cpu
  * backend is not built in. */
@@ -534,6 +535,10 @@ int main(void)
     test_add(DLB_F32, 70001);
     if (bf16)
         test_add(DLB_BF16, 1000);
+    /* grouped and depthwise convolutions, ReLU6, concatenation */
+    test_groups_relu6_concat(DLB_F32);
+    if (bf16)
+        test_groups_relu6_concat(DLB_BF16);
 
     dlb_backend_close(dev);
     dlb_backend_close(ref);

@@ -8,7 +8,8 @@
  * block cut short) and 37 (both threads), fewer channel groups than a
  * block holds (4, 8 and 12 channels), 3x3 from 2 channels, 3 quads to a
  * row; and shapes oneDNN keeps (16
- * channels, a row of 6, stride 2, an input in nhwc). The packed weights
+ * channels, a row of 6, stride 2, an input in nhwc, the kernel's shapes
+ * in channel groups: it computes one group only). The packed weights
  * must follow every write of the weights. On a CPU with AVX-512 the test
  * checks that the kernel took the shapes it should. Exits 77 when the cpu
  * backend is not built in. */
@@ -110,6 +111,13 @@ int main(void)
     test_fwd("a row of 6", conv_desc(2, 10, 10, 10, 20, 5, 1, 0), 1, 0);
     test_fwd("stride 2", conv_desc(2, 10, 19, 19, 20, 5, 2, 0), 1, 0);
     test_nhwc_input();
+    {
+        struct dlb_conv2d_desc g = conv_desc(2, 10, 12, 12, 20, 5, 1, 0);
+        g.groups = 2;
+        test_fwd("lenet conv2 in 2 groups", g, 1, 0);
+        g.groups = 10;
+        test_fwd("lenet conv2 depthwise-like, 10 groups", g, 0, 0);
+    }
     dlb_backend_close(dev);
     dlb_backend_close(ref);
     return check_exit();

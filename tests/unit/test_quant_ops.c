@@ -12,11 +12,12 @@
  *   with and without a zero point, zero padding, stride 2, per-tensor
  *   and per-channel weight scales, with and without bias and ReLU, f32,
  *   u8 (with a zero point) and s8 outputs, at LeNet's and vgg-small's
- *   layer shapes. Tolerance: int8 outputs within 1 (one step of the
- *   output scale; both accumulate exactly, and only where the float
- *   requantisation lands within rounding of a half can they differ),
- *   f32 outputs within 1e-6 relative; the number of int8 outputs that
- *   differ is printed (0 in practice);
+ *   layer shapes and at grouped and depthwise ones (MobileNetV2's).
+ *   Tolerance: int8 outputs within 1 (one step of the output scale;
+ *   both accumulate exactly, and only where the float requantisation
+ *   lands within rounding of a half can they differ), f32 outputs within
+ *   1e-6 relative; the number of int8 outputs that differ is printed (0
+ *   in practice);
  * - an f32 input (the first layer's) gives exactly what its quantised
  *   values give, on both backends, through the cpu backend's fused
  *   quantise + im2col path for one input channel too (four, two and one
@@ -190,7 +191,8 @@ static void counts(const struct layer *L, struct data *d)
     if (L->conv) {
         const struct dlb_conv2d_desc *c = &L->cd;
         d->xn = (size_t)c->n * c->in_c * c->in_h * c->in_w;
-        d->wn = (size_t)c->out_c * c->in_c * c->kh * c->kw;
+        uint32_t g = c->groups > 1 ? c->groups : 1;
+        d->wn = (size_t)c->out_c * (c->in_c / g) * c->kh * c->kw;
         d->yn = (size_t)c->n * c->out_c * c->out_h * c->out_w;
         d->out_c = c->out_c;
     } else {
@@ -268,9 +270,11 @@ static double fake(const struct layer *L, const struct data *d,
         size_t plane = (size_t)c->out_h * c->out_w;
         size_t n = yi / (plane * c->out_c), i = (yi % plane) / c->out_w;
         size_t j = yi % c->out_w;
+        uint32_t g = c->groups > 1 ? c->groups : 1, icg = c->in_c / g;
         o = (uint32_t)((yi / plane) % c->out_c);
         s = d->ws[L->per_channel ? o : 0];
-        for (uint32_t ci = 0; ci < c->in_c; ci++)
+        uint32_t c0 = o / (c->out_c / g) * icg; /* o's group of inputs */
+        for (uint32_t ci = c0; ci < c0 + icg; ci++)
             for (uint32_t r = 0; r < c->kh; r++)
                 for (uint32_t t = 0; t < c->kw; t++) {
                     long ih = (long)(i * c->stride_h + r) - (long)c->pad_h;
@@ -280,7 +284,7 @@ static double fake(const struct layer *L, const struct data *d,
                         continue;
                     size_t xi = ((n * c->in_c + ci) * c->in_h + (size_t)ih) *
                                 c->in_w + (size_t)iw;
-                    size_t wi = ((o * (size_t)c->in_c + ci) * c->kh + r) *
+                    size_t wi = ((o * (size_t)icg + ci - c0) * c->kh + r) *
                                 c->kw + t;
                     acc += q->x_scale * (double)(qval(L->xt, d->x, xi) -
                                                  q->x_zero_point) *
@@ -414,6 +418,30 @@ static void test_layers(void)
           {0}, DLB_U8, DLB_F32, 73, 0, 0, 0, 0, 1 },
         { "f32 linear -> f32", 0, {0}, { 4, 128, 10 },
           DLB_U8, DLB_F32, 20, 0, 0, 1, 1, 1 },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        test_layer(&cases[k]);
+}
+
+/* Grouped and depthwise int8 convolutions (MobileNetV2's), on ref
+ * against the fake-quantised layer and on the cpu backend (oneDNN's
+ * grouped int8 kernels) against ref, as test_layers. */
+static void test_grouped_layers(void)
+{
+    struct dlb_conv2d_desc g2 = conv(2, 16, 9, 32, 3, 1, 1);
+    struct dlb_conv2d_desc dw1 = conv(2, 32, 10, 32, 3, 1, 1);
+    struct dlb_conv2d_desc dw2 = conv(2, 32, 10, 32, 3, 2, 1);
+    struct dlb_conv2d_desc g4 = conv(2, 16, 9, 16, 3, 1, 1);
+    g2.groups = 2, dw1.groups = 32, dw2.groups = 32, g4.groups = 4;
+    const struct layer cases[] = {
+        { "grouped g2 u8 zp -> u8", 1, g2, {0},
+          DLB_U8, DLB_U8, 20, 0, 1, 1, 1, 0 },
+        { "depthwise u8 zp -> f32 relu", 1, dw1, {0},
+          DLB_U8, DLB_F32, 30, 0, 1, 1, 0, 0 },
+        { "depthwise s8 stride 2 -> s8", 1, dw2, {0},
+          DLB_S8, DLB_S8, 0, 0, 0, 1, 1, 0 },
+        { "f32 grouped g4 -> u8 zp", 1, g4, {0},
+          DLB_U8, DLB_U8, 73, 90, 1, 0, 1, 1 },
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         test_layer(&cases[k]);
@@ -563,6 +591,7 @@ int main(void)
     test_pool();
     test_chain();
     test_rewrite();
+    test_grouped_layers();
     dlb_backend_close(cpu);
     dlb_backend_close(ref);
     return check_exit();

@@ -1,6 +1,8 @@
 /* The ref backend is the oracle for every other backend, so its backward
  * passes are checked here against central finite differences of its own
- * forward passes, computed in fp64 (F64 buffers) on random non-zero inputs.
+ * forward passes, computed in fp64 (F64 buffers) on random non-zero inputs
+ * (grouped and depthwise convolutions, ReLU6 and concatenation too), each
+ * within 1e-6 (relative above 1).
  * Its exact operations (SGD, casts, elementwise) are test_ref_ops.c's. */
 #include "check.h"
 
@@ -106,7 +108,8 @@ static size_t conv_xn(const struct dlb_conv2d_desc *d)
 }
 static size_t conv_wn(const struct dlb_conv2d_desc *d)
 {
-    return (size_t)d->out_c * d->in_c * d->kh * d->kw;
+    return (size_t)d->out_c * (d->in_c / (d->groups > 1 ? d->groups : 1)) *
+           d->kh * d->kw;
 }
 static size_t conv_yn(const struct dlb_conv2d_desc *d)
 {
@@ -129,31 +132,63 @@ static double conv_f(void *p)
     return s;
 }
 
-static void test_conv(void)
+/* dx, dw and db of convolution d against central differences; with
+ * `refuse`, then that an output size that does not follow is refused. */
+static void conv_grads(const char *name, struct dlb_conv2d_desc d, int refuse)
 {
-    struct conv_ctx c = { .d = { .n = 2, .in_c = 3, .in_h = 7, .in_w = 6,
-                                 .out_c = 4, .kh = 3, .kw = 3, .stride_h = 2,
-                                 .stride_w = 2, .pad_h = 1, .pad_w = 1 } };
-    c.d.out_h = dlb_conv_out_size(7, 3, 2, 1);
-    c.d.out_w = dlb_conv_out_size(6, 3, 2, 1);
-    CHECK(c.d.out_h == 4 && c.d.out_w == 3);
+    struct conv_ctx c = { .d = d };
+    char what[64];
     size_t xn = conv_xn(&c.d), wn = conv_wn(&c.d), yn = conv_yn(&c.d);
-    c.x = randv(xn); c.w = randv(wn); c.b = randv(c.d.out_c); c.r = randv(yn);
-    double *dx = calloc(xn, 8), *dw = calloc(wn, 8), *db = calloc(4, 8);
+    size_t oc = c.d.out_c;
+    c.x = randv(xn); c.w = randv(wn); c.b = randv(oc); c.r = randv(yn);
+    double *dx = calloc(xn, 8), *dw = calloc(wn, 8), *db = calloc(oc, 8);
     struct dlb_buffer *b[6] = { up(c.x, xn), up(c.w, wn), up(c.r, yn),
-                                zeros(xn), zeros(wn), zeros(4) };
+                                zeros(xn), zeros(wn), zeros(oc) };
     CHECK(DLB_RUN(be, conv2d_bwd_data, &(c.d), b[1], b[2], b[3]) == 0);
     CHECK(DLB_RUN(be, conv2d_bwd_weights, &(c.d), b[0], b[2], b[4], b[5]) == 0);
-    down(b[3], dx, xn); down(b[4], dw, wn); down(b[5], db, 4);
-    check_grad("conv dx", conv_f, &c, c.x, xn, dx);
-    check_grad("conv dw", conv_f, &c, c.w, wn, dw);
-    check_grad("conv db", conv_f, &c, c.b, 4, db);
+    down(b[3], dx, xn); down(b[4], dw, wn); down(b[5], db, oc);
+    snprintf(what, sizeof what, "%s dx", name);
+    check_grad(what, conv_f, &c, c.x, xn, dx);
+    snprintf(what, sizeof what, "%s dw", name);
+    check_grad(what, conv_f, &c, c.w, wn, dw);
+    snprintf(what, sizeof what, "%s db", name);
+    check_grad(what, conv_f, &c, c.b, oc, db);
     /* A descriptor whose output does not follow from its input is refused. */
-    c.d.out_h = 5;
-    CHECK(DLB_RUN(be, conv2d_bwd_data, &(c.d), b[1], b[2], b[3]) ==
-          DLB_ERR_INTERNAL);
+    c.d.out_h = c.d.out_h + 1;
+    if (refuse)
+        CHECK(DLB_RUN(be, conv2d_bwd_data, &(c.d), b[1], b[2], b[3]) ==
+              DLB_ERR_INTERNAL);
     release(b, 6);
     free(c.x); free(c.w); free(c.b); free(c.r); free(dx); free(dw); free(db);
+}
+
+static void test_conv(void)
+{
+    struct dlb_conv2d_desc d = { .n = 2, .in_c = 3, .in_h = 7, .in_w = 6,
+                                 .out_c = 4, .kh = 3, .kw = 3, .stride_h = 2,
+                                 .stride_w = 2, .pad_h = 1, .pad_w = 1 };
+    d.out_h = dlb_conv_out_size(7, 3, 2, 1);
+    d.out_w = dlb_conv_out_size(6, 3, 2, 1);
+    CHECK(d.out_h == 4 && d.out_w == 3);
+    conv_grads("conv", d, 1);
+}
+
+/* Grouped (4 -> 6 channels in 2 groups, stride 2, pad 1, non-square) and
+ * depthwise (3 channels, stride 1, pad 1) convolutions. */
+static void test_conv_groups(void)
+{
+    struct dlb_conv2d_desc g = { .n = 2, .in_c = 4, .in_h = 7, .in_w = 6,
+                                 .out_c = 6, .kh = 3, .kw = 3, .stride_h = 2,
+                                 .stride_w = 2, .pad_h = 1, .pad_w = 1,
+                                 .groups = 2 };
+    g.out_h = dlb_conv_out_size(7, 3, 2, 1);
+    g.out_w = dlb_conv_out_size(6, 3, 2, 1);
+    conv_grads("grouped conv", g, 0);
+    struct dlb_conv2d_desc dw = { .n = 2, .in_c = 3, .in_h = 5, .in_w = 6,
+                                  .out_c = 3, .kh = 3, .kw = 3, .stride_h = 1,
+                                  .stride_w = 1, .pad_h = 1, .pad_w = 1,
+                                  .out_h = 5, .out_w = 6, .groups = 3 };
+    conv_grads("depthwise conv", dw, 0);
 }
 
 /* ---- pooling ------------------------------------------------------ */
@@ -239,6 +274,108 @@ static void test_relu(void)
     check_grad("relu dx", relu_f, &c, c.x, c.n, dx);
     release(b, 3);
     free(c.x); free(c.r); free(dx);
+}
+
+/* ---- ReLU6: relu_max 6 ---------------------------------------------- */
+static double relu6_f(void *p)
+{
+    struct vec_ctx *c = p;
+    struct dlb_buffer *b[2] = { up(c->x, c->n), zeros(c->n) };
+    double *y = malloc(c->n * 8), s;
+    CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_RELU,
+              .prop = DLB_PROP_FWD_TRAIN, .count = c->n, .relu_max = 6.0f,
+              .x = b[0], .y = b[1]}) == 0);
+    down(b[1], y, c->n);
+    s = dot(y, c->r, c->n);
+    free(y);
+    release(b, 2);
+    return s;
+}
+
+static void test_relu6(void)
+{
+    struct vec_ctx c = { .n = 64 };
+    int clipped = 0, passed = 0;
+    c.x = randv(c.n);
+    c.r = randv(c.n);
+    for (size_t i = 0; i < c.n; i++) {
+        c.x[i] *= 9.0; /* +-[0.9, 9): away from 0; and from 6, below */
+        if (fabs(c.x[i] - 6.0) < 0.01)
+            c.x[i] += 0.05;
+        clipped += c.x[i] > 6.0;
+        passed += c.x[i] > 0.0 && c.x[i] < 6.0;
+    }
+    CHECK(clipped > 0 && passed > 0);
+    double *dx = malloc(c.n * 8);
+    struct dlb_buffer *b[3] = { up(c.x, c.n), up(c.r, c.n), zeros(c.n) };
+    CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_RELU,
+              .prop = DLB_PROP_FWD_TRAIN, .count = c.n, .relu_max = 6.0f,
+              .x = b[0], .y = b[0]}) == 0); /* in place */
+    CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_RELU,
+              .prop = DLB_PROP_BWD, .count = c.n, .relu_max = 6.0f,
+              .y = b[0], .dy = b[1], .dx = b[2]}) == 0);
+    down(b[2], dx, c.n);
+    check_grad("relu6 dx", relu6_f, &c, c.x, c.n, dx);
+    release(b, 3);
+    free(c.x); free(c.r); free(dx);
+}
+
+/* ---- concatenation of three inputs ---------------------------------- */
+struct cat_ctx {
+    struct dlb_concat_desc d[3];
+    double *x[3], *r;
+    size_t yn;
+};
+
+static double concat_f(void *p)
+{
+    struct cat_ctx *c = p;
+    struct dlb_buffer *y = zeros(c->yn), *x[3];
+    double *v = malloc(c->yn * 8), s;
+    for (int i = 0; i < 3; i++) {
+        x[i] = up(c->x[i], (size_t)c->d[i].n * c->d[i].c * c->d[i].hw);
+        CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_CONCAT,
+                  .prop = DLB_PROP_FWD_TRAIN, .concat = c->d[i], .x = x[i],
+                  .y = y}) == 0);
+    }
+    down(y, v, c->yn);
+    s = dot(v, c->r, c->yn);
+    free(v);
+    release(x, 3);
+    release(&y, 1);
+    return s;
+}
+
+static void test_concat(void)
+{
+    const uint32_t n = 2, hw = 5, cs[3] = { 2, 3, 1 }, at[3] = { 4, 0, 3 };
+    struct cat_ctx c;
+    c.yn = (size_t)n * 6 * hw;
+    c.r = randv(c.yn);
+    struct dlb_buffer *dy = up(c.r, c.yn);
+    for (int i = 0; i < 3; i++) {
+        size_t xn = (size_t)n * cs[i] * hw;
+        c.d[i] = (struct dlb_concat_desc){ n, cs[i], 6, at[i], hw };
+        c.x[i] = randv(xn);
+    }
+    for (int i = 0; i < 3; i++) {
+        size_t xn = (size_t)n * cs[i] * hw;
+        struct dlb_buffer *dx = zeros(xn);
+        double *g = malloc(xn * 8);
+        char what[32];
+        CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_CONCAT,
+                  .prop = DLB_PROP_BWD, .concat = c.d[i], .dy = dy,
+                  .dx = dx}) == 0);
+        down(dx, g, xn);
+        snprintf(what, sizeof what, "concat dx%d", i);
+        check_grad(what, concat_f, &c, c.x[i], xn, g);
+        release(&dx, 1);
+        free(g);
+    }
+    release(&dy, 1);
+    for (int i = 0; i < 3; i++)
+        free(c.x[i]);
+    free(c.r);
 }
 
 /* ---- dropout: the mask is fixed by the seed ----------------------- */
@@ -487,6 +624,10 @@ int main(void)
     test_dropout(DLB_DROPOUT_ELEMENT);
     test_dropout(DLB_DROPOUT_CHANNEL);
     test_dropout_mask();
+    /* the networks after vgg-small: last, as the rng draws come in order */
+    test_conv_groups();
+    test_relu6();
+    test_concat();
     dlb_backend_close(be);
     return check_exit();
 }

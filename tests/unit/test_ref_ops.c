@@ -1,7 +1,8 @@
 /* The ref backend's operations whose results are exact: opening backends
  * by name and the buffer rules (test_registry), SGD against a hand-worked
  * sequence, casts against known bit patterns, the elementwise operations
- * and int8 quantization. The backward passes are test_ref_grad.c's. */
+ * and int8 quantization; grouped convolutions, ReLU6 and concatenation on
+ * hand-worked values, and the one check's refusals of their descriptors. The backward passes are test_ref_grad.c's. */
 #include "check.h"
 
 #include <stdio.h>
@@ -268,6 +269,98 @@ static void test_elementwise(void)
     release(&q, 1);
 }
 
+/* The operations of the networks after vgg-small on hand-worked values,
+ * and the one check's refusals of their descriptors. */
+static void test_groups_relu6_concat(void)
+{
+    /* depthwise 1x1: y[c] = w[c] x[c] + b[c]; then 4 -> 2 channels in 2
+     * groups: y[0] = x[0] + 2 x[1], y[1] = 3 x[2] + 4 x[3] */
+    struct dlb_conv2d_desc dw = { 1, 2, 1, 2, 2, 1, 1, 1, 1, 0, 0, 1, 2, 2 };
+    struct dlb_conv2d_desc g2 = { 1, 4, 1, 1, 2, 1, 1, 1, 1, 0, 0, 1, 1, 2 };
+    double xv[4] = { 1, -2, 3, 5 }, wv[4] = { 10, 100, 3, 4 }, bv[2] = { 1, 2 };
+    double out[6];
+    struct dlb_buffer *x = up(xv, 4), *w = up(wv, 4), *b = up(bv, 2);
+    struct dlb_buffer *y = zeros(4);
+    CHECK(DLB_RUN(be, conv2d_fwd, &dw, x, w, b, y) == 0);
+    down(y, out, 4);
+    CHECK(out[0] == 11 && out[1] == -19 && out[2] == 302 && out[3] == 502);
+    wv[0] = 1, wv[1] = 2;
+    CHECK(DLB_BE_CALL(be, copy_from_host, w, 0, wv, sizeof wv) == 0);
+    CHECK(DLB_RUN(be, conv2d_fwd, &g2, x, w, NULL, y) == 0);
+    down(y, out, 2);
+    CHECK(out[0] == -3 && out[1] == 29);
+    /* groups that do not divide the channels are the caller's bug */
+    g2.groups = 3;
+    CHECK(DLB_RUN(be, conv2d_fwd, &g2, x, w, NULL, y) == DLB_ERR_INTERNAL);
+    CHECK(strstr(dlb_backend_last_error(be), "groups do not divide") != NULL);
+    g2.groups = 2;
+    /* w sized for the groups: 2 * (4 / 2) weights; one fewer is refused */
+    struct dlb_buffer *w3 = up(wv, 3);
+    CHECK(DLB_RUN(be, conv2d_fwd, &g2, x, w3, NULL, y) == DLB_ERR_INTERNAL);
+    CHECK(strstr(dlb_backend_last_error(be), "tensor w holds 3") != NULL);
+    release(&w3, 1);
+
+    /* ReLU6: clipped at 6 forward, no gradient where clipped or <= 0 */
+    double rv[5] = { -1, 0.5, 6, 7, 5.75 }, ones[5] = { 1, 1, 1, 1, 1 };
+    struct dlb_buffer *r = up(rv, 5), *g = up(ones, 5), *rd = zeros(5);
+    CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_RELU,
+              .prop = DLB_PROP_FWD_INFER, .count = 5, .relu_max = 6.0f,
+              .x = r, .y = r}) == 0);
+    down(r, out, 5);
+    CHECK(out[0] == 0 && out[1] == 0.5 && out[2] == 6 && out[3] == 6 &&
+          out[4] == 5.75);
+    CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_RELU,
+              .prop = DLB_PROP_BWD, .count = 5, .relu_max = 6.0f, .y = r,
+              .dy = g, .dx = rd}) == 0);
+    down(rd, out, 5);
+    CHECK(out[0] == 0 && out[1] == 1 && out[2] == 0 && out[3] == 0 &&
+          out[4] == 1);
+    CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_RELU,
+              .prop = DLB_PROP_FWD_INFER, .count = 5, .relu_max = -1.0f,
+              .x = r, .y = r}) == DLB_ERR_INTERNAL);
+    CHECK(strstr(dlb_backend_last_error(be), "relu_max") != NULL);
+    CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_RELU,
+              .prop = DLB_PROP_BWD, .count = 5, .relu_max = NAN, .y = r,
+              .dy = g, .dx = rd}) == DLB_ERR_INTERNAL);
+
+    /* CONCAT: x [2][1][2] into channels [1, 2) of y [2][3][2], the rest
+     * of y untouched; back out again */
+    double cv[4] = { 1, 2, 3, 4 }, yv[12];
+    for (int i = 0; i < 12; i++)
+        yv[i] = -1 - i;
+    struct dlb_buffer *cx = up(cv, 4), *cy = up(yv, 12), *cd = zeros(4);
+    struct dlb_concat_desc cat = { 2, 1, 3, 1, 2 };
+    CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_CONCAT,
+              .prop = DLB_PROP_FWD_TRAIN, .concat = cat, .x = cx,
+              .y = cy}) == 0);
+    down(cy, yv, 12);
+    CHECK(yv[0] == -1 && yv[1] == -2 && yv[2] == 1 && yv[3] == 2 &&
+          yv[4] == -5 && yv[8] == 3 && yv[9] == 4 && yv[11] == -12);
+    CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_CONCAT,
+              .prop = DLB_PROP_BWD, .concat = cat, .dy = cy, .dx = cd}) == 0);
+    down(cd, out, 4);
+    CHECK(out[0] == 1 && out[1] == 2 && out[2] == 3 && out[3] == 4);
+    /* refused: channels past the output, a missing tensor, two types */
+    cat.offset = 3;
+    CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_CONCAT,
+              .prop = DLB_PROP_FWD_TRAIN, .concat = cat, .x = cx,
+              .y = cy}) == DLB_ERR_INTERNAL);
+    CHECK(strstr(dlb_backend_last_error(be), "outside the 3") != NULL);
+    cat.offset = 0;
+    CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_CONCAT,
+              .prop = DLB_PROP_BWD, .concat = cat, .dy = cy}) ==
+          DLB_ERR_INTERNAL);
+    CHECK(strstr(dlb_backend_last_error(be), "tensor dx is missing") != NULL);
+    struct dlb_buffer *c32 = NULL;
+    CHECK(DLB_BE_CALL(be, buffer_alloc, DLB_F32, 4, &c32) == 0);
+    CHECK(dlb_backend_run(be, &(struct dlb_op){.kind = DLB_OP_CONCAT,
+              .prop = DLB_PROP_FWD_TRAIN, .concat = cat, .x = c32,
+              .y = cy}) == DLB_ERR_INTERNAL);
+    CHECK(strstr(dlb_backend_last_error(be), "of one type") != NULL);
+    struct dlb_buffer *all[] = { x, w, b, y, r, g, rd, cx, cy, cd, c32 };
+    release(all, sizeof all / sizeof all[0]);
+}
+
 int main(void)
 {
     char reason[256];
@@ -282,6 +375,7 @@ int main(void)
     test_casts_bits();
     test_cast_op();
     test_elementwise();
+    test_groups_relu6_concat();
     dlb_backend_close(be);
     return check_exit();
 }

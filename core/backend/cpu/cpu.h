@@ -343,9 +343,17 @@ DLB_CPU_DEVICE(DLB_OP_DECLARE)
     DLB_KFN_CNN(X, cpu) DLB_KFN_QUANTIZE(X, cpu) DLB_KFN_INT8(X, cpu)       \
     DLB_KFN_SPARSE(X, cpu) DLB_KFN_BN_RELU(X, cpu)
 DLB_CPU_KFN(DLB_KFN_DECLARE)
-/* Kernels written for the descriptor itself: cpu_elementwise.c's add. */
+/* Kernels written for the descriptor itself: cpu_elementwise.c's add and
+ * concat. */
 dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op);
+dlb_status dlb_cpu_concat(struct dlb_backend *be, const struct dlb_op *op);
 extern const struct dlb_backend_ops dlb_cpu_ops;
+
+/* cpu_conv.c: a convolution's weight dims for oneDNN into wd, 4 ([out_c]
+ * [in_c][kh][kw]) or with groups 5 ([g][out_c / g][in_c / g][kh][kw],
+ * dense in the host view's order); returns how many. The own kernels
+ * below take one group only (their fits say so). */
+int dlb_cpu_conv_w_dims(const struct dlb_conv2d_desc *d, dnnl_dims_t wd);
 
 /* cpu_bnorm_bf16.c: batch norm on bf16 data in nChw16c or nhwc (`nhwc`
  * set) with c % 16 == 0 on AVX-512 (applies says whether it takes md);
@@ -476,10 +484,10 @@ dlb_status dlb_cpu_conv_pool_bwd_weights(struct dlb_backend *be,
                                          struct dlb_buffer *dw,
                                          struct dlb_buffer *db);
 /* cpu_conv_quads.c: an f32 convolution of 2-32 input channels to 4, 8,
- * 12 or 20 output channels on the host view, stride 1, no padding, out_w
- * a multiple of 4, on AVX-512 (fits says when; x must be in the host
- * view), for inference passes (kernel conv_quads). y is written
- * in the host view. */
+ * 12 or 20 output channels in one group on the host view, stride 1, no
+ * padding, out_w a multiple of 4, on AVX-512 (fits says when; x must be
+ * in the host view), for inference passes (kernel conv_quads). y is
+ * written in the host view. */
 int dlb_cpu_conv_quads_fits(const struct dlb_conv2d_desc *d,
                             const struct dlb_buffer *x,
                             const struct dlb_buffer *w,

@@ -1,5 +1,6 @@
-/* ReLU on oneDNN's eltwise primitive (JIT-vectorised, in place allowed)
- * and dropout as an own loop over dlb_dropout_keep, the mask every
+/* ReLU on oneDNN's eltwise primitive (JIT-vectorised, in place allowed),
+ * ReLU6 and other clipped ReLUs on its clip_v2 (the same kernels), and
+ * dropout as an own loop over dlb_dropout_keep, the mask every
  * backend shares bit for bit. */
 #include "cpu.h"
 
@@ -9,6 +10,7 @@ struct relu_arg {
     int backward;
     size_t count;
     dnnl_data_type_t dt;
+    float relu_max;
 };
 
 static dlb_status relu_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
@@ -18,6 +20,13 @@ static dlb_status relu_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
     const char *op = a->backward ? "relu_bwd" : "relu_fwd";
     dnnl_dims_t dims = { (dnnl_dim_t)a->count };
+    /* clip_v2 on [0, relu_max]: y = x where 0 < x <= relu_max, 0 below,
+     * relu_max above; its backward from y passes dy where 0 < y <
+     * relu_max, as backend.h's RELU says. */
+    int clip = a->relu_max > 0.0f;
+    dnnl_alg_kind_t alg = clip ? dnnl_eltwise_clip_v2_use_dst_for_bwd
+                               : dnnl_eltwise_relu_use_dst_for_bwd;
+    float beta = clip ? a->relu_max : 0.0f;
     dlb_status s = DLB_OK;
     /* One flat tensor: relu does not care about the shape, and any count
      * then shares one primitive per size. use_dst lets backward read y,
@@ -25,12 +34,11 @@ static dlb_status relu_build(struct dlb_backend *be, struct dlb_cpu_prim *p,
     DLB_DNNL(be, op, dlb_cpu_md_plain(&p->md[0], 1, dims, a->dt));
     DLB_DNNL(be, op, dlb_dnnl_eltwise_fwd_pd(
         &p->pd[a->backward ? DLB_CPU_HINT : 0], cpu->engine,
-        dnnl_forward_training, dnnl_eltwise_relu_use_dst_for_bwd, &p->md[0],
-        0.0f, 0.0f));
+        dnnl_forward_training, alg, &p->md[0], 0.0f, beta));
     if (a->backward)
         DLB_DNNL(be, op, dlb_dnnl_eltwise_bwd_pd(
-            &p->pd[0], cpu->engine, dnnl_eltwise_relu_use_dst_for_bwd,
-            &p->md[0], 0.0f, 0.0f, p->pd[DLB_CPU_HINT]));
+            &p->pd[0], cpu->engine, alg, &p->md[0], 0.0f, beta,
+            p->pd[DLB_CPU_HINT]));
     DLB_DNNL(be, op, dlb_cpu_make(p, 0));
     for (int i = 0; i < 3; i++)
         DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[i], &p->md[0]));
@@ -39,15 +47,18 @@ out:
 }
 
 static dlb_status relu_get(struct dlb_backend *be, int backward, size_t count,
-                           enum dlb_dtype t, struct dlb_cpu_prim **out)
+                           enum dlb_dtype t, float relu_max,
+                           struct dlb_cpu_prim **out)
 {
     struct dlb_cpu_key k;
-    struct relu_arg a = { backward, count, dlb_cpu_dnnl_type(t) };
+    struct relu_arg a = { backward, count, dlb_cpu_dnnl_type(t),
+                          relu_max > 0.0f ? relu_max : 0.0f };
     memset(&k, 0, sizeof k);
     k.op = backward ? DLB_CPU_RELU_BWD : DLB_CPU_RELU_FWD;
     k.w[0] = (uint32_t)count;
     k.w[1] = (uint32_t)((uint64_t)count >> 32);
     k.w[2] = (uint32_t)t;
+    memcpy(&k.w[3], &a.relu_max, sizeof a.relu_max); /* the clip's bits */
     return dlb_cpu_cache_get(be, &k, relu_build, &a, out);
 }
 
@@ -62,7 +73,8 @@ static dlb_status same_type(struct dlb_backend *be, const char *op,
 }
 
 dlb_status dlb_cpu_relu_fwd(struct dlb_backend *be, size_t count,
-                            const struct dlb_buffer *x, struct dlb_buffer *y)
+                            float relu_max, const struct dlb_buffer *x,
+                            struct dlb_buffer *y)
 {
     const char *op = "relu_fwd";
     const dlb_dnnl_md *lay;
@@ -74,13 +86,14 @@ dlb_status dlb_cpu_relu_fwd(struct dlb_backend *be, size_t count,
         return s;
     if (!count)
         return DLB_OK;
-    /* Element-wise: y takes x's layout, padding included (relu(0) = 0). */
+    /* Element-wise: y takes x's layout, padding included (relu(0) = 0,
+     * clipped too). */
     if ((s = dlb_cpu_physical(be, x, count, &count)))
         return s;
     lay = dlb_cpu_layout(x);
     if ((s = lay ? dlb_cpu_set_layout(be, y, lay) : dlb_cpu_make_plain(be, y)))
         return s;
-    if ((s = relu_get(be, 0, count, x->dtype, &p)))
+    if ((s = relu_get(be, 0, count, x->dtype, relu_max, &p)))
         return s;
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[0], x->data));
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[1], y->data));
@@ -93,7 +106,7 @@ out:
 }
 
 dlb_status dlb_cpu_relu_bwd(struct dlb_backend *be, size_t count,
-                            const struct dlb_buffer *y,
+                            float relu_max, const struct dlb_buffer *y,
                             const struct dlb_buffer *dy, struct dlb_buffer *dx)
 {
     const char *op = "relu_bwd";
@@ -120,7 +133,7 @@ dlb_status dlb_cpu_relu_bwd(struct dlb_backend *be, size_t count,
     if (s || (s = lay ? dlb_cpu_set_layout(be, dx, lay)
                       : dlb_cpu_make_plain(be, dx)))
         return s;
-    if ((s = relu_get(be, 1, count, y->dtype, &p)))
+    if ((s = relu_get(be, 1, count, y->dtype, relu_max, &p)))
         return s;
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[0], y->data));
     DLB_DNNL(be, op, dlb_cpu_bind(p->mem[1], dyp));

@@ -330,7 +330,7 @@ dlb_status dlb_cpu_batchnorm_relu_fwd_train(struct dlb_backend *be,
                             running_mean, running_var, save_mean, save_invstd,
                             y, &relu);
     if (s == DLB_OK && relu)
-        s = dlb_cpu_relu_fwd(be, (size_t)d->n * d->c * d->hw, y, y);
+        s = dlb_cpu_relu_fwd(be, (size_t)d->n * d->c * d->hw, 0.0f, y, y);
     return s;
 }
 
@@ -489,7 +489,7 @@ dlb_status dlb_cpu_batchnorm_relu_bwd(struct dlb_backend *be,
                            save_invstd, dx, dgamma, dbeta);
     /* The ReLU's gradient into dx, then batch norm's in place. */
     if (s == DLB_OK)
-        s = dlb_cpu_relu_bwd(be, (size_t)d->n * d->c * d->hw, y, dy, dx);
+        s = dlb_cpu_relu_bwd(be, (size_t)d->n * d->c * d->hw, 0.0f, y, dy, dx);
     return s ? s : bn_backward(be, "batchnorm_bwd", d, x, dx, gamma, NULL,
                                save_mean, save_invstd, dx, dgamma, dbeta);
 }

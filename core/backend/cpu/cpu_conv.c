@@ -7,13 +7,15 @@
  * activation reorders between layers. Weights are reordered once per
  * write of their buffer (dlb_cpu_shadow); weight gradients go back to the
  * host view for the SGD update. Buffers of mixed float types are accepted
- * (compute_type). */
+ * (compute_type). A grouped convolution (depthwise too) is one primitive
+ * with oneDNN's grouped weights (dlb_cpu_conv_w_dims). */
 #include "cpu.h"
 
 #include <string.h>
 
-/* The key: kind, the descriptor, and the element types of x, w, b, y
- * (for the backward passes: dx, w, db, dy); 0xff for an absent one. */
+/* The key: kind, the descriptor (its groups too), and the element types
+ * of x, w, b, y (for the backward passes: dx, w, db, dy); 0xff for an
+ * absent one. */
 static struct dlb_cpu_key conv_key(enum dlb_cpu_op op,
                                    const struct dlb_conv2d_desc *d,
                                    const struct dlb_buffer *const t[4])
@@ -26,6 +28,7 @@ static struct dlb_cpu_key conv_key(enum dlb_cpu_op op,
     memcpy(k.w, v, sizeof v);
     for (int i = 0; i < 4; i++)
         k.w[11 + i] = t[i] ? (uint32_t)t[i]->dtype : 0xffu;
+    k.w[15] = dlb_conv2d_groups(d);
     return k;
 }
 
@@ -78,13 +81,30 @@ static dnnl_data_type_t compute_type(enum dlb_cpu_op kind,
                ? dnnl_bf16 : dnnl_f32;
 }
 
+/* The weights' dims: [out_c][in_c][kh][kw], or with g > 1 groups oneDNN's
+ * grouped form [g][out_c / g][in_c / g][kh][kw] (goihw), whose dense
+ * layout is the host view's [out_c][in_c / g][kh][kw]. Returns ndims. */
+int dlb_cpu_conv_w_dims(const struct dlb_conv2d_desc *d, dnnl_dims_t wd)
+{
+    uint32_t g = dlb_conv2d_groups(d);
+    if (g == 1) {
+        dnnl_dims_t w4 = { d->out_c, d->in_c, d->kh, d->kw };
+        memcpy(wd, w4, sizeof w4);
+        return 4;
+    }
+    dnnl_dims_t w5 = { g, d->out_c / g, d->in_c / g, d->kh, d->kw };
+    memcpy(wd, w5, sizeof w5);
+    return 5;
+}
+
 static dnnl_status_t conv_mds(enum dlb_cpu_op kind,
                               const struct dlb_conv2d_desc *d,
                               const struct dlb_buffer *const t[4],
                               struct conv_mds *m)
 {
     dnnl_dims_t xd = { d->n, d->in_c, d->in_h, d->in_w };
-    dnnl_dims_t wd = { d->out_c, d->in_c, d->kh, d->kw };
+    dnnl_dims_t wd;
+    int wn = dlb_cpu_conv_w_dims(d, wd);
     dnnl_dims_t bd = { d->out_c };
     dnnl_dims_t yd = { d->n, d->out_c, d->out_h, d->out_w };
     dnnl_data_type_t xt = dlb_cpu_dnnl_type(t[0]->dtype);
@@ -95,18 +115,19 @@ static dnnl_status_t conv_mds(enum dlb_cpu_op kind,
     dnnl_status_t st;
     memset(m, 0, sizeof *m);
     if ((st = dlb_cpu_md_plain(&m->x, 4, xd, xt)) ||
-        (st = dlb_cpu_md_plain(&m->w, 4, wd, wt)) ||
+        (st = dlb_cpu_md_plain(&m->w, wn, wd, wt)) ||
         (st = dlb_cpu_md_plain(&m->y, 4, yd, yt)) ||
         (t[2] && (st = dlb_cpu_md_plain(&m->b, 1, bd,
                                         dlb_cpu_dnnl_type(t[2]->dtype)))) ||
         (st = dlb_dnnl_md_tag(
              &m->xa, 4, xd, kind == DLB_CPU_CONV_BWD_DATA ? xt : ct, at)) ||
-        (st = dlb_dnnl_md_tag(
-             &m->wa, 4, wd, kind == DLB_CPU_CONV_BWD_WEIGHTS ? wt : ct, any)) ||
+        (st = dlb_dnnl_md_tag(&m->wa, wn, wd,
+                              kind == DLB_CPU_CONV_BWD_WEIGHTS ? wt : ct,
+                              any)) ||
         (st = dlb_dnnl_md_tag(
              &m->ya, 4, yd, kind == DLB_CPU_CONV_FWD ? yt : ct, at)) ||
         (st = dlb_dnnl_md_tag(&m->xh, 4, xd, ct, at)) ||
-        (st = dlb_dnnl_md_tag(&m->wh, 4, wd, ct, any)) ||
+        (st = dlb_dnnl_md_tag(&m->wh, wn, wd, ct, any)) ||
         (st = dlb_dnnl_md_tag(&m->yh, 4, yd, ct, at)))
         return st;
     return dnnl_success;

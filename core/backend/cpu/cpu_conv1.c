@@ -37,7 +37,8 @@
 
 int dlb_cpu_conv1_shape(const struct dlb_conv2d_desc *d)
 {
-    return d->in_c == 1 && d->out_c >= 1 && d->out_c < 16 &&
+    return d->in_c == 1 && dlb_conv2d_groups(d) == 1 && d->out_c >= 1 &&
+           d->out_c < 16 &&
            d->pad_h == 0 && d->pad_w == 0 && d->stride_h >= 1 &&
            d->stride_w >= 1 && (size_t)d->kh * d->kw <= CONV1_MAX_TAPS &&
            d->out_h >= 1 && d->out_w >= 1 &&

@@ -41,7 +41,8 @@ int dlb_cpu_conv_quads_fits(const struct dlb_conv2d_desc *d,
 {
     return x->dtype == DLB_F32 && w->dtype == DLB_F32 &&
            (!b || b->dtype == DLB_F32) && y->dtype == DLB_F32 &&
-           !dlb_cpu_layout(x) && d->in_c >= 2 && d->in_c <= 32 &&
+           !dlb_cpu_layout(x) && dlb_conv2d_groups(d) == 1 &&
+           d->in_c >= 2 && d->in_c <= 32 &&
            d->out_c % 4 == 0 && d->out_c % 16 != 0 && d->out_c <= 4 * QG &&
            d->stride_h == 1 && d->stride_w == 1 && d->pad_h == 0 &&
            d->pad_w == 0 && d->kh * d->kw <= 49 && d->out_w % 4 == 0 &&

@@ -94,10 +94,11 @@ dlb_status dlb_cpu_check_s32(struct dlb_backend *be, const char *op,
 dnnl_status_t dlb_cpu_md_plain(dlb_dnnl_md *md, int ndims,
                                const dnnl_dim_t *dims, dnnl_data_type_t dt)
 {
+    /* up to 5-D: a grouped convolution's weights */
     static const dnnl_format_tag_t tags[] = {
-        dnnl_format_tag_undef, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd
+        dnnl_format_tag_undef, dnnl_a, dnnl_ab, dnnl_abc, dnnl_abcd, dnnl_abcde
     };
-    if (ndims < 1 || ndims > 4)
+    if (ndims < 1 || ndims > 5)
         return dnnl_invalid_arguments;
     return dlb_dnnl_md_tag(md, ndims, dims, dt, tags[ndims]);
 }

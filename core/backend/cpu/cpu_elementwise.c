@@ -1,7 +1,8 @@
-/* SGD, casts, scaling, the inf/NaN check, fill and int8 (de)quantisation:
- * memory-bound loops over chunks small enough for L1, converted to float
- * on load and rounded to the buffer's type on store, OpenMP-parallel when
- * large. Each rounds exactly as the ref backend does. */
+/* SGD, casts, scaling, the inf/NaN check, fill, int8 (de)quantisation,
+ * the add and the channel concatenation's copies: memory-bound loops over
+ * chunks small enough for L1, converted to float on load and rounded to
+ * the buffer's type on store, OpenMP-parallel when large. Each rounds
+ * exactly as the ref backend does. */
 #include "cpu.h"
 #include "../dtype.h"
 
@@ -348,5 +349,37 @@ dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op)
         }
     }
     dlb_cpu_written(y);
+    return DLB_OK;
+}
+
+/* CONCAT: each image's channels copied byte for byte (input and output
+ * are of one type, so any float type is exact) on the host view: a
+ * blocked input is made plain first, and so is y in the forward pass,
+ * keeping the channels other inputs wrote; backward writes all of dx. A
+ * block-aware copy would need the offset on y's channel blocks; a
+ * concatenation's output mostly feeds a convolution, which reorders what
+ * it reads anyway. */
+dlb_status dlb_cpu_concat(struct dlb_backend *be, const struct dlb_op *op)
+{
+    const struct dlb_concat_desc *d = &op->concat;
+    int bwd = op->prop == DLB_PROP_BWD;
+    const struct dlb_buffer *src = bwd ? op->dy : op->x;
+    struct dlb_buffer *dst = bwd ? op->dx : op->y;
+    size_t esz = dlb_dtype_size(src->dtype), part = (size_t)d->c * d->hw;
+    size_t all = (size_t)d->c_total * d->hw, at = (size_t)d->offset * d->hw;
+    dlb_status s;
+    if ((s = DLB_CPU_PLAIN(be, src)) ||
+        (s = bwd ? dlb_cpu_set_layout(be, dst, NULL)
+                 : dlb_cpu_make_plain(be, dst)))
+        return s;
+    const char *from = src->data;
+    char *to = dst->data;
+    DLB_OMP("omp parallel for schedule(static) if((size_t)d->n * part > DLB_CPU_PAR_MIN)")
+    for (uint32_t n = 0; n < d->n; n++) {
+        size_t s_off = bwd ? n * all + at : n * part;
+        size_t d_off = bwd ? n * part : n * all + at;
+        memcpy(to + d_off * esz, from + s_off * esz, part * esz);
+    }
+    dlb_cpu_written(dst);
     return DLB_OK;
 }

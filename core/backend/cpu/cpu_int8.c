@@ -1,10 +1,11 @@
-/* int8 convolution and inner product on oneDNN (backend.h, API 1.1): u8
- * or s8 activations (an f32 input quantised first: cpu_int8_cols.c, which
- * also runs one-channel convolutions), s8 weights reordered once per
- * write into the layout (and, for s8 sources, the compensation) the
- * kernel wants, the output multipliers of int8.h as oneDNN's per-channel
- * output scales, the source zero point, a fused ReLU and the
- * requantisation to u8/s8 (or a dequantised f32 output) in one primitive.
+/* int8 convolution (grouped too: oneDNN's grouped s8 weights) and inner
+ * product on oneDNN (backend.h, API 1.1): u8 or s8 activations (an f32
+ * input quantised first: cpu_int8_cols.c, which also runs one-channel
+ * convolutions), s8 weights reordered once per write into the layout
+ * (and, for s8 sources, the compensation) the kernel wants, the output
+ * multipliers of int8.h as oneDNN's per-channel output scales, the source
+ * zero point, a fused ReLU and the requantisation to u8/s8 (or a
+ * dequantised f32 output) in one primitive.
  * On CPUs with VNNI oneDNN picks brgconv / brgemm avx512_core_vnni.
  *
  * oneDNN 2.6 has no runtime output scales for these kernels (creating one
@@ -89,19 +90,19 @@ static dnnl_status_t int8_pd(struct dlb_cpu *cpu, const struct int8_arg *a,
     memset(b, 0, sizeof *b);
     if (a->conv) {
         const struct dlb_conv2d_desc *d = a->cd;
-        dnnl_dims_t xd = { d->n, d->in_c, d->in_h, d->in_w };
-        dnnl_dims_t wd = { d->out_c, d->in_c, d->kh, d->kw };
+        dnnl_dims_t xd = { d->n, d->in_c, d->in_h, d->in_w }, wd;
         dnnl_dims_t bd = { d->out_c };
+        int wn = dlb_cpu_conv_w_dims(d, wd); /* grouped: goihw */
         dnnl_dims_t yd = { d->n, d->out_c, d->out_h, d->out_w };
         dnnl_dims_t strides = { d->stride_h, d->stride_w };
         dnnl_dims_t pad = { d->pad_h, d->pad_w };
         if ((st = dlb_cpu_md_plain(x, 4, xd, xt)) ||
-            (st = dlb_cpu_md_plain(w, 4, wd, dnnl_s8)) ||
+            (st = dlb_cpu_md_plain(w, wn, wd, dnnl_s8)) ||
             (st = dlb_cpu_md_plain(y, 4, yd, yt)) ||
             (a->bias && (st = dlb_cpu_md_plain(b, 1, bd, dnnl_s32))) ||
             (st = dlb_dnnl_md_tag(&xa, 4, xd, xt, dnnl_acdb)) ||
             (st = dlb_dnnl_md_tag(&ya, 4, yd, yt, dnnl_acdb)) ||
-            (st = dlb_dnnl_md_tag(&wa, 4, wd, dnnl_s8, any)))
+            (st = dlb_dnnl_md_tag(&wa, wn, wd, dnnl_s8, any)))
             return st;
         return dlb_dnnl_conv_fwd_pd(pd, cpu->engine, dnnl_forward_inference,
                                     &xa, &wa, a->bias ? b : NULL, &ya,
@@ -238,7 +239,8 @@ dlb_status dlb_cpu_conv2d_int8_fwd(struct dlb_backend *be,
     struct int8_arg a = { op, 1, d, NULL, q, x, y, NULL, q->x_zero_point,
                           NULL, 0 };
     uint32_t shape[] = { d->n, d->in_c, d->in_h, d->in_w, d->out_c, d->kh,
-                         d->kw, d->stride_h, d->stride_w, d->pad_h, d->pad_w };
+                         d->kw, d->stride_h, d->stride_w, d->pad_h, d->pad_w,
+                         dlb_conv2d_groups(d) };
     struct dlb_buffer xq;
     struct dlb_cpu_buf xqi;
     dlb_status s;
@@ -253,7 +255,11 @@ dlb_status dlb_cpu_conv2d_int8_fwd(struct dlb_backend *be,
         a.x = &xq;
     }
     a.bias = b ? b->data : NULL;
-    return run(be, &a, w, w_scale, d->out_c, shape, 11);
+    /* the shape and run()'s eight words of types and settings */
+    _Static_assert(sizeof shape / sizeof *shape + 8 <= DLB_CPU_KEY_WORDS,
+                   "the int8 convolution's key outgrows dlb_cpu_key");
+    return run(be, &a, w, w_scale, d->out_c, shape,
+               sizeof shape / sizeof *shape);
 }
 
 dlb_status dlb_cpu_linear_int8_fwd(struct dlb_backend *be,

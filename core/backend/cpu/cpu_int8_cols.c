@@ -48,7 +48,7 @@ static struct cols_geom geom(const struct dlb_conv2d_desc *d)
 
 int dlb_cpu_int8_cols_fit(const struct dlb_conv2d_desc *d)
 {
-    return d->in_c == 1 && d->kw <= COLS_COPY;
+    return d->in_c == 1 && dlb_conv2d_groups(d) == 1 && d->kw <= COLS_COPY;
 }
 
 void dlb_cpu_scratch_buffer(enum dlb_dtype t, size_t count, void *data,

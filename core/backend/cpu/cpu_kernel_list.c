@@ -95,6 +95,8 @@ static const struct dlb_kernel cpu_kernels[] = {
      dlb_cpu_pool_blocked_bwd_applies, dlb_cpu_pool_blocked_bwd},
     DLB_CPU_KFN(DLB_KFN_KERNEL)
     {"cpu", DLB_OP_ADD, DLB_PROPS(DLB_PROP_NONE), NULL, dlb_cpu_add},
+    {"cpu", DLB_OP_CONCAT, DLB_PROPS_FWD | DLB_PROPS(DLB_PROP_BWD), NULL,
+     dlb_cpu_concat},
 };
 
 const struct dlb_backend_ops dlb_cpu_ops = {

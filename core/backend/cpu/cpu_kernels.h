@@ -19,9 +19,9 @@
  * parallel region costs more than LeNet's batch-1 conv1 (144k). */
 #define CONV1_PAR_MACS (1u << 20)
 
-/* 1 when the first-layer kernels take d: one input channel, fewer than 16
- * output channels, no padding, at most CONV1_MAX_TAPS taps, on a CPU
- * with AVX-512. */
+/* 1 when the first-layer kernels take d: one input channel (one group),
+ * fewer than 16 output channels, no padding, at most CONV1_MAX_TAPS taps,
+ * on a CPU with AVX-512. */
 int dlb_cpu_conv1_shape(const struct dlb_conv2d_desc *d);
 /* 1 when every buffer of b that is not NULL is F32. */
 int dlb_cpu_all_f32(const struct dlb_buffer *const *b, int n);

@@ -249,8 +249,10 @@ DLB_CUDA_DEVICE(DLB_OP_DECLARE)
     DLB_KFN_ALLREDUCE(X, cuda) DLB_KFN_INT8(X, cuda)                        \
     DLB_KFN_SPARSE(X, cuda) DLB_KFN_SCALER(X, cuda)
 DLB_CUDA_KFN(DLB_KFN_DECLARE)
-/* Kernels written for the descriptor itself: cuda_elementwise_ops.c's add. */
+/* Kernels written for the descriptor itself: cuda_elementwise_ops.c's add
+ * and concat. */
 dlb_status dlb_cuda_add(struct dlb_backend *be, const struct dlb_op *op);
+dlb_status dlb_cuda_concat(struct dlb_backend *be, const struct dlb_op *op);
 
 /* What the operations keep per shape or per backend, freed with it:
  * cuda_conv.c's descriptors, cuda_linear.c's matmul plans, the scaler's

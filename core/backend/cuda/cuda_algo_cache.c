@@ -29,13 +29,18 @@ struct dlb_cuda_algo_cache {
     struct entry *head;
 };
 
+/* A grouped convolution's key ends in " g<groups>"; one group's has no
+ * such word, so the lines kept before groups existed still match. */
 static void make_key(char *out, const struct dlb_conv2d_desc *d,
                      enum dlb_dtype t, int tf32)
 {
-    snprintf(out, KEY_LEN, "n%u c%u %ux%u k%u %ux%u s%ux%u p%ux%u %s%s", d->n,
+    char g[16] = "";
+    if (d->groups > 1)
+        snprintf(g, sizeof g, " g%u", d->groups);
+    snprintf(out, KEY_LEN, "n%u c%u %ux%u k%u %ux%u s%ux%u p%ux%u %s%s%s", d->n,
              d->in_c, d->in_h, d->in_w, d->out_c, d->kh, d->kw, d->stride_h,
              d->stride_w, d->pad_h, d->pad_w, dlb_dtype_name(t),
-             t == DLB_F32 ? (tf32 ? " tf32" : " fma") : "");
+             t == DLB_F32 ? (tf32 ? " tf32" : " fma") : "", g);
 }
 
 /* The cache directory, as the core's host services define it. */

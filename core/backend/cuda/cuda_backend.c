@@ -177,6 +177,8 @@ DLB_CUDA_KFN(DLB_KFN_RUN)
 static const struct dlb_kernel cuda_kernels[] = {
     DLB_CUDA_KFN(DLB_KFN_KERNEL)
     {"cuda", DLB_OP_ADD, DLB_PROPS(DLB_PROP_NONE), NULL, dlb_cuda_add},
+    {"cuda", DLB_OP_CONCAT, DLB_PROPS_FWD | DLB_PROPS(DLB_PROP_BWD), NULL,
+     dlb_cuda_concat},
 };
 
 const struct dlb_backend_ops dlb_cuda_ops = {

@@ -1,5 +1,6 @@
-/* Convolution through cuDNN: descriptors created once per shape and
- * compute type, an algorithm per direction chosen on first use
+/* Convolution through cuDNN: descriptors created once per shape (groups:
+ * cuDNN's group count, the filter holding in_c / groups input channels)
+ * and compute type, an algorithm per direction chosen on first use
  * (cuda_algo.c), operands of another type cast through scratch views, and
  * the bias added and reduced by the module's own kernels (any bias type,
  * no staging for it). */
@@ -69,7 +70,8 @@ static cudnnStatus_t make_descs(struct dlb_cuda *cu,
                                          (int)d->out_c, (int)d->out_h,
                                          (int)d->out_w)) ||
         (st = cudnnSetFilter4dDescriptor(dd->w, dt, CUDNN_TENSOR_NCHW,
-                                         (int)d->out_c, (int)d->in_c,
+                                         (int)d->out_c,
+                                         (int)(d->in_c / dlb_conv2d_groups(d)),
                                          (int)d->kh, (int)d->kw)))
         return st;
     for (int i = 0; i < 3; i++) {
@@ -80,7 +82,10 @@ static cudnnStatus_t make_descs(struct dlb_cuda *cu,
                  dd->conv[i], (int)d->pad_h, (int)d->pad_w, (int)d->stride_h,
                  (int)d->stride_w, 1, 1, CUDNN_CROSS_CORRELATION,
                  CUDNN_DATA_FLOAT)) ||
-            (st = cudnnSetConvolutionMathType(dd->conv[i], initial_math(cu, t))))
+            (st = cudnnSetConvolutionMathType(dd->conv[i],
+                                              initial_math(cu, t))) ||
+            (st = cudnnSetConvolutionGroupCount(dd->conv[i],
+                                                (int)dlb_conv2d_groups(d))))
             return st;
     }
     return CUDNN_STATUS_SUCCESS;

@@ -52,20 +52,26 @@ __global__ void k_nonfinite(size_t n, const void *p, int t, int *flag)
     }
 }
 
-__global__ void k_relu_fwd(size_t n, const void *x, int tx, void *y, int ty)
+// hi > 0 clips above (ReLU6: 6). Comparisons and the clip are exact, so
+// the stored value is ref's.
+__global__ void k_relu_fwd(size_t n, const void *x, int tx, void *y, int ty,
+                           float hi)
 {
     DLB_CUDA_FOR(i, n) {
         float v = dlb_dev_ld(x, tx, i);
-        dlb_dev_st(y, ty, i, v > 0.0f ? v : 0.0f);
+        v = v > 0.0f ? v : 0.0f;
+        dlb_dev_st(y, ty, i, hi > 0.0f && v > hi ? hi : v);
     }
 }
 
+// The gradient passes where 0 < y (and y < hi when clipped).
 __global__ void k_relu_bwd(size_t n, const void *y, int ty, const void *dy,
-                           int tdy, void *dx, int tdx)
+                           int tdy, void *dx, int tdx, float hi)
 {
     DLB_CUDA_FOR(i, n) {
-        float g = dlb_dev_ld(dy, tdy, i);
-        dlb_dev_st(dx, tdx, i, dlb_dev_ld(y, ty, i) > 0.0f ? g : 0.0f);
+        float g = dlb_dev_ld(dy, tdy, i), v = dlb_dev_ld(y, ty, i);
+        int pass = v > 0.0f && !(hi > 0.0f && v >= hi);
+        dlb_dev_st(dx, tdx, i, pass ? g : 0.0f);
     }
 }
 
@@ -198,17 +204,17 @@ cudaError_t dlb_cuda_k_nonfinite(cudaStream_t s, size_t n, const void *p,
 }
 
 cudaError_t dlb_cuda_k_relu_fwd(cudaStream_t s, size_t n, const void *x,
-                                int tx, void *y, int ty)
+                                int tx, void *y, int ty, float relu_max)
 {
-    k_relu_fwd<<<LAUNCH(n)>>>(n, x, tx, y, ty);
+    k_relu_fwd<<<LAUNCH(n)>>>(n, x, tx, y, ty, relu_max);
     return cudaGetLastError();
 }
 
 cudaError_t dlb_cuda_k_relu_bwd(cudaStream_t s, size_t n, const void *y,
                                 int ty, const void *dy, int tdy, void *dx,
-                                int tdx)
+                                int tdx, float relu_max)
 {
-    k_relu_bwd<<<LAUNCH(n)>>>(n, y, ty, dy, tdy, dx, tdx);
+    k_relu_bwd<<<LAUNCH(n)>>>(n, y, ty, dy, tdy, dx, tdx, relu_max);
     return cudaGetLastError();
 }
 

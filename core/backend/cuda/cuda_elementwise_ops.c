@@ -64,6 +64,38 @@ dlb_status dlb_cuda_add(struct dlb_backend *be, const struct dlb_op *op)
                     "add");
 }
 
+/* CONCAT: one strided copy on the stream, each image's c * hw elements
+ * between a dense run and a row of c_total * hw (input and output are of
+ * one type: a byte copy). */
+dlb_status dlb_cuda_concat(struct dlb_backend *be, const struct dlb_op *op)
+{
+    const struct dlb_concat_desc *d = &op->concat;
+    int bwd = op->prop == DLB_PROP_BWD;
+    const struct dlb_buffer *src = bwd ? op->dy : op->x;
+    struct dlb_buffer *dst = bwd ? op->dx : op->y;
+    size_t part = (size_t)d->n * d->c * d->hw;
+    size_t all = (size_t)d->n * d->c_total * d->hw;
+    dlb_status s;
+    if ((s = dlb_cuda_check_float(be, "concat", bwd ? "dy" : "x", src,
+                                  bwd ? all : part)) ||
+        (s = dlb_cuda_check_float(be, "concat", bwd ? "dx" : "y", dst,
+                                  bwd ? part : all)))
+        return s;
+    size_t esz = dlb_dtype_size(src->dtype);
+    size_t row = (size_t)d->c * d->hw * esz;
+    size_t pitch = (size_t)d->c_total * d->hw * esz;
+    size_t at = (size_t)d->offset * d->hw * esz;
+    if (!d->n || !row)
+        return DLB_OK;
+    const char *from = (const char *)src->data + (bwd ? at : 0);
+    char *to = (char *)dst->data + (bwd ? 0 : at);
+    return dlb_cuda_check(be, cudaMemcpy2DAsync(to, bwd ? row : pitch, from,
+                                                bwd ? pitch : row, row, d->n,
+                                                cudaMemcpyDeviceToDevice,
+                                                dlb_cuda_of(be)->stream),
+                          "concat", "strided copy");
+}
+
 /* The host needs the answer (backend.h), so this is one of the three
  * places that wait for the stream. */
 dlb_status dlb_cuda_check_finite(struct dlb_backend *be, size_t count,

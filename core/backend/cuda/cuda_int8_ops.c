@@ -154,6 +154,14 @@ dlb_status dlb_cuda_conv2d_int8_fwd(struct dlb_backend *be,
     if ((s = dlb_cuda_core->conv2d_desc_check(be, op, d)) ||
         (s = dlb_cuda_int8_check(be, op, q, &a)))
         return s;
+    /* One GEMM over every input channel: a grouped weight matrix would have
+     * to be spread block-diagonally over all of them first, g times the
+     * work; refused rather than computed as a dense convolution. */
+    if (dlb_conv2d_groups(d) > 1)
+        return dlb_cuda_fail(be, DLB_ERR_UNSUPPORTED, "cuda %s: %u groups: "
+                             "the int8 convolution takes one group only "
+                             "(run the layer in a float type)", op,
+                             dlb_conv2d_groups(d));
     uint64_t kall = (uint64_t)d->in_c * d->kh * d->kw;
     size_t plane = (size_t)d->out_h * d->out_w;
     if (kall > UINT32_MAX - 3u || d->out_c > UINT32_MAX - 3u)

@@ -46,11 +46,13 @@ cudaError_t dlb_cuda_k_fill(cudaStream_t s, size_t n, void *p, size_t esz,
 /* *flag = 1 when an element is inf or NaN; *flag is not cleared. */
 cudaError_t dlb_cuda_k_nonfinite(cudaStream_t s, size_t n, const void *p,
                                  int t, int *flag);
+/* ReLU, clipped above at relu_max when it is positive (ReLU6: 6);
+ * backward passes dy where 0 < y (and y < relu_max when clipped). */
 cudaError_t dlb_cuda_k_relu_fwd(cudaStream_t s, size_t n, const void *x,
-                                int tx, void *y, int ty);
+                                int tx, void *y, int ty, float relu_max);
 cudaError_t dlb_cuda_k_relu_bwd(cudaStream_t s, size_t n, const void *y,
                                 int ty, const void *dy, int tdy, void *dx,
-                                int tdx);
+                                int tdx, float relu_max);
 /* out = in * keep_scale where dlb_dropout_keep(seed, index, threshold),
  * else 0; index is i / hw (channel mode) or i (hw = 1). The seed is
  * *seed_at (device memory) when seed_at is not NULL. */

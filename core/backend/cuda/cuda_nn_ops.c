@@ -55,7 +55,8 @@ dlb_status dlb_cuda_pool_bwd(struct dlb_backend *be,
 }
 
 dlb_status dlb_cuda_relu_fwd(struct dlb_backend *be, size_t count,
-                             const struct dlb_buffer *x, struct dlb_buffer *y)
+                             float relu_max, const struct dlb_buffer *x,
+                             struct dlb_buffer *y)
 {
     dlb_status s;
     if ((s = dlb_cuda_check_float(be, "relu_fwd", "x", x, count)) ||
@@ -63,12 +64,12 @@ dlb_status dlb_cuda_relu_fwd(struct dlb_backend *be, size_t count,
         return s;
     return launched(be, dlb_cuda_k_relu_fwd(dlb_cuda_of(be)->stream, count,
                                             x->data, (int)x->dtype, y->data,
-                                            (int)y->dtype),
+                                            (int)y->dtype, relu_max),
                     "relu_fwd");
 }
 
 dlb_status dlb_cuda_relu_bwd(struct dlb_backend *be, size_t count,
-                             const struct dlb_buffer *y,
+                             float relu_max, const struct dlb_buffer *y,
                              const struct dlb_buffer *dy, struct dlb_buffer *dx)
 {
     dlb_status s;
@@ -79,7 +80,7 @@ dlb_status dlb_cuda_relu_bwd(struct dlb_backend *be, size_t count,
     return launched(be, dlb_cuda_k_relu_bwd(dlb_cuda_of(be)->stream, count,
                                             y->data, (int)y->dtype, dy->data,
                                             (int)dy->dtype, dx->data,
-                                            (int)dx->dtype),
+                                            (int)dx->dtype, relu_max),
                     "relu_bwd");
 }
 

@@ -60,7 +60,9 @@ DLB_REF_DEVICE(DLB_OP_DECLARE)
     DLB_KFN_CNN(X, ref) DLB_KFN_QUANTIZE(X, ref) DLB_KFN_INT8(X, ref)       \
     DLB_KFN_SPARSE(X, ref) DLB_KFN_BN_RELU(X, ref)
 DLB_REF_KFN(DLB_KFN_DECLARE)
-/* Kernels written for the descriptor (struct dlb_op) itself. */
+/* Kernels written for the descriptor (struct dlb_op) itself:
+ * ref_elementwise.c's add and concat. */
 dlb_status dlb_ref_add(struct dlb_backend *be, const struct dlb_op *op);
+dlb_status dlb_ref_concat(struct dlb_backend *be, const struct dlb_op *op);
 
 #endif

@@ -1,35 +1,45 @@
-/* ReLU and dropout. The dropout mask comes from dlb_dropout_keep in the
- * public header, so forward, backward and every backend agree. */
+/* ReLU (ReLU6 with relu_max) and dropout. The dropout mask comes from
+ * dlb_dropout_keep in the public header, so forward, backward and every
+ * backend agree. */
 #include "ref.h"
 
 #include <stdlib.h>
 
+/* ReLU, clipped above at relu_max when it is positive (ReLU6). */
 dlb_status dlb_ref_relu_fwd(struct dlb_backend *be, size_t count,
-                            const struct dlb_buffer *x, struct dlb_buffer *y)
+                            float relu_max, const struct dlb_buffer *x,
+                            struct dlb_buffer *y)
 {
-    double *t[2] = { 0 };
+    double *t[2] = { 0 }, hi = (double)relu_max;
     dlb_status s;
     if (!(s = dlb_ref_get(be, "relu_fwd", "x", x, count, &t[0])) &&
         !(s = dlb_ref_new(be, "relu_fwd", "y", y, count, &t[1]))) {
-        for (size_t i = 0; i < count; i++)
-            t[1][i] = t[0][i] > 0.0 ? t[0][i] : 0.0;
+        for (size_t i = 0; i < count; i++) {
+            double v = t[0][i] > 0.0 ? t[0][i] : 0.0;
+            t[1][i] = hi > 0.0 && v > hi ? hi : v;
+        }
         dlb_ref_put(y, t[1], count);
     }
     dlb_ref_free_all(t, 2);
     return s;
 }
 
+/* The gradient passes where the forward was the identity: 0 < y, and
+ * y < relu_max when clipped (a clipped value's gradient is 0, as
+ * PyTorch's hardtanh has it). */
 dlb_status dlb_ref_relu_bwd(struct dlb_backend *be, size_t count,
-                            const struct dlb_buffer *y,
+                            float relu_max, const struct dlb_buffer *y,
                             const struct dlb_buffer *dy, struct dlb_buffer *dx)
 {
-    double *t[3] = { 0 };
+    double *t[3] = { 0 }, hi = (double)relu_max;
     dlb_status s;
     if (!(s = dlb_ref_get(be, "relu_bwd", "y", y, count, &t[0])) &&
         !(s = dlb_ref_get(be, "relu_bwd", "dy", dy, count, &t[1])) &&
         !(s = dlb_ref_new(be, "relu_bwd", "dx", dx, count, &t[2]))) {
-        for (size_t i = 0; i < count; i++)
-            t[2][i] = t[0][i] > 0.0 ? t[1][i] : 0.0;
+        for (size_t i = 0; i < count; i++) {
+            int pass = t[0][i] > 0.0 && !(hi > 0.0 && t[0][i] >= hi);
+            t[2][i] = pass ? t[1][i] : 0.0;
+        }
         dlb_ref_put(dx, t[2], count);
     }
     dlb_ref_free_all(t, 3);

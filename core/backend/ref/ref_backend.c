@@ -204,6 +204,8 @@ DLB_REF_KFN(DLB_KFN_RUN)
 static const struct dlb_kernel ref_kernels[] = {
     DLB_REF_KFN(DLB_KFN_KERNEL)
     {"ref", DLB_OP_ADD, DLB_PROPS(DLB_PROP_NONE), NULL, dlb_ref_add},
+    {"ref", DLB_OP_CONCAT, DLB_PROPS_FWD | DLB_PROPS(DLB_PROP_BWD), NULL,
+     dlb_ref_concat},
 };
 
 static const struct dlb_backend_ops ref_ops = {

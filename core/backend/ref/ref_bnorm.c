@@ -174,7 +174,8 @@ dlb_status dlb_ref_batchnorm_relu_fwd_train(struct dlb_backend *be,
     dlb_status s = dlb_ref_batchnorm_fwd_train(be, d, x, gamma, beta,
                                                running_mean, running_var,
                                                save_mean, save_invstd, y);
-    return s ? s : dlb_ref_relu_fwd(be, (size_t)d->n * d->c * d->hw, y, y);
+    return s ? s : dlb_ref_relu_fwd(be, (size_t)d->n * d->c * d->hw, 0.0f, y,
+                                    y);
 }
 
 /* The ReLU's gradient into dx, then batch norm's backward in place. */
@@ -193,7 +194,8 @@ dlb_status dlb_ref_batchnorm_relu_bwd(struct dlb_backend *be,
 {
     dlb_status s;
     (void)beta; /* the mask is read from y */
-    if ((s = dlb_ref_relu_bwd(be, (size_t)d->n * d->c * d->hw, y, dy, dx)))
+    if ((s = dlb_ref_relu_bwd(be, (size_t)d->n * d->c * d->hw, 0.0f, y, dy,
+                              dx)))
         return s;
     return dlb_ref_batchnorm_bwd(be, d, x, dx, gamma, save_mean, save_invstd,
                                  dx, dgamma, dbeta);

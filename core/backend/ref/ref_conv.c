@@ -1,7 +1,8 @@
 /* 2-D convolution, forward and both backward passes, as the textbook
  * sums: y[n][k][i][j] = b[k] + sum_{c,r,s} x[n][c][i*S+r-P][j*S+s-P] w[k][c][r][s].
- * The backward passes scatter along the same index map, so the three stay
- * consistent by construction. */
+ * With groups, c runs over output channel k's group of input channels
+ * only, and indexes w within the group. The backward passes scatter along
+ * the same index map, so the three stay consistent by construction. */
 #include "ref.h"
 
 /* Visit every (output, input, weight) index triple that contributes; the
@@ -11,12 +12,15 @@ enum conv_pass { FWD, BWD_DATA, BWD_WEIGHTS };
 static void conv_loops(const struct dlb_conv2d_desc *d, enum conv_pass pass,
                        const double *a, const double *b, double *acc)
 {
+    uint32_t icg = d->in_c / dlb_conv2d_groups(d); /* inputs per group */
+    uint32_t ocg = d->out_c / dlb_conv2d_groups(d);
     for (uint32_t n = 0; n < d->n; n++)
     for (uint32_t k = 0; k < d->out_c; k++)
     for (uint32_t i = 0; i < d->out_h; i++)
     for (uint32_t j = 0; j < d->out_w; j++) {
         size_t yi = (((size_t)n * d->out_c + k) * d->out_h + i) * d->out_w + j;
-        for (uint32_t c = 0; c < d->in_c; c++)
+        uint32_t c0 = k / ocg * icg;
+        for (uint32_t c = c0; c < c0 + icg; c++)
         for (uint32_t r = 0; r < d->kh; r++) {
             long ih = (long)i * d->stride_h + r - (long)d->pad_h;
             if (ih < 0 || ih >= (long)d->in_h)
@@ -27,7 +31,7 @@ static void conv_loops(const struct dlb_conv2d_desc *d, enum conv_pass pass,
                     continue;
                 size_t xi = (((size_t)n * d->in_c + c) * d->in_h + (size_t)ih)
                             * d->in_w + (size_t)iw;
-                size_t wi = (((size_t)k * d->in_c + c) * d->kh + r) * d->kw + s;
+                size_t wi = (((size_t)k * icg + c - c0) * d->kh + r) * d->kw + s;
                 switch (pass) {
                 case FWD: acc[yi] += a[xi] * b[wi]; break;          /* a=x b=w */
                 case BWD_DATA: acc[xi] += a[yi] * b[wi]; break;     /* a=dy b=w */

@@ -79,12 +79,15 @@ dlb_status dlb_ref_conv2d_int8_fwd(struct dlb_backend *be,
         return s;
     if (!(xv = x_values(be, op, q, x, a.x_count)))
         return DLB_ERR_NOMEM;
+    uint32_t icg = d->in_c / dlb_conv2d_groups(d); /* inputs per group */
+    uint32_t ocg = d->out_c / dlb_conv2d_groups(d);
     for (uint32_t n = 0; n < d->n; n++)
     for (uint32_t k = 0; k < d->out_c; k++)
     for (uint32_t i = 0; i < d->out_h; i++)
     for (uint32_t j = 0; j < d->out_w; j++) {
         int64_t acc = 0;
-        for (uint32_t c = 0; c < d->in_c; c++)
+        uint32_t c0 = k / ocg * icg; /* k's group of input channels */
+        for (uint32_t c = c0; c < c0 + icg; c++)
         for (uint32_t r = 0; r < d->kh; r++) {
             long ih = (long)i * d->stride_h + r - (long)d->pad_h;
             if (ih < 0 || ih >= (long)d->in_h)
@@ -95,7 +98,7 @@ dlb_status dlb_ref_conv2d_int8_fwd(struct dlb_backend *be,
                     continue;
                 size_t xi = (((size_t)n * d->in_c + c) * d->in_h + (size_t)ih)
                             * d->in_w + (size_t)iw;
-                size_t wi = (((size_t)k * d->in_c + c) * d->kh + r) * d->kw + t;
+                size_t wi = (((size_t)k * icg + c - c0) * d->kh + r) * d->kw + t;
                 acc += (int64_t)(xv[xi] - q->x_zero_point) * qat(w, wi);
             }
         }
