@@ -32,7 +32,7 @@ ok "final scale recorded" [ "$(rec "$base" "['metrics']['amp.final_scale']['valu
 # use (DNNL_MAX_CPU_ISA, an older oneDNN on a newer CPU).
 arch=$(rec "$base" "['device']['arch']")
 case $arch in
-avx512_core_bf16 | avx512_core_amx) has_bf16=1 ;;
+avx512_core_bf16 | avx512_core_fp16 | avx512_core_amx) has_bf16=1 ;;
 *) has_bf16=0 ;;
 esac
 echo "cpu backend instruction set: $arch" >&2

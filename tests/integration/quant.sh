@@ -31,7 +31,7 @@ ok "fp32 has accuracy" python3 -c "import sys; assert float(sys.argv[1]) > 10" \
 # use.
 arch=$(rec "$base" "['device']['arch']")
 case $arch in
-avx512_core_vnni | avx512_core_bf16 | avx512_core_amx | avx2_vnni) vnni=1 ;;
+avx512_core_vnni | avx512_core_bf16 | avx512_core_fp16 | avx512_core_amx | avx2_vnni) vnni=1 ;;
 *) vnni=0 ;;
 esac
 echo "cpu backend instruction set: $arch" >&2
