@@ -7,14 +7,15 @@
 # coverage and AddressSanitizer + UndefinedBehaviorSanitizer into
 # tests/fuzz/libcore-fuzz.a; each tests/fuzz/fuzz_NAME.c is linked against
 # it as tests/fuzz/fuzz_NAME. FUZZ_CC (default clang) and FUZZ_CFLAGS
-# override the compiler and its flags.
+# override the compiler and its flags; FUZZ_DEP_CFLAGS (from the makefile)
+# are the include flags of the core's libraries.
 set -u
 srcdir=$1 builddir=$2 libs=$3
 shift 3
 cc=${FUZZ_CC:-clang}
 san='-fsanitize=address,undefined -fno-sanitize-recover=undefined'
 cflags="${FUZZ_CFLAGS:--g -O1 -fno-omit-frame-pointer} $san -std=c11 -D_GNU_SOURCE \
--I$srcdir/include -I$srcdir/core -I$builddir"
+-I$srcdir/include -I$srcdir/core -I$builddir ${FUZZ_DEP_CFLAGS:-}"
 out=$builddir/tests/fuzz
 harnesses='suite model idx results safetensors'
 mkdir -p "$out/obj" || exit 1
