@@ -86,8 +86,11 @@ static dlb_status init_layer(struct dlb_model *m, size_t i, uint64_t seed,
     switch (L->kind) {
     case DLB_LAYER_CONV:
     case DLB_LAYER_LINEAR:
+        /* PyTorch's default: a grouped filter's fan-in is its group's */
         fan_in = L->kind == DLB_LAYER_CONV
-                     ? (double)L->in_c * L->size * L->size : (double)L->in_c;
+                     ? (double)(L->in_c / (L->groups ? L->groups : 1)) *
+                           L->size * L->size
+                     : (double)L->in_c;
         bound = fan_in > 0 ? 1.0 / sqrt(fan_in) : 0.0;
         s = init_uniform(m, ml->weight, bound, &r, L->name, err);
         if (s == DLB_OK && ml->bias >= 0)

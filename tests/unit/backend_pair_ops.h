@@ -358,6 +358,10 @@ static void test_groups_relu6_concat(enum dlb_dtype t)
               grouped(conv_desc(2, 32, 10, 10, 32, 3, 1, 1), 32), t, 1);
     test_conv("depthwise 32 k3 s2 p1 @10",
               grouped(conv_desc(2, 32, 10, 10, 32, 3, 2, 1), 32), t, 0);
+    test_conv("depthwise 16 k3 s1 p1 @32 (MobileNetV2-32's first)",
+              grouped(conv_desc(2, 16, 32, 32, 16, 3, 1, 1), 16), t, 0);
+    test_conv("depthwise 48 k3 s2 p1 @32",
+              grouped(conv_desc(2, 48, 32, 32, 48, 3, 2, 1), 48), t, 0);
     test_conv("depthwise 24 k3 s2 p1 @7 (odd)",
               grouped(conv_desc(3, 24, 7, 7, 24, 3, 2, 1), 24), t, 1);
     test_relu6(4 * 16 * 8 * 8, t);
