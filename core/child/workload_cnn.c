@@ -44,7 +44,7 @@ struct cnn {
     float lr, momentum;
     struct dlb_backend *be;
     struct dlb_dataset train, test;
-    int have_train, have_test, synthetic, warned;
+    int have_train, have_test, synthetic;
     struct dlb_model_spec *spec;
     struct dlb_model *model;
     struct dlb_trainer trainer;      /* mode = train */
@@ -94,23 +94,53 @@ static void cnn_device_free(void *ctx, void *p, size_t bytes)
     dlb_host_pool_free(c->host, p, bytes);
 }
 
+/* The record's "dataset" member: the data as described, their shape, and
+ * the count of each split opened so far. */
+static void record_data(struct cnn *c, const struct dlb_dataset *d, int train,
+                        const char *why)
+{
+    json_t *o = c->ctx->dataset;
+    if (!o && !(o = c->ctx->dataset = json_object()))
+        return;
+    json_object_set_new(o, "description", json_string(d->description));
+    json_object_set_new(o, "kind", json_string(d->synthetic ? "synthetic"
+                                                            : "fashion-mnist"));
+    json_object_set_new(o, "synthetic", json_boolean(d->synthetic));
+    json_object_set_new(o, "shape", json_pack("[I,I,I]", (json_int_t)d->c,
+                                              (json_int_t)d->h, (json_int_t)d->w));
+    if (d->padded_from_h)
+        json_object_set_new(o, "padded_from",
+                            json_pack("[I,I]", (json_int_t)d->padded_from_h,
+                                      (json_int_t)d->padded_from_w));
+    json_object_set_new(o, train ? "train_images" : "test_images",
+                        json_integer((json_int_t)d->n));
+    if (why && *why)
+        json_object_set_new(o, "synthetic_because", json_string(why));
+}
+
+/* The data at the model's input shape (dlb_dataset_open_for): padded,
+ * synthetic at that shape, or refused. Synthetic data are said on the
+ * console, with the reason when "auto" chose them. */
 static dlb_status open_data(struct cnn *c, int train, struct dlb_error *err)
 {
     struct dlb_dataset *d = train ? &c->train : &c->test;
-    int announced = 0;
-    dlb_status s = dlb_dataset_open(c->data_mode, c->data_path, train, c->seed,
-                                    d, &announced, err);
+    const struct dlb_data_want want = {c->spec->in_c, c->spec->in_h,
+                                       c->spec->in_w, c->spec->classes};
+    char why[512];
+    dlb_status s = dlb_dataset_open_for(c->data_mode, c->data_path, train,
+                                        c->seed, &want, d, why, sizeof why, err);
     if (s != DLB_OK)
         return s;
     *(train ? &c->have_train : &c->have_test) = 1;
     c->synthetic |= d->synthetic;
-    if (announced && !c->warned) {
-        c->warned = 1;
-        c->host->log(c->host, DLB_LOG_WARN, "Fashion-MNIST not found in %s: "
-                     "using deterministic synthetic data (install the "
-                     "dataset-fashion-mnist package for real figures)",
-                     c->data_path);
-    }
+    record_data(c, d, train, why);
+    if (why[0])
+        c->host->log(c->host, DLB_LOG_WARN, "%s: using %s, %u %s images; "
+                     "the figures of quality are not those of real images",
+                     why, d->description, d->n, train ? "training" : "test");
+    else if (d->synthetic || d->padded_from_h)
+        c->host->log(c->host, DLB_LOG_INFO, "data: %s, %u %s images",
+                     d->description, d->n, train ? "training" : "test");
     c->host->metric(c->host, "synthetic_data", "", c->synthetic);
     return DLB_OK;
 }
@@ -377,10 +407,10 @@ static dlb_status cnn_setup(void *state, const struct dlb_host *h,
                                      lend_open_model};
     dlb_host_set_data(h, &c->lent);
     s = open_backend(c, &err);
+    if (s == DLB_OK) /* first: the data take the model's input shape */
+        s = open_model(c, &err);
     if (s == DLB_OK)
         s = open_data(c, 0, &err);
-    if (s == DLB_OK)
-        s = open_model(c, &err);
     if (s == DLB_OK)
         s = c->infer ? setup_infer(c, info, &err) : setup_train(c, info, &err);
     if (s != DLB_OK) {
