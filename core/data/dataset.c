@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "data/folder.h"
 #include "data/idx.h"
 
 #define DATASET_CLASSES 10u
@@ -293,9 +294,14 @@ dlb_status dlb_dataset_open_for(const char *mode, const char *path, int train,
         return dataset_make_synthetic(train, seed, want, out, err);
     if (strcmp(mode, "fashion-mnist") == 0)
         return dataset_load_fit(path, train, want, out, err);
+    if (strncmp(mode, DLB_DATASET_FOLDER_PREFIX,
+                strlen(DLB_DATASET_FOLDER_PREFIX)) == 0 &&
+        mode[strlen(DLB_DATASET_FOLDER_PREFIX)])
+        return dlb_folder_open(mode + strlen(DLB_DATASET_FOLDER_PREFIX), train,
+                               want, out, err);
     if (strcmp(mode, "auto") != 0)
         return dlb_errorf(err, DLB_ERR_INPUT, "dataset '%s' is not one of "
-                          "auto, fashion-mnist, synthetic", mode);
+                          "auto, fashion-mnist, synthetic, folder:PATH", mode);
 
     s = dataset_locate(path, train, &f, err);
     if (s != DLB_OK)
@@ -339,5 +345,6 @@ void dlb_dataset_free(struct dlb_dataset *d)
     free(d->labels);
     free(d->source);
     free(d->description);
+    dlb_folder_free(d->folder);
     memset(d, 0, sizeof *d);
 }

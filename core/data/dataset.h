@@ -10,6 +10,9 @@
 
 #include "util/error.h"
 
+/* dataset = folder:PATH names an image folder. */
+#define DLB_DATASET_FOLDER_PREFIX "folder:"
+
 /* Where Debian's dataset-fashion-mnist package installs the files. */
 #define DLB_DATASET_DEFAULT_DIR "/usr/share/datasets/fashion-mnist"
 
@@ -40,6 +43,9 @@ struct dlb_dataset {
      * dlb_dataset_load and dlb_dataset_synthetic; the open calls set it. */
     char *description;
     uint32_t padded_from_h, padded_from_w; /* 0: not padded */
+    /* An image folder (folder.h): images is NULL, and a batch fill decodes
+     * the files; NULL for data held in memory. */
+    struct dlb_folder *folder;
 };
 
 /* The input a model takes (0 in every field: whatever the data are). */
@@ -96,7 +102,8 @@ dlb_status dlb_dataset_pad(struct dlb_dataset *d, uint32_t h, uint32_t w,
                            struct dlb_error *err);
 
 /* dlb_dataset_open for a model that takes `want` (NULL: the data's own
- * shape). "fashion-mnist" pads the images to the model's height and width
+ * shape). "folder:PATH" opens the image folder at PATH (folder.h) at the
+ * model's shape, which it needs. "fashion-mnist" pads the images to the model's height and width
  * when they are smaller and refuses a shape they cannot take (channels,
  * larger images, classes); "synthetic" makes dlb_synthetic_count images at
  * the model's shape; "auto" loads the files when they exist and fit the

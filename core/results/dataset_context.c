@@ -45,10 +45,17 @@ void dlb_dataset_line(char *buf, size_t len, json_t *dataset)
     int off = snprintf(buf, len, "%s", desc ? desc : "unknown data");
     if (off < 0 || (size_t)off >= len)
         return;
+    int more = 0;
     if (tr >= 0 && te >= 0)
-        snprintf(buf + off, len - (size_t)off, ", %lld training and %lld test "
-                 "images", tr, te);
+        more = snprintf(buf + off, len - (size_t)off, ", %lld training and "
+                        "%lld test images", tr, te);
     else if (tr >= 0 || te >= 0)
-        snprintf(buf + off, len - (size_t)off, ", %lld %s images",
-                 tr >= 0 ? tr : te, tr >= 0 ? "training" : "test");
+        more = snprintf(buf + off, len - (size_t)off, ", %lld %s images",
+                        tr >= 0 ? tr : te, tr >= 0 ? "training" : "test");
+    if (more < 0 || (size_t)(off += more) >= len)
+        return;
+    long long bad = count(dataset, "corrupt_images");
+    if (bad > 0)
+        snprintf(buf + off, len - (size_t)off, " (%lld corrupt, skipped: their "
+                 "paths are in the configuration's log)", bad);
 }

@@ -12,7 +12,7 @@
 void dlb_context_add_datasets(json_t *context, json_t *records);
 
 /* One line for a "dataset" object: "synthetic 3x224x224 (seed 42), 1783
- * training and 297 test images". */
+ * training and 297 test images", with the corrupt images of a folder. */
 void dlb_dataset_line(char *buf, size_t len, json_t *dataset);
 
 #endif

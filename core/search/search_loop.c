@@ -48,14 +48,16 @@ static void warn_shift(const char *id, const struct dlb_record *rec)
     }
 }
 
-/* Data that are not the plain files (synthetic, or padded to the model's
- * input) are said on the console, as the record says them. */
+/* Data that are not the plain files (synthetic, padded to the model's
+ * input, an image folder with its corrupt files) are said on the console,
+ * as the record says them. */
 static void note_data(struct dlb_search_loop *r, const char *id,
                       const struct dlb_record *rec)
 {
     json_t *d = rec->dataset;
     int syn = json_is_true(json_object_get(d, "synthetic"));
-    if (!json_is_object(d) || (!syn && !json_object_get(d, "padded_from")))
+    if (!json_is_object(d) || (!syn && !json_object_get(d, "padded_from") &&
+                               !json_object_get(d, "corrupt_images")))
         return;
     char line[sizeof r->data_said];
     dlb_dataset_line(line, sizeof line, d);

@@ -31,7 +31,7 @@ static void random_set(struct dlb_dataset *d, uint32_t n, uint64_t seed)
     for (uint32_t i = 0; i < n; i++)
         d->labels[i] = (uint8_t)(i % 10);
     *d = (struct dlb_dataset){n, 1, 28, 28, d->images, d->labels, 10,
-                              d->source, 0, 0.286f, 0.353f, NULL, 0, 0};
+                              d->source, 0, 0.286f, 0.353f, NULL, 0, 0, NULL};
 }
 
 /* Padding to h x w puts image i at rows top.., columns left.. with zeros
