@@ -559,6 +559,7 @@ int dlb_child_main(const struct dlb_options *o)
         fprintf(stderr, "dlbench: %s\n", err.msg);
     r.rec.world = r.shared.world;
     r.rec.device = r.shared.device;
+    r.rec.dataset = r.wl_ctx.dataset;
     json_t *rec = dlb_record_write(&r.rec);
     /* profile = ops: per measured step, of the median step time */
     json_t *prof = rec ? dlb_child_profile_json(
@@ -579,6 +580,7 @@ int dlb_child_main(const struct dlb_options *o)
     json_decref(r.controls_json);
     json_decref(r.shared.world);
     json_decref(r.shared.device);
+    json_decref(r.wl_ctx.dataset);
 
     json_decref(r.shared.metrics);
     free(r.hosts);

@@ -15,6 +15,7 @@
 #include "results/device_record.h"
 #include "child/host.h"
 #include "data/augment.h"
+#include "data/folder.h"
 #include "model/model_find.h"
 #include "train/ref_model.h"
 #include "data/batch_prefetch.h"
@@ -44,7 +45,7 @@ struct cnn {
     float lr, momentum;
     struct dlb_backend *be;
     struct dlb_dataset train, test;
-    int have_train, have_test, synthetic, warned;
+    int have_train, have_test, synthetic;
     struct dlb_model_spec *spec;
     struct dlb_model *model;
     struct dlb_trainer trainer;      /* mode = train */
@@ -94,23 +95,93 @@ static void cnn_device_free(void *ctx, void *p, size_t bytes)
     dlb_host_pool_free(c->host, p, bytes);
 }
 
+/* What the reference weights were trained on (their cache key): an
+ * image folder by its path. */
+static const char *data_kind(const struct cnn *c)
+{
+    if (!strncmp(c->data_mode, DLB_DATASET_FOLDER_PREFIX,
+                 strlen(DLB_DATASET_FOLDER_PREFIX)))
+        return c->data_mode;
+    return c->synthetic ? "synthetic" : "fashion-mnist";
+}
+
+/* A corrupt image of an image folder, said in the configuration's log. */
+static void folder_log(void *ctx, const char *line)
+{
+    const struct cnn *c = ctx;
+    c->host->log(c->host, DLB_LOG_WARN, "%s", line);
+}
+
+/* The images of an image folder that failed to decode, both splits. */
+static void record_corrupt(struct cnn *c)
+{
+    uint32_t n = 0;
+    int folder = 0;
+    if (c->have_train && c->train.folder) {
+        n += dlb_folder_corrupt(c->train.folder);
+        folder = 1;
+    }
+    if (c->have_test && c->test.folder) {
+        n += dlb_folder_corrupt(c->test.folder);
+        folder = 1;
+    }
+    if (folder && c->ctx->dataset)
+        json_object_set_new(c->ctx->dataset, "corrupt_images",
+                            json_integer((json_int_t)n));
+}
+
+/* The record's "dataset" member: the data as described, their shape, and
+ * the count of each split opened so far. */
+static void record_data(struct cnn *c, const struct dlb_dataset *d, int train,
+                        const char *why)
+{
+    json_t *o = c->ctx->dataset;
+    if (!o && !(o = c->ctx->dataset = json_object()))
+        return;
+    json_object_set_new(o, "description", json_string(d->description));
+    json_object_set_new(o, "kind", json_string(d->folder ? "folder"
+                                               : d->synthetic ? "synthetic"
+                                               : "fashion-mnist"));
+    if (d->folder)
+        json_object_set_new(o, "source", json_string(d->source));
+    json_object_set_new(o, "synthetic", json_boolean(d->synthetic));
+    json_object_set_new(o, "shape", json_pack("[I,I,I]", (json_int_t)d->c,
+                                              (json_int_t)d->h, (json_int_t)d->w));
+    if (d->padded_from_h)
+        json_object_set_new(o, "padded_from",
+                            json_pack("[I,I]", (json_int_t)d->padded_from_h,
+                                      (json_int_t)d->padded_from_w));
+    json_object_set_new(o, train ? "train_images" : "test_images",
+                        json_integer((json_int_t)d->n));
+    if (why && *why)
+        json_object_set_new(o, "synthetic_because", json_string(why));
+}
+
+/* The data at the model's input shape (dlb_dataset_open_for): padded,
+ * synthetic at that shape, or refused. Synthetic data are said on the
+ * console, with the reason when "auto" chose them. */
 static dlb_status open_data(struct cnn *c, int train, struct dlb_error *err)
 {
     struct dlb_dataset *d = train ? &c->train : &c->test;
-    int announced = 0;
-    dlb_status s = dlb_dataset_open(c->data_mode, c->data_path, train, c->seed,
-                                    d, &announced, err);
+    const struct dlb_data_want want = {c->spec->in_c, c->spec->in_h,
+                                       c->spec->in_w, c->spec->classes};
+    char why[512];
+    dlb_status s = dlb_dataset_open_for(c->data_mode, c->data_path, train,
+                                        c->seed, &want, d, why, sizeof why, err);
     if (s != DLB_OK)
         return s;
     *(train ? &c->have_train : &c->have_test) = 1;
     c->synthetic |= d->synthetic;
-    if (announced && !c->warned) {
-        c->warned = 1;
-        c->host->log(c->host, DLB_LOG_WARN, "Fashion-MNIST not found in %s: "
-                     "using deterministic synthetic data (install the "
-                     "dataset-fashion-mnist package for real figures)",
-                     c->data_path);
-    }
+    if (d->folder)
+        dlb_folder_set_log(d->folder, folder_log, c);
+    record_data(c, d, train, why);
+    if (why[0])
+        c->host->log(c->host, DLB_LOG_WARN, "%s: using %s, %u %s images; "
+                     "the figures of quality are not those of real images",
+                     why, d->description, d->n, train ? "training" : "test");
+    else if (d->synthetic || d->padded_from_h || d->folder)
+        c->host->log(c->host, DLB_LOG_INFO, "data: %s, %u %s images",
+                     d->description, d->n, train ? "training" : "test");
     c->host->metric(c->host, "synthetic_data", "", c->synthetic);
     return DLB_OK;
 }
@@ -181,7 +252,7 @@ static dlb_status lend_open_model(void *ctx, const struct dlb_host *h,
     struct dlb_ref_model_req r = {
         suites, 2, dlb_installed_suite_dir(), c->be,
         {name, c->seed, steps ? steps : CNN_DEFAULT_REF_STEPS, c->lr,
-         c->momentum, c->synthetic ? "synthetic" : "fashion-mnist",
+         c->momentum, data_kind(c),
          load_train, c, h}};
     return dlb_ref_model_open(&r, spec, out, err);
 }
@@ -316,7 +387,7 @@ static dlb_status setup_infer(struct cnn *c, struct dlb_workload_info *info,
     struct dlb_ref_weights_req req = {
         c->model_key, c->seed, c->train_steps ? c->train_steps
                                               : CNN_DEFAULT_REF_STEPS,
-        c->lr, c->momentum, c->synthetic ? "synthetic" : "fashion-mnist",
+        c->lr, c->momentum, data_kind(c),
         load_train, c, c->host};
     dlb_status s = dlb_ref_weights_get(c->model, &req, NULL, err);
     if (s == DLB_OK)
@@ -348,7 +419,8 @@ static void read_keys(struct cnn *c)
 {
     c->infer = c->set->mode == DLB_MODE_INFER;
     c->model_key = c->set->model;
-    c->data_mode = dlb_data_source_names[c->set->dataset];
+    /* the value's text: folder:PATH carries its path */
+    c->data_mode = c->ctx->config->values[0][DLB_KEY_dataset].s;
     c->data_path = c->set->dataset_path;
     c->batch = (uint32_t)c->set->batch;
     /* the host's: the suite's seed, or a later one of accuracy_seeds */
@@ -377,10 +449,10 @@ static dlb_status cnn_setup(void *state, const struct dlb_host *h,
                                      lend_open_model};
     dlb_host_set_data(h, &c->lent);
     s = open_backend(c, &err);
+    if (s == DLB_OK) /* first: the data take the model's input shape */
+        s = open_model(c, &err);
     if (s == DLB_OK)
         s = open_data(c, 0, &err);
-    if (s == DLB_OK)
-        s = open_model(c, &err);
     if (s == DLB_OK)
         s = c->infer ? setup_infer(c, info, &err) : setup_train(c, info, &err);
     if (s != DLB_OK) {
@@ -517,6 +589,7 @@ static void cnn_teardown(void *wl)
     if (!c)
         return;
     dlb_host_set_data(c->host, NULL);
+    record_corrupt(c);
     if (c->be) /* peaks of the whole run, accuracy training included */
         dlb_device_memory_figures(c->be, c->host);
     dlb_trainer_close_graph(&c->trainer);

@@ -3,6 +3,8 @@
 #ifndef DLB_CORE_WORKLOADS_H
 #define DLB_CORE_WORKLOADS_H
 
+#include <jansson.h>
+
 #include <dlbench/plugin.h>
 #include "plan/plan.h"
 
@@ -35,6 +37,10 @@ struct dlb_workload_ctx {
      * configuration names what is missing. */
     char *reason;
     size_t reason_len;
+
+    /* The data the workload ran on, for the record's "dataset" member
+     * (doc/results-schema.md): set by the workload, owned by the child. */
+    json_t *dataset;
 };
 
 /* The reference CNN (core/child/workload_cnn.c), workload "cnn". */

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "compare/compare.h"
+#include "results/dataset_context.h"
 #include "results/device_record.h"
 #include "results/invocation.h"
 #include "results/repeat.h"
@@ -380,6 +381,7 @@ int dlb_cmd_merge(struct dlb_options *o)
             recs = json_array();
         ctx = merged_context(sh, n, dir, o->as_repetitions);
         dlb_context_add_devices(ctx, recs);
+        dlb_context_add_datasets(ctx, recs);
         fprintf(stderr, "dlbench: merged %zu run director%s of suite %s%s: %zu of "
                 "%zu configurations -> %s\n", n, n == 1 ? "y" : "ies",
                 ses.suite.name, o->as_repetitions ? " as repetitions" : "",

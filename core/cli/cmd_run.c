@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/cpu_quota.h"
+#include "results/dataset_context.h"
 #include "results/device_record.h"
 #include "proc/interrupt.h"
 #include "stats/measure.h"
@@ -312,6 +313,7 @@ int dlb_cmd_run(struct dlb_options *o)
     json_decref(merged);
     dlb_vs_baseline_annotate(&r.ses.plan, recs);
     dlb_context_add_devices(r.context, recs);
+    dlb_context_add_datasets(r.context, recs);
     struct dlb_selection sel;
     if (dlb_postrun_results(r.dir, &r.ses.plan, r.context, recs, &sel,
                             &err) != DLB_OK) {

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "data/folder.h"
+
 /* Stream id of the epoch orders, distinct from the small ids other modules
  * use with the same seed. */
 #define AUGMENT_ORDER_STREAM 0x4f524445520000ull
@@ -63,6 +65,43 @@ void dlb_augment_image(const uint8_t *src, uint32_t c, uint32_t h, uint32_t w,
  * and join cost more than the copies. */
 #define FILL_PAR_PIXELS 65536
 
+/* An image folder's batch: each image decoded, scaled and cropped
+ * (folder.h). One 64-bit draw per image, in order, decides its crop and
+ * mirror, so the result is the same however the images are shared out. */
+static dlb_status fill_folder(const struct dlb_dataset *d,
+                              const uint32_t *indices, uint32_t n, int augment,
+                              struct dlb_rng *rng, float *images_out,
+                              int32_t *labels_out, int par)
+{
+    const size_t per = (size_t)d->c * d->h * d->w;
+    uint64_t *draw = malloc((size_t)n * sizeof *draw + 1);
+    dlb_status st = DLB_OK;
+    if (!draw)
+        return DLB_ERR_NOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        draw[i] = augment ? dlb_rng_u64(rng) : 0;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) if (par && n > 1)
+#else
+    (void)par;
+#endif
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t label = 0;
+        dlb_status s = dlb_folder_fill(d, indices[i], augment, draw[i],
+                                       images_out + (size_t)i * per, &label);
+        if (labels_out)
+            labels_out[i] = label;
+        if (s != DLB_OK) {
+#ifdef _OPENMP
+#pragma omp critical(dlb_fill_folder_status)
+#endif
+            st = s;
+        }
+    }
+    free(draw);
+    return st;
+}
+
 static dlb_status fill(const struct dlb_dataset *d, const uint32_t *indices,
                        uint32_t n, int augment, struct dlb_rng *rng,
                        float *images_out, int32_t *labels_out, int par)
@@ -75,6 +114,9 @@ static dlb_status fill(const struct dlb_dataset *d, const uint32_t *indices,
     for (uint32_t i = 0; i < n; i++)
         if (indices[i] >= d->n)
             return DLB_ERR_INTERNAL;
+    if (d->folder)
+        return fill_folder(d, indices, n, augment, rng, images_out, labels_out,
+                           par);
     /* The draws in image order first (one decides flip and both offsets:
      * 2 x 5 x 5 outcomes), so that the images can be filled in parallel
      * with the same result. */

@@ -30,7 +30,10 @@ void dlb_augment_image(const uint8_t *src, uint32_t c, uint32_t h, uint32_t w,
  * `augment`, each image is flipped with probability 1/2 and cropped at a
  * uniform offset in [-2, 2]^2, drawn from `rng` (one draw per image, in
  * order, so one seed gives one batch); without it `rng` may be NULL.
- * Returns DLB_ERR_INTERNAL when an index is out of range: a caller bug. */
+ * An image folder's images (d->folder) are decoded, scaled and cropped to
+ * the data's shape instead (folder.h), at a random crop and mirror under
+ * `augment`. Returns DLB_ERR_INTERNAL when an index is out of range: a
+ * caller bug; for a folder, DLB_ERR_INPUT when no file decodes. */
 dlb_status dlb_batch_fill(const struct dlb_dataset *d, const uint32_t *indices,
                           uint32_t n, int augment, struct dlb_rng *rng,
                           float *images_out, int32_t *labels_out);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "data/folder.h"
 #include "data/idx.h"
 
 #define DATASET_CLASSES 10u
@@ -170,40 +171,137 @@ dlb_status dlb_dataset_load(const char *dir, int train, struct dlb_dataset *out,
     return s;
 }
 
-static dlb_status dataset_make_synthetic(int train, uint64_t seed,
-                                         struct dlb_dataset *out,
-                                         struct dlb_error *err)
+/* The description of dlb_dataset's comment. */
+static dlb_status dataset_describe(struct dlb_dataset *d, const char *name,
+                                   uint64_t seed, struct dlb_error *err)
 {
-    uint32_t n = train ? DLB_SYNTHETIC_TRAIN_N : DLB_SYNTHETIC_TEST_N;
-    dlb_status s = dlb_dataset_synthetic(n, seed, train, out);
-    if (s != DLB_OK)
-        return dlb_errorf(err, s, "synthetic data: out of memory for %lu "
-                          "images", (unsigned long)n);
+    char buf[160];
+    if (d->synthetic)
+        snprintf(buf, sizeof buf, "synthetic %ux%ux%u (seed %llu)", d->c, d->h,
+                 d->w, (unsigned long long)seed);
+    else if (d->padded_from_h)
+        snprintf(buf, sizeof buf, "%s padded %ux%u -> %ux%u", name,
+                 d->padded_from_h, d->padded_from_w, d->h, d->w);
+    else
+        snprintf(buf, sizeof buf, "%s %ux%ux%u", name, d->c, d->h, d->w);
+    free(d->description);
+    d->description = strdup(buf);
+    if (!d->description) {
+        dlb_dataset_free(d);
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    }
     return DLB_OK;
 }
 
-dlb_status dlb_dataset_open(const char *mode, const char *path, int train,
-                            uint64_t seed, struct dlb_dataset *out,
-                            int *announced_synthetic, struct dlb_error *err)
+static int want_any(const struct dlb_data_want *want)
+{
+    return want && (want->c || want->h || want->w);
+}
+
+/* Synthetic data at the model's shape (Fashion-MNIST's without one), as
+ * many images as dlb_synthetic_count allows. */
+static dlb_status dataset_make_synthetic(int train, uint64_t seed,
+                                         const struct dlb_data_want *want,
+                                         struct dlb_dataset *out,
+                                         struct dlb_error *err)
+{
+    uint32_t c = 1, h = 28, w = 28;
+    if (want_any(want)) {
+        c = want->c;
+        h = want->h;
+        w = want->w;
+        if (want->classes && want->classes < DATASET_CLASSES)
+            return dlb_errorf(err, DLB_ERR_INPUT, "synthetic data have %u "
+                              "classes; the model has %u: give it %u or more",
+                              DATASET_CLASSES, want->classes, DATASET_CLASSES);
+    }
+    uint32_t n = dlb_synthetic_count(train, c, h, w);
+    if (n == 0)
+        return dlb_errorf(err, DLB_ERR_INPUT, "synthetic data: one %ux%ux%u "
+                          "image exceeds the %u MiB a split may hold", c, h, w,
+                          DLB_SYNTHETIC_MAX_BYTES >> 20);
+    dlb_status s = dlb_dataset_synthetic_shaped(n, seed, train, c, h, w, out);
+    if (s != DLB_OK)
+        return dlb_errorf(err, s, "synthetic data: out of memory for %lu "
+                          "images of %ux%ux%u", (unsigned long)n, c, h, w);
+    return dataset_describe(out, "synthetic", seed, err);
+}
+
+/* Load the files and fit them to the model: padded, or refused. */
+static dlb_status dataset_load_fit(const char *path, int train,
+                                   const struct dlb_data_want *want,
+                                   struct dlb_dataset *out,
+                                   struct dlb_error *err)
+{
+    int pad = 0;
+    dlb_status s = dlb_dataset_load(path, train, out, err);
+    if (s == DLB_OK)
+        s = dlb_dataset_fit(out, want, &pad, err);
+    if (s == DLB_OK && pad)
+        s = dlb_dataset_pad(out, want->h, want->w, err);
+    if (s == DLB_OK)
+        return dataset_describe(out, "Fashion-MNIST", 0, err);
+    dlb_dataset_free(out);
+    return s;
+}
+
+/* "auto" with the files present: used when they fit the model, else
+ * synthetic data with the reason in `why`. */
+static dlb_status dataset_auto_files(const char *path, int train,
+                                     uint64_t seed,
+                                     const struct dlb_data_want *want,
+                                     struct dlb_dataset *out, char *why,
+                                     size_t why_len, struct dlb_error *err)
+{
+    struct dlb_dataset d;
+    int pad = 0;
+    dlb_status s = dlb_dataset_load(path, train, &d, err);
+    if (s != DLB_OK)
+        return s;
+    if (dlb_dataset_fit(&d, want, &pad, err) != DLB_OK) {
+        if (why && why_len)
+            snprintf(why, why_len, "Fashion-MNIST's %ux%ux%u images in %s do "
+                     "not fit the model's %ux%ux%u input", d.c, d.h, d.w, path,
+                     want->c, want->h, want->w);
+        dlb_dataset_free(&d);
+        return dataset_make_synthetic(train, seed, want, out, err);
+    }
+    if (pad && (s = dlb_dataset_pad(&d, want->h, want->w, err)) != DLB_OK) {
+        dlb_dataset_free(&d);
+        return s;
+    }
+    *out = d;
+    return dataset_describe(out, "Fashion-MNIST", 0, err);
+}
+
+dlb_status dlb_dataset_open_for(const char *mode, const char *path, int train,
+                                uint64_t seed, const struct dlb_data_want *want,
+                                struct dlb_dataset *out, char *why,
+                                size_t why_len, struct dlb_error *err)
 {
     struct dataset_files f;
     dlb_status s;
 
     memset(out, 0, sizeof *out);
-    if (announced_synthetic)
-        *announced_synthetic = 0;
+    if (why && why_len)
+        why[0] = '\0';
     if (!mode || !*mode)
         mode = "auto";
     if (!path || !*path)
         path = DLB_DATASET_DEFAULT_DIR;
 
     if (strcmp(mode, "synthetic") == 0)
-        return dataset_make_synthetic(train, seed, out, err);
+        return dataset_make_synthetic(train, seed, want, out, err);
     if (strcmp(mode, "fashion-mnist") == 0)
-        return dlb_dataset_load(path, train, out, err);
+        return dataset_load_fit(path, train, want, out, err);
+    if (strncmp(mode, DLB_DATASET_FOLDER_PREFIX,
+                strlen(DLB_DATASET_FOLDER_PREFIX)) == 0 &&
+        mode[strlen(DLB_DATASET_FOLDER_PREFIX)])
+        return dlb_folder_open(mode + strlen(DLB_DATASET_FOLDER_PREFIX), train,
+                               want, out, err);
     if (strcmp(mode, "auto") != 0)
         return dlb_errorf(err, DLB_ERR_INPUT, "dataset '%s' is not one of "
-                          "auto, fashion-mnist, synthetic", mode);
+                          "auto, fashion-mnist, synthetic, folder:PATH", mode);
 
     s = dataset_locate(path, train, &f, err);
     if (s != DLB_OK)
@@ -217,13 +315,27 @@ dlb_status dlb_dataset_open(const char *mode, const char *path, int train,
                        f.found_images ? f.images : f.labels,
                        f.found_images ? f.labels : f.images);
     else if (f.found_images)
-        s = dlb_dataset_load(path, train, out, err);
+        s = dataset_auto_files(path, train, seed, want, out, why, why_len, err);
     else {
-        s = dataset_make_synthetic(train, seed, out, err);
-        if (s == DLB_OK && announced_synthetic)
-            *announced_synthetic = 1;
+        if (why && why_len)
+            snprintf(why, why_len, "Fashion-MNIST not found in %s (install "
+                     "the dataset-fashion-mnist package for real figures)",
+                     path);
+        s = dataset_make_synthetic(train, seed, want, out, err);
     }
     dataset_files_free(&f);
+    return s;
+}
+
+dlb_status dlb_dataset_open(const char *mode, const char *path, int train,
+                            uint64_t seed, struct dlb_dataset *out,
+                            int *announced_synthetic, struct dlb_error *err)
+{
+    char why[512];
+    dlb_status s = dlb_dataset_open_for(mode, path, train, seed, NULL, out,
+                                        why, sizeof why, err);
+    if (announced_synthetic)
+        *announced_synthetic = s == DLB_OK && why[0];
     return s;
 }
 
@@ -232,5 +344,7 @@ void dlb_dataset_free(struct dlb_dataset *d)
     free(d->images);
     free(d->labels);
     free(d->source);
+    free(d->description);
+    dlb_folder_free(d->folder);
     memset(d, 0, sizeof *d);
 }

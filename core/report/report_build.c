@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report/report_impl.h"
+#include "results/dataset_context.h"
 #include "results/results.h" /* dlb_context_get */
 
 const char *const dlb_rep_heads[DLB_REP_COLS] = {
@@ -45,7 +46,7 @@ static void roofline(struct dlb_rep *r, json_t *ctx)
 {
     json_t *pk = dlb_context_get(ctx, "peak");
     json_t *fig = dlb_context_get(pk, "figures");
-    if (!json_is_object(fig) || r->n_env >= 8)
+    if (!json_is_object(fig) || r->n_env >= 10)
         return;
     json_t *fp32 = dlb_context_get(fig, "fp32");
     snprintf(r->env[r->n_env++], sizeof r->env[0], "roofline (the shares of peak): fp32 "
@@ -73,6 +74,20 @@ static void environment(struct dlb_rep *r, json_t *ctx)
     json_t *cc = dlb_context_get(ctx, "compiler"), *d = dlb_context_get(ctx, "dlbench");
     snprintf(r->env[r->n_env++], sizeof r->env[0], "dlbench %s (%s), %s %s", str(d, "version"),
              str(d, "git_commit"), str(cc, "name"), str(cc, "version"));
+    /* The data, as the configurations' records say: synthetic data and
+     * padded images are said where the figures are read. */
+    json_t *sets = dlb_context_get(ctx, "datasets"), *set;
+    size_t k;
+    json_array_foreach(sets, k, set) {
+        char line[300];
+        if (r->n_env >= 5) /* the devices and the lines after them */
+            break;
+        dlb_dataset_line(line, sizeof line, set);
+        snprintf(r->env[r->n_env++], sizeof r->env[0], "data: %s%s", line,
+                 json_is_true(dlb_context_get(set, "synthetic"))
+                     ? " (synthetic: the figures of quality are not those of "
+                       "real images)" : "");
+    }
     /* The devices the configurations ran on, as their records say. */
     json_t *devs = dlb_context_get(ctx, "devices"), *dev;
     size_t i;
@@ -81,7 +96,7 @@ static void environment(struct dlb_rep *r, json_t *ctx)
         json_t *tot = dlb_context_get(dev, "memory_total_bytes");
         long long units = (long long)json_integer_value(
             dlb_context_get(dev, "compute_units"));
-        if (r->n_env >= 7) /* the roofline, measurement and run lines last */
+        if (r->n_env >= 9) /* the roofline, measurement and run lines last */
             break;
         if (json_is_number(tot))
             dlb_rep_bytes(dm, sizeof dm, json_number_value(tot));
@@ -94,7 +109,7 @@ static void environment(struct dlb_rep *r, json_t *ctx)
     roofline(r, ctx);
     json_t *ms = dlb_context_get(ctx, "measurement");
     json_t *il = dlb_context_get(ms, "interleave");
-    if (json_is_object(ms) && r->n_env < 9) {
+    if (json_is_object(ms) && r->n_env < 11) {
         char order[120] = "each configuration once, in plan order";
         if (json_is_object(il))
             snprintf(order, sizeof order, "%lld passes, each in its own random "

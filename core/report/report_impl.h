@@ -21,7 +21,7 @@ struct dlb_rep_row {
 
 struct dlb_rep {
     char title[300];
-    char env[10][400];          /* "label: value" lines */
+    char env[12][400];          /* "label: value" lines */
     int n_env;
     char (*winner)[1600];      /* per workload: its winner and why, one
                                 * paragraph each */

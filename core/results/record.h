@@ -8,7 +8,8 @@
  * doc/results-schema.md; the schema's name and version live here and only
  * here. dlb_record_read is the one JSON reader, dlb_record_write the one
  * writer: a record read and written again is json_equal to the original,
- * members this struct does not model (device, controls, world ...) kept
+ * members this struct does not model (device, controls, world, dataset
+ * ...) kept
  * as they were. */
 #ifndef DLB_CORE_RECORD_H
 #define DLB_CORE_RECORD_H
@@ -104,7 +105,7 @@ struct dlb_record {
 
     /* Members read as they are (borrowed from json; NULL when absent).
      * The writer writes repetitions from here. */
-    json_t *repetitions, *device, *controls, *world;
+    json_t *repetitions, *device, *controls, *world, *dataset;
     json_t *system_json;        /* "system" as read, to copy whole; the
                                  * writer writes `system` above */
     /* Read from repetitions for those who compute with them (owned; NAN

@@ -268,6 +268,7 @@ static void read_added(struct rd *c, struct dlb_record *r)
     r->device = object(c, c->rec, "device");
     r->controls = object(c, c->rec, "controls");
     r->world = object(c, c->rec, "world");
+    r->dataset = object(c, c->rec, "dataset");
 }
 
 static void read_metrics(struct rd *c, struct dlb_record *r)

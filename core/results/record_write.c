@@ -263,6 +263,7 @@ static void put_added(json_t *rec, const struct dlb_record *r)
     put_json(rec, "device", r->device);
     put_json(rec, "controls", r->controls);
     put_json(rec, "world", r->world);
+    put_json(rec, "dataset", r->dataset);
 }
 
 json_t *dlb_record_write(const struct dlb_record *r)

@@ -31,22 +31,29 @@ static int split_present(const char *dir, int train)
     return 0;
 }
 
+/* The files must fit the model (padded when smaller: dlb_dataset_fit);
+ * under "auto" a pair that does not fit makes synthetic data instead, which
+ * the child says. */
 static dlb_status check_split(const char *mode, const char *dir, int train,
                               const struct dlb_model_spec *m, struct dlb_error *err)
 {
     if (!strcmp(mode, "auto") && !split_present(dir, train))
         return DLB_OK;
     struct dlb_dataset d;
-    dlb_status st = dlb_dataset_open(mode, dir, train, 0, &d, NULL, err);
+    struct dlb_error fit_err = {""};
+    const struct dlb_data_want want = {m->in_c, m->in_h, m->in_w, m->classes};
+    int pad = 0;
+    /* An image folder is listed and sampled at the model's shape: its
+     * layout, classes and decoding are checked here, once. */
+    dlb_status st = !strncmp(mode, DLB_DATASET_FOLDER_PREFIX,
+                             strlen(DLB_DATASET_FOLDER_PREFIX))
+        ? dlb_dataset_open_for(mode, dir, train, 0, &want, &d, NULL, 0, err)
+        : dlb_dataset_open(mode, dir, train, 0, &d, NULL, err);
     if (st != DLB_OK)
         return st;
-    if (!d.synthetic && (d.c != m->in_c || d.h != m->in_h || d.w != m->in_w ||
-                         d.classes > m->classes))
-        st = dlb_errorf(err, DLB_ERR_INPUT, "%s: the model takes %ux%ux%u images "
-                        "in %u classes; the data set %s has %u of %ux%ux%u in %u "
-                        "classes; fix dataset_path or the model", m->path,
-                        m->in_c, m->in_h, m->in_w, m->classes,
-                        d.source ? d.source : dir, d.n, d.c, d.h, d.w, d.classes);
+    if (!d.synthetic && strcmp(mode, "auto") != 0 &&
+        dlb_dataset_fit(&d, &want, &pad, &fit_err) != DLB_OK)
+        st = dlb_errorf(err, DLB_ERR_INPUT, "%s: %s", m->path, fit_err.msg);
     dlb_dataset_free(&d);
     return st;
 }
@@ -60,13 +67,15 @@ dlb_status dlb_run_check_data(const struct dlb_plan *p,
     for (size_t i = 0; i < p->n; i++) {
         const struct dlb_core_settings *c = &p->configs[i].core;
         const char *model = c->model, *dir = c->dataset_path;
-        const char *mode = dlb_data_source_names[c->dataset];
+        /* the value's text: folder:PATH carries its path */
+        const char *mode = p->configs[i].values[0][DLB_KEY_dataset].s;
         if (c->dataset == DLB_DATA_SYNTHETIC)
             continue;
         int seen = 0;
         for (size_t j = 0; j < i && !seen; j++) {
             const struct dlb_core_settings *o = &p->configs[j].core;
-            seen = !strcmp(model, o->model) && c->dataset == o->dataset &&
+            seen = !strcmp(model, o->model) &&
+                   !strcmp(mode, p->configs[j].values[0][DLB_KEY_dataset].s) &&
                    !strcmp(dir, o->dataset_path);
         }
         if (seen)

@@ -15,6 +15,7 @@
 #include "stats/measure.h"
 #include "util/path.h"
 #include "run/progress.h"
+#include "results/dataset_context.h"
 #include "results/record.h"
 #include "results/remeasure.h"
 #include "results/seeds.h"
@@ -47,13 +48,37 @@ static void warn_shift(const char *id, const struct dlb_record *rec)
     }
 }
 
-static void warn_noise(const char *id, json_t *json)
+/* Data that are not the plain files (synthetic, padded to the model's
+ * input, an image folder with its corrupt files) are said on the console,
+ * as the record says them. */
+static void note_data(struct dlb_search_loop *r, const char *id,
+                      const struct dlb_record *rec)
+{
+    json_t *d = rec->dataset;
+    int syn = json_is_true(json_object_get(d, "synthetic"));
+    if (!json_is_object(d) || (!syn && !json_object_get(d, "padded_from") &&
+                               !json_object_get(d, "corrupt_images")))
+        return;
+    char line[sizeof r->data_said];
+    dlb_dataset_line(line, sizeof line, d);
+    if (!strcmp(line, r->data_said))
+        return;
+    snprintf(r->data_said, sizeof r->data_said, "%s", line);
+    const char *why = json_string_value(json_object_get(d, "synthetic_because"));
+    fprintf(stderr, "dlbench: %s: %s: data: %s%s%s%s%s\n",
+            syn ? "warning" : "note", id, line, why ? " (" : "", why ? why : "",
+            why ? ")" : "", syn ? "; the figures of quality are not those of "
+                                  "real images" : "");
+}
+
+static void warn_noise(struct dlb_search_loop *r, const char *id, json_t *json)
 {
     struct dlb_record rec;
     struct dlb_error err = {""};
     /* the journal took it, so the reader does too */
     if (dlb_record_read(json, NULL, &rec, &err) != DLB_OK)
         return;
+    note_data(r, id, &rec);
     warn_shift(id, &rec);
     if (rec.system.doubtful)
         fprintf(stderr, "dlbench: warning: %s: doubtful figure: %s during the "
@@ -216,7 +241,7 @@ int dlb_search_run_one(struct dlb_search_loop *r, const struct dlb_search_round 
     }
     dlb_progress_done(prog, k, c->id, rec);
     if (!is_failure(rec))
-        warn_noise(c->id, rec);
+        warn_noise(r, c->id, rec);
     if (is_failure(rec))
         (*failures)++;
     /* Until the end a plain sweep needs only which configurations ran and

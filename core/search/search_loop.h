@@ -27,6 +27,8 @@ struct dlb_search_loop {
     int journal_failed;     /* an append failed: start nothing more */
     int slimmed;            /* some records are kept slim: see
                              * dlb_search_loop_restore */
+    char data_said[256];    /* the last data note printed: said once a run,
+                             * again when it changes */
 };
 
 /* Run what the search still needs, round by round, until it is done, a

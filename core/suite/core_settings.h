@@ -14,7 +14,10 @@
  * arrays, NULL-terminated, are the key table's choices; suite_keys.c
  * checks that each has as many as its enum, the _COUNT below). */
 enum dlb_mode { DLB_MODE_TRAIN, DLB_MODE_INFER };
-enum dlb_data_source { DLB_DATA_AUTO, DLB_DATA_FASHION_MNIST, DLB_DATA_SYNTHETIC };
+enum dlb_data_source {
+    DLB_DATA_AUTO, DLB_DATA_FASHION_MNIST, DLB_DATA_SYNTHETIC,
+    DLB_DATA_FOLDER /* folder:PATH: the value's text holds the path */
+};
 enum dlb_backend_kind { DLB_BACKEND_REF, DLB_BACKEND_CPU, DLB_BACKEND_CUDA };
 enum dlb_malloc_policy { DLB_MALLOC_STEADY, DLB_MALLOC_FRESH, DLB_MALLOC_GLIBC };
 enum dlb_cudnn_algo { DLB_CUDNN_HEURISTIC, DLB_CUDNN_SEARCH };
@@ -25,7 +28,7 @@ enum dlb_objective {
     DLB_OBJ_TIME_TO_ACCURACY /* s to target_accuracy, lower is better */
 };
 #define DLB_MODE_COUNT (DLB_MODE_INFER + 1)
-#define DLB_DATA_COUNT (DLB_DATA_SYNTHETIC + 1)
+#define DLB_DATA_COUNT (DLB_DATA_FOLDER + 1)
 #define DLB_BACKEND_KIND_COUNT (DLB_BACKEND_CUDA + 1)
 #define DLB_MALLOC_COUNT (DLB_MALLOC_GLIBC + 1)
 #define DLB_CUDNN_COUNT (DLB_CUDNN_SEARCH + 1)

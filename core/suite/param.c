@@ -280,15 +280,35 @@ static size_t count_choices(const char *const *c)
     return n;
 }
 
+/* A choice written "word:PLACEHOLDER" (colon, then capitals: folder:PATH)
+ * takes "word:" followed by any text; the length of "word:", else 0. */
+static size_t choice_prefix(const char *choice)
+{
+    const char *colon = strchr(choice, ':');
+    if (!colon || !colon[1])
+        return 0;
+    for (const char *p = colon + 1; *p; p++)
+        if (!isupper((unsigned char)*p) && *p != '_')
+            return 0;
+    return (size_t)(colon + 1 - choice);
+}
+
 static dlb_status parse_enum(const struct dlb_param_def *d, const char *s,
                              struct dlb_value *v, char *why, size_t len)
 {
     size_t n = count_choices(d->choices);
     for (size_t k = 0; k < n; k++) {
-        /* Case is forgiven, and the canonical text is the table's. */
-        if (strcasecmp(s, d->choices[k]) == 0) {
+        /* Case is forgiven, and the canonical text is the table's; a
+         * prefix choice keeps the text after its prefix as given. */
+        size_t pre = choice_prefix(d->choices[k]);
+        if (pre ? strncasecmp(s, d->choices[k], pre) == 0 && s[pre]
+                : strcasecmp(s, d->choices[k]) == 0) {
             v->i = (int64_t)k;
             v->s = d->choices[k];
+            if (pre) { /* s is dlb_param_parse's own trimmed copy */
+                memcpy((char *)s, d->choices[k], pre);
+                v->s = s;
+            }
             return DLB_OK;
         }
     }

@@ -14,7 +14,7 @@
 
 const char *const dlb_mode_names[] = {"train", "infer", NULL};
 const char *const dlb_data_source_names[] = {"auto", "fashion-mnist",
-                                             "synthetic", NULL};
+                                             "synthetic", "folder:PATH", NULL};
 const char *const dlb_backend_kind_names[] = {"ref", "cpu", "cuda", NULL};
 const char *const dlb_malloc_policy_names[] = {"steady", "fresh", "glibc",
                                                NULL};

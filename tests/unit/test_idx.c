@@ -414,7 +414,7 @@ static void test_dataset_open(void)
     CHECK(dlb_dataset_open("mnist", dir, 1, 7, &d, NULL, &err) ==
           DLB_ERR_INPUT);
     CHECK(strcmp(err.msg, "dataset 'mnist' is not one of auto, "
-                          "fashion-mnist, synthetic") == 0);
+                          "fashion-mnist, synthetic, folder:PATH") == 0);
 
     /* Half an installation is an error, not a reason for synthetic data. */
     path_in(dir, sizeof dir, tmpdir, "half");
