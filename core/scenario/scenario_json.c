@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Absent figures are null, as everywhere in a record. */
@@ -140,14 +141,34 @@ int dlb_scen_summary_read(const json_t *rec, struct dlb_scen_summary *out)
     return 0;
 }
 
+void dlb_scen_num(char *buf, size_t len, double x)
+{
+    char r[32];
+    int prec = 0;
+    if (!isfinite(x)) {
+        snprintf(buf, len, "none");
+        return;
+    }
+    /* rounded to four significant digits first: 0.99999 is 1.000 */
+    snprintf(r, sizeof r, "%.3e", fabs(x));
+    double a = strtod(r, NULL);
+    /* digits after the point for four significant ones, none past 1000 */
+    for (double p = 1000; a < p && prec < 12 && a > 0; p /= 10)
+        prec++;
+    snprintf(buf, len, "%.*f", prec, x);
+}
+
 void dlb_scen_summary_cell(const struct dlb_scen_summary *s, char *buf,
                            size_t len)
 {
     const char *tag = s->valid ? "" : " INVALID";
-    if (!strcmp(s->figure_name, "p90_latency"))
-        snprintf(buf, len, "%s p90 %.4g ms%s", s->name, s->figure * 1e3, tag);
+    char v[64];
+    int lat = !strcmp(s->figure_name, "p90_latency");
+    dlb_scen_num(v, sizeof v, lat ? s->figure * 1e3 : s->figure);
+    if (lat)
+        snprintf(buf, len, "%s p90 %s ms%s", s->name, v, tag);
     else if (isnan(s->figure))
         snprintf(buf, len, "%s none valid", s->name);
     else
-        snprintf(buf, len, "%s %.4g %s%s", s->name, s->figure, s->unit, tag);
+        snprintf(buf, len, "%s %s %s%s", s->name, v, s->unit, tag);
 }

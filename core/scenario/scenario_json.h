@@ -33,6 +33,10 @@ struct dlb_scen_summary {
  * expected shape, -1 when absent or malformed. */
 int dlb_scen_summary_read(const json_t *rec, struct dlb_scen_summary *out);
 
+/* x to about four significant digits, never with an exponent (12403,
+ * 812.5, 0.02868), as the console's columns print figures. */
+void dlb_scen_num(char *buf, size_t len, double x);
+
 /* "server 812.5 queries/s VALID", "singlestream p90 0.412 ms" ...: the
  * figure in a short cell. */
 void dlb_scen_summary_cell(const struct dlb_scen_summary *s, char *buf,

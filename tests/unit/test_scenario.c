@@ -376,7 +376,7 @@ static void test_fixed_rate_and_json(void)
     CHECK(sum.p90_s >= sum.p50_s && sum.p99_s >= sum.p90_s);
     char cell[100];
     dlb_scen_summary_cell(&sum, cell, sizeof cell);
-    CHECK(!strcmp(cell, "server 200 queries/s"));
+    CHECK(!strcmp(cell, "server 200.0 queries/s"));
     json_decref(rec);
     dlb_scen_result_free(&res);
 
@@ -387,7 +387,13 @@ static void test_fixed_rate_and_json(void)
     CHECK(dlb_scen_summary_read(rec, &sum) == 0 && sum.n_probes == 0);
     CHECK(isnan(sum.bound_s) && !strcmp(sum.unit, "s"));
     dlb_scen_summary_cell(&sum, cell, sizeof cell);
-    CHECK(!strcmp(cell, "singlestream p90 1 ms"));
+    CHECK(!strcmp(cell, "singlestream p90 1.000 ms"));
+    dlb_scen_num(cell, sizeof cell, 12403.2);
+    CHECK(!strcmp(cell, "12403"));
+    dlb_scen_num(cell, sizeof cell, 0.028681);
+    CHECK(!strcmp(cell, "0.02868"));
+    dlb_scen_num(cell, sizeof cell, NAN);
+    CHECK(!strcmp(cell, "none"));
     json_decref(rec);
     dlb_scen_result_free(&res);
     /* a record without the member, or with a broken one */
