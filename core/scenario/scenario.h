@@ -67,6 +67,8 @@ struct dlb_scen_run {
     double qps;              /* completed queries (offline: samples) per s */
     double p50_s, p90_s, p99_s, max_s;
     uint32_t max_batch;      /* the most samples one serve took */
+    double capacity_qps;     /* server: batch / service_s, the most any
+                              * run can sustain; NAN when not known */
     int valid;
     int stopped_early;       /* server: p99 above the bound already certain */
     char why[240];           /* valid or not, in words */
@@ -100,8 +102,11 @@ void dlb_scen_arrivals(uint64_t seed, double qps, size_t n, double *out);
 void dlb_scen_run_latencies(struct dlb_scen_run *run, double *lat, size_t n);
 
 /* Whether a finished server run is valid, with the reason in run->why:
- * p99 within the bound, the minimum queries and duration met, and the
- * completions kept up with the schedule (DLB_SCEN_KEPT_UP). */
+ * p99 within the bound, the minimum queries and duration met, the
+ * completions kept up with the schedule (DLB_SCEN_KEPT_UP), and the rate
+ * within the capacity the measured serve time allows: above it the queue
+ * grows without end, which a run much shorter than MLPerf's can hide
+ * within the bound. */
 int dlb_scen_server_verdict(struct dlb_scen_run *run,
                             const struct dlb_scen_rules *rules);
 

@@ -14,7 +14,7 @@ static json_t *num(double v)
 static json_t *run_json(const struct dlb_scen_run *r)
 {
     json_t *o = json_pack("{s:o, s:o, s:I, s:I, s:o, s:o, s:{s:o, s:o, s:o, s:o}, "
-                          "s:I, s:b, s:b, s:s}",
+                          "s:I, s:o, s:b, s:b, s:s}",
                           "target_qps", num(r->target_qps),
                           "scheduled_qps", num(r->scheduled_qps),
                           "queries", (json_int_t)r->queries,
@@ -23,6 +23,7 @@ static json_t *run_json(const struct dlb_scen_run *r)
                           "latency_s", "p50", num(r->p50_s), "p90", num(r->p90_s),
                           "p99", num(r->p99_s), "max", num(r->max_s),
                           "max_batch", (json_int_t)r->max_batch,
+                          "capacity_qps", num(r->capacity_qps),
                           "valid", r->valid, "stopped_early", r->stopped_early,
                           "why", r->why);
     return o;

@@ -18,6 +18,7 @@ static void run_init(struct dlb_scen_run *r)
     memset(r, 0, sizeof *r);
     r->target_qps = r->scheduled_qps = NAN;
     r->p50_s = r->p90_s = r->p99_s = r->max_s = NAN;
+    r->capacity_qps = NAN;
 }
 
 /* Room for one more double in *v (of *cap). */
@@ -172,6 +173,8 @@ dlb_status dlb_scen_server_run(const struct dlb_scen_sut *sut,
     uint32_t b = sut->batch ? sut->batch : 1;
     run_init(out);
     out->target_qps = qps;
+    if (rules->service_s > 0)
+        out->capacity_qps = b / rules->service_s;
     if (lat_out)
         *lat_out = NULL;
     dlb_status st = schedule(rules, qps, &a, &n);

@@ -74,6 +74,11 @@ int dlb_scen_server_verdict(struct dlb_scen_run *run,
     else if (!(run->p99_s <= rules->latency_bound_s))
         snprintf(run->why, sizeof run->why, "p99 %.4g ms > the bound %.4g ms",
                  run->p99_s * 1e3, bound_ms);
+    else if (run->target_qps > run->capacity_qps)
+        snprintf(run->why, sizeof run->why, "%.4g queries/s is above the "
+                 "%.4g the measured serve time sustains: the queue grows "
+                 "without end, which only a short run keeps within the bound",
+                 run->target_qps, run->capacity_qps);
     else if (!(run->qps >= DLB_SCEN_KEPT_UP * run->scheduled_qps))
         snprintf(run->why, sizeof run->why, "completed %.4g queries/s, under "
                  "%.0f%% of the %.4g scheduled", run->qps,

@@ -149,6 +149,14 @@ static void test_verdict(void)
     r = good_run();
     r.p99_s = NAN;
     CHECK(dlb_scen_server_verdict(&r, &rules) == 0);
+    /* above what the serve time sustains: invalid however short the run
+     * kept the queue */
+    r = good_run();
+    r.target_qps = 1001;
+    r.capacity_qps = 1000;
+    CHECK(dlb_scen_server_verdict(&r, &rules) == 0 && strstr(r.why, "sustains"));
+    r.target_qps = 1000;
+    CHECK(dlb_scen_server_verdict(&r, &rules) == 1);
 }
 
 static double ten_steps(long i)
@@ -318,6 +326,12 @@ static void test_search_batching(void)
     for (size_t i = 0; i < res.n_probes; i++)
         most = res.probes[i].max_batch > most ? res.probes[i].max_batch : most;
     CHECK(most == 4 && f.max_n == 4);
+    /* runs this short keep a growing queue within 15 ms a while: the
+     * capacity rule turns down every rate above 4 / serve time */
+    int capped = 1;
+    for (size_t i = 0; i < res.n_probes; i++)
+        capped &= res.probes[i].target_qps <= 4000 || !res.probes[i].valid;
+    CHECK(capped);
     dlb_scen_result_free(&res);
 }
 
