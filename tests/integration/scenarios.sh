@@ -59,6 +59,13 @@ ok "report.md: the best offline batch" grep -q "^- offline, .*the best batch is 
 ok "report.md says the figures are indicative" grep -q "Indicative, not a submission" a/report.md
 ok "report.html's scenarios section" grep -q "<h2>Inference scenarios</h2>" a/report.html
 ok "results.json and the journal read back as written" round_trips a
+ok "results.csv's scenario columns" python3 -c '
+import csv, sys
+rows = {r["id"]: r for r in csv.DictReader(open("a/results.csv"))}
+r = rows[sys.argv[1]]
+assert r["scenario.name"] == "offline" and r["scenario.unit"] == "samples/s"
+assert round(float(r["scenario.figure"])) == 10000 and r["scenario.valid"] == "true"
+' "$OF1"
 
 "$DLBENCH" run "$SUITE" --out b >b.out 2>b.err
 ok "the same seed gives the same scenarios" [ "$(json a/results.json \
