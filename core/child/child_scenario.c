@@ -10,6 +10,13 @@
 #include "scenario/scenario.h"
 #include "scenario/scenario_json.h"
 
+/* The suite key's choices are the engine's scenarios, in one order. */
+_Static_assert((int)DLB_SCEN_SINGLESTREAM == (int)DLB_SCENARIO_SINGLESTREAM &&
+                   (int)DLB_SCEN_OFFLINE == (int)DLB_SCENARIO_OFFLINE &&
+                   (int)DLB_SCEN_SERVER == (int)DLB_SCENARIO_SERVER &&
+                   DLB_SCENARIO_COUNT == 4,
+               "enum dlb_scenario and enum dlb_scen_kind differ");
+
 /* The scenario's clock. On the monotonic clock an idle wait sleeps; on a
  * workload's simulated clock, which only its steps advance, the idle time
  * is added to an offset instead, so that arrivals keep their schedule. */
@@ -103,7 +110,8 @@ dlb_status dlb_child_scenario_run(const struct dlb_core_settings *set,
         .max_probes = (unsigned)set->server_search_probes,
         .seed = sut->seed, .service_s = sut->step_s};
     struct dlb_scen_result res;
-    dlb_status st = dlb_scen_run(set->scenario, &s, &rules, &res);
+    dlb_status st = dlb_scen_run((enum dlb_scen_kind)set->scenario, &s,
+                                 &rules, &res);
     if (st == DLB_OK) {
         *out = dlb_scen_result_json(&res, &rules, (uint32_t)sps,
                                     sut->now ? "workload" : "monotonic");

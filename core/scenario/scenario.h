@@ -22,7 +22,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <dlbench/status.h>
-#include "suite/core_settings.h"
+
+/* The scenarios, in the order of the suite key's choices (the child
+ * checks that they agree). */
+enum dlb_scen_kind {
+    DLB_SCEN_NONE, DLB_SCEN_SINGLESTREAM, DLB_SCEN_OFFLINE, DLB_SCEN_SERVER
+};
+/* "none", "singlestream", "offline", "server" */
+extern const char *const dlb_scen_kind_names[];
 
 /* The system under test and the clock the scenario runs on. */
 struct dlb_scen_sut {
@@ -77,7 +84,7 @@ struct dlb_scen_run {
 /* A scenario's answer: its reported run, and for a server search every
  * probe in the order it ran. */
 struct dlb_scen_result {
-    enum dlb_scenario kind;
+    enum dlb_scen_kind kind;
     struct dlb_scen_run run;
     double figure;           /* p90 s, samples/s, or the valid rate q/s */
     struct dlb_scen_run *probes; /* malloc'ed, n_probes of them */
@@ -133,7 +140,7 @@ dlb_status dlb_scen_server(const struct dlb_scen_sut *sut,
                            struct dlb_scen_result *out);
 
 /* Run scenario `kind` (not NONE) into `out`; free with dlb_scen_result_free. */
-dlb_status dlb_scen_run(enum dlb_scenario kind, const struct dlb_scen_sut *sut,
+dlb_status dlb_scen_run(enum dlb_scen_kind kind, const struct dlb_scen_sut *sut,
                         const struct dlb_scen_rules *rules,
                         struct dlb_scen_result *out);
 void dlb_scen_result_free(struct dlb_scen_result *r);

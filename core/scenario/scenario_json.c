@@ -29,11 +29,11 @@ static json_t *run_json(const struct dlb_scen_run *r)
     return o;
 }
 
-static const char *figure_name(enum dlb_scenario k, const char **unit)
+static const char *figure_name(enum dlb_scen_kind k, const char **unit)
 {
     switch (k) {
-    case DLB_SCENARIO_SINGLESTREAM: *unit = "s"; return "p90_latency";
-    case DLB_SCENARIO_OFFLINE: *unit = "samples/s"; return "samples_per_s";
+    case DLB_SCEN_SINGLESTREAM: *unit = "s"; return "p90_latency";
+    case DLB_SCEN_OFFLINE: *unit = "samples/s"; return "samples_per_s";
     default: *unit = "queries/s"; return "server_qps";
     }
 }
@@ -64,7 +64,7 @@ json_t *dlb_scen_result_json(const struct dlb_scen_result *r,
 {
     const char *unit;
     const char *fname = figure_name(r->kind, &unit);
-    int server = r->kind == DLB_SCENARIO_SERVER;
+    int server = r->kind == DLB_SCEN_SERVER;
     json_t *o = run_json(&r->run);
     json_t *rl = json_pack("{s:I, s:o, s:o, s:o, s:I, s:I}",
                            "min_queries", (json_int_t)rules->min_queries,
@@ -78,7 +78,7 @@ json_t *dlb_scen_result_json(const struct dlb_scen_result *r,
     json_t *fig = json_pack("{s:s, s:o, s:s}", "name", fname,
                             "value", num(r->figure), "unit", unit);
     if (!o || !rl || !fig ||
-        json_object_set_new(o, "name", json_string(dlb_scenario_names[r->kind])) ||
+        json_object_set_new(o, "name", json_string(dlb_scen_kind_names[r->kind])) ||
         json_object_set_new(o, "figure", fig) ||
         json_object_set_new(o, "clock", json_string(clock)) ||
         json_object_set_new(o, "rules", rl)) {

@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void result_init(struct dlb_scen_result *out, enum dlb_scenario kind)
+const char *const dlb_scen_kind_names[] = {"none", "singlestream", "offline",
+                                           "server", NULL};
+
+static void result_init(struct dlb_scen_result *out, enum dlb_scen_kind kind)
 {
     memset(out, 0, sizeof *out);
     out->kind = kind;
@@ -60,7 +63,7 @@ dlb_status dlb_scen_server(const struct dlb_scen_sut *sut,
                            struct dlb_scen_result *out)
 {
     unsigned max = rules->target_qps > 0 ? 1 : rules->max_probes;
-    result_init(out, DLB_SCENARIO_SERVER);
+    result_init(out, DLB_SCEN_SERVER);
     if (!max)
         return DLB_ERR_INTERNAL;
     out->probes = calloc(max, sizeof *out->probes);
@@ -81,22 +84,22 @@ dlb_status dlb_scen_server(const struct dlb_scen_sut *sut,
     return DLB_OK;
 }
 
-dlb_status dlb_scen_run(enum dlb_scenario kind, const struct dlb_scen_sut *sut,
+dlb_status dlb_scen_run(enum dlb_scen_kind kind, const struct dlb_scen_sut *sut,
                         const struct dlb_scen_rules *rules,
                         struct dlb_scen_result *out)
 {
     dlb_status st;
     result_init(out, kind);
     switch (kind) {
-    case DLB_SCENARIO_SINGLESTREAM:
+    case DLB_SCEN_SINGLESTREAM:
         st = dlb_scen_singlestream(sut, rules, &out->run);
         out->figure = out->run.p90_s;
         return st;
-    case DLB_SCENARIO_OFFLINE:
+    case DLB_SCEN_OFFLINE:
         st = dlb_scen_offline(sut, rules, &out->run);
         out->figure = out->run.qps;
         return st;
-    case DLB_SCENARIO_SERVER:
+    case DLB_SCEN_SERVER:
         return dlb_scen_server(sut, rules, out);
     default:
         return DLB_ERR_INTERNAL;

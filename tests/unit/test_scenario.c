@@ -378,7 +378,7 @@ static void test_fixed_rate_and_json(void)
                                    .target_qps = 200, .max_probes = 12,
                                    .resolution = 0.05, .seed = 1, .service_s = 0.001};
     struct dlb_scen_result res;
-    CHECK(dlb_scen_run(DLB_SCENARIO_SERVER, &s, &rules, &res) == DLB_OK);
+    CHECK(dlb_scen_run(DLB_SCEN_SERVER, &s, &rules, &res) == DLB_OK);
     CHECK(!res.searched && res.n_probes == 1 && res.figure == 200 && res.run.valid);
     json_t *j = dlb_scen_result_json(&res, &rules, 1, "workload");
     json_t *rec = json_pack("{s:o}", "scenario", j);
@@ -394,7 +394,7 @@ static void test_fixed_rate_and_json(void)
     json_decref(rec);
     dlb_scen_result_free(&res);
 
-    CHECK(dlb_scen_run(DLB_SCENARIO_SINGLESTREAM, &s, &rules, &res) == DLB_OK);
+    CHECK(dlb_scen_run(DLB_SCEN_SINGLESTREAM, &s, &rules, &res) == DLB_OK);
     CHECK(res.figure == res.run.p90_s);
     j = dlb_scen_result_json(&res, &rules, 1, "monotonic");
     rec = json_pack("{s:o}", "scenario", j);
