@@ -15,6 +15,7 @@
 #include "stats/measure.h"
 #include "peak/peak.h"
 #include "child/child_profile.h"
+#include "child/child_scenario.h"
 #include "plan/session.h"
 #include "results/record.h"
 #include "child/sysmeter.h"
@@ -49,6 +50,7 @@ struct child_run {
     struct dlb_sysmeter sys[2];    /* at the start and the end of sampling */
     struct dlb_child_profile prof; /* profile = ops: the sampling's */
     int sys_read;                  /* how many of them were taken */
+    json_t *scenario;              /* the record's "scenario", or NULL */
     char reason[512];
 };
 
@@ -386,6 +388,24 @@ static dlb_status sample_steps(struct child_run *r, const struct dlb_workload_in
     return DLB_OK;
 }
 
+/* After the step measurement, warmed up: the suite's inference scenario,
+ * on the measurement's clock, the step as the system under test. */
+static dlb_status run_scenario(struct child_run *r,
+                               const struct dlb_workload_info *info)
+{
+    char why[512] = "";
+    if (r->cfg->core.scenario == DLB_SCENARIO_NONE)
+        return DLB_OK;
+    struct dlb_child_scenario_sut sut = {
+        step_fn, r, info->samples_per_step, r->rec.stats.median,
+        r->wl_clock ? workload_now : NULL, r, r->hosts[0].pub.seed};
+    dlb_status st = dlb_child_scenario_run(&r->cfg->core, &sut, &r->scenario,
+                                           why, sizeof why);
+    if (st != DLB_OK && !r->reason[0])
+        snprintf(r->reason, sizeof r->reason, "%s", why);
+    return st;
+}
+
 static dlb_status measure(struct child_run *r)
 {
     struct dlb_workload_info info = {1.0, 0.0};
@@ -405,7 +425,11 @@ static dlb_status measure(struct child_run *r)
     } else
         r->have_peak = dlb_peak_get((int)r->cfg->core.threads, 0, &r->peak,
                                     &warn, &perr) == DLB_OK;
-    dlb_status st = r->wl_hooks->setup(r->wl_state, r->wl_host, &info, &r->wl);
+    dlb_status st = dlb_child_scenario_check(&r->cfg->core, r->reason,
+                                             sizeof r->reason);
+    if (st != DLB_OK)
+        return st;
+    st = r->wl_hooks->setup(r->wl_state, r->wl_host, &info, &r->wl);
     if (st != DLB_OK) {
         if (!r->reason[0])
             snprintf(r->reason, sizeof r->reason, "workload setup: %s", dlb_status_name(st));
@@ -414,6 +438,8 @@ static dlb_status measure(struct child_run *r)
     /* accuracy_seeds: a process of another seed trains and scores only;
      * the configuration's speed is the first process's. */
     if (!r->seed_rep && (st = sample_steps(r, &info)) != DLB_OK)
+        return st;
+    if (!r->seed_rep && (st = run_scenario(r, &info)) != DLB_OK)
         return st;
     if (r->wl_hooks->evaluate && (st = r->wl_hooks->evaluate(r->wl)) != DLB_OK) {
         if (!r->reason[0])
@@ -568,6 +594,9 @@ int dlb_child_main(const struct dlb_options *o)
                        : NULL;
     if (prof)
         json_object_set_new(rec, "profile", prof);
+    if (rec && r.scenario)
+        json_object_set(rec, "scenario", r.scenario);
+    json_decref(r.scenario);
     dlb_child_profile_free(&r.prof);
     /* Under a launcher only rank 0 reports, into the record file. */
     int rank = r.shared.world ? r.shared.rank : dlb_launch_env_rank();

@@ -82,6 +82,29 @@ static void rows(FILE *f, const struct dlb_rep *r)
     fputs("</table>\n", f);
 }
 
+/* A configuration's line, its probes nested under it. */
+static void scenarios(FILE *f, const struct dlb_rep *r)
+{
+    if (!r->n_scenarios)
+        return;
+    fputs("<h2>Inference scenarios</h2>\n<p>" DLB_REP_SCENARIO_INTRO
+          "</p>\n<ul>", f);
+    for (size_t k = 0; k < r->n_scenarios; k++) {
+        int nest = r->scenarios[k].level;
+        int next = k + 1 < r->n_scenarios ? r->scenarios[k + 1].level : 0;
+        if (nest && k && !r->scenarios[k - 1].level)
+            fputs("<ul>", f);
+        fputs("<li>", f);
+        esc(f, r->scenarios[k].text);
+        if (!nest && next)
+            continue;
+        fputs("</li>", f);
+        if (nest && !next)
+            fputs("</ul></li>", f);
+    }
+    fputs("</ul>\n", f);
+}
+
 dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r,
                            const struct dlb_plot_list *plots, const char *dir)
 {
@@ -120,7 +143,9 @@ dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r,
         esc(f, r->notes[k]);
         fputs("</li>", f);
     }
-    fputs("</ul>\n<h2>Configurations</h2>\n", f);
+    fputs("</ul>\n", f);
+    scenarios(f, r);
+    fputs("<h2>Configurations</h2>\n", f);
     rows(f, r);
     if (r->n_pareto) {
         fputs("<p>Pareto front of throughput, accuracy and peak memory (no other "

@@ -38,6 +38,9 @@ struct dlb_rep {
     size_t n_notes;
     char (*pareto)[256];
     size_t n_pareto;
+    struct dlb_rep_line *scenarios; /* inference scenarios: a configuration
+                                     * (level 0), its probes (level 1) */
+    size_t n_scenarios;
 };
 
 extern const char *const dlb_rep_heads[DLB_REP_COLS];
@@ -66,6 +69,22 @@ int dlb_rep_rows(struct dlb_rep *r, const struct dlb_record *records,
 void dlb_rep_verdict_row(char *buf, size_t len, const struct dlb_sel_verdict_row *row);
 void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel,
                           const struct dlb_sel_group *group);
+
+/* What the scenarios' section says first, in both formats. */
+#define DLB_REP_SCENARIO_INTRO                                               \
+    "MLPerf-style runs after each configuration's step measurement "        \
+    "(doc/measurement.md): single-stream's figure is the p90 latency, "     \
+    "offline's samples/s, server's the highest Poisson arrival rate whose " \
+    "p99 latency, counted from each query's scheduled arrival, is within "  \
+    "the bound. Indicative, not a submission: MLPerf asks for at least "    \
+    "600 s and 1,024 (SingleStream), 24,576 (Offline) or 270,336 (Server) " \
+    "queries a run; these ran the suite's scenario_min_queries and "        \
+    "scenario_min_duration."
+
+/* The inference scenarios' lines, from the records' "scenario" members
+ * (report_scenario.c); none when no record ran one. 0 on success. */
+int dlb_rep_scenarios(struct dlb_rep *r, const struct dlb_record *records,
+                      size_t n_records);
 
 /* The verdicts as the console summary begins. */
 void dlb_report_verdicts(FILE *f, const struct dlb_selection *sel);

@@ -40,7 +40,16 @@ dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r,
         put(f, r->notes[k]);
         fputc('\n', f);
     }
-    fputs(r->n_notes ? "\n## Configurations\n\n|" : "## Configurations\n\n|", f);
+    if (r->n_notes)
+        fputc('\n', f);
+    if (r->n_scenarios)
+        fputs("## Inference scenarios\n\n" DLB_REP_SCENARIO_INTRO "\n\n", f);
+    for (size_t k = 0; k < r->n_scenarios; k++) {
+        fputs(r->scenarios[k].level ? "    - " : "- ", f);
+        put(f, r->scenarios[k].text);
+        fputs(k + 1 == r->n_scenarios ? "\n\n" : "\n", f);
+    }
+    fputs("## Configurations\n\n|", f);
     for (int c = 0; c < DLB_REP_COLS; c++) {
         fputc(' ', f);
         put(f, dlb_rep_heads[c]);

@@ -289,8 +289,42 @@ static json_t *key_union(json_t *records, const char *member)
     return keys;
 }
 
+/* The inference scenarios' columns, after the fixed ones, when any record
+ * ran one: scenario.NAME is the member's NAME, scenario.figure its
+ * figure's value and scenario.unit its unit, scenario.pNN its latency. */
+static const char *const scenario_columns[][3] = {
+    {"scenario.name", "name", NULL}, {"scenario.figure", "figure", "value"},
+    {"scenario.unit", "figure", "unit"}, {"scenario.valid", "valid", NULL},
+    {"scenario.qps", "qps", NULL}, {"scenario.p50", "latency_s", "p50"},
+    {"scenario.p90", "latency_s", "p90"}, {"scenario.p99", "latency_s", "p99"},
+};
+#define N_SCENARIO_COLUMNS (sizeof scenario_columns / sizeof *scenario_columns)
+
+static int any_scenario(json_t *records)
+{
+    size_t i;
+    json_t *rec;
+    json_array_foreach(records, i, rec)
+        if (json_is_object(json_object_get(rec, "scenario")))
+            return 1;
+    return 0;
+}
+
+static void scenario_cells(FILE *f, json_t *rec)
+{
+    json_t *s = json_object_get(rec, "scenario");
+    for (size_t c = 0; c < N_SCENARIO_COLUMNS; c++) {
+        json_t *v = json_object_get(s, scenario_columns[c][1]);
+        if (scenario_columns[c][2])
+            v = json_object_get(v, scenario_columns[c][2]);
+        fputc(',', f);
+        csv_value(f, v);
+    }
+}
+
 void dlb_results_csv(FILE *f, json_t *records)
 {
+    int scen = any_scenario(records);
     size_t nfixed = sizeof fixed_columns / sizeof *fixed_columns;
     json_t *config = key_union(records, "config");
     json_t *metrics = key_union(records, "metrics");
@@ -299,6 +333,8 @@ void dlb_results_csv(FILE *f, json_t *records)
 
     for (size_t c = 0; c < nfixed; c++)
         fprintf(f, "%s%s", c ? "," : "", fixed_columns[c]);
+    for (size_t c = 0; scen && c < N_SCENARIO_COLUMNS; c++)
+        fprintf(f, ",%s", scenario_columns[c][0]);
     json_object_foreach(config, k, v)
         csv_name(f, "config.", k);
     json_object_foreach(metrics, k, v)
@@ -313,6 +349,8 @@ void dlb_results_csv(FILE *f, json_t *records)
                 fputc(',', f);
             csv_value(f, lookup(rec, fixed_columns[c]));
         }
+        if (scen)
+            scenario_cells(f, rec);
         json_t *cfg = json_object_get(rec, "config");
         json_object_foreach(config, k, v) {
             fputc(',', f);

@@ -3,12 +3,13 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "results/results.h"
+#include "scenario/scenario_json.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_COLS 12
+#define MAX_COLS 13
 #define CELL 64
 
 struct column {
@@ -30,6 +31,7 @@ struct table {
     struct column cols[MAX_COLS];
     int ncols;
     int shown[N_FEATURED];  /* which featured metrics have a column */
+    int scenario;           /* the scenarios' figures have a column */
 };
 
 /* Width as the terminal sees it: UTF-8 continuation bytes take no column
@@ -108,6 +110,14 @@ static void table_init(struct table *t, const struct dlb_record *recs, size_t n)
                                                   u && *u ? u : featured[f].unit, 0};
         }
     }
+    /* An inference scenario's figure, with its unit in the cell: each
+     * scenario has its own (p90 ms, samples/s, queries/s). */
+    struct dlb_scen_summary sum;
+    t->scenario = 0;
+    for (size_t i = 0; i < n; i++)
+        t->scenario |= dlb_scen_summary_read(recs[i].json, &sum) == 0;
+    if (t->scenario)
+        t->cols[t->ncols++] = (struct column){"scenario", "", 1};
 }
 
 /* Fill the cells of one record. Returns the number of cells to align: all
@@ -132,6 +142,14 @@ static int record_cells(const struct table *t, const struct dlb_record *rec,
             const struct dlb_rec_metric *m = dlb_record_metric(rec, featured[f].metric);
             fmt_figure(cells[c++], m ? m->value : NAN, 1, 0);
         }
+    if (t->scenario) {
+        struct dlb_scen_summary sum;
+        if (dlb_scen_summary_read(rec->json, &sum) == 0)
+            dlb_scen_summary_cell(&sum, cells[c], CELL);
+        else
+            strcpy(cells[c], "-");
+        c++;
+    }
     return c;
 }
 

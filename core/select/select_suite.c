@@ -79,10 +79,11 @@ static dlb_status find_baseline(const struct dlb_plan *p,
 /* The default workload: what changes what is computed. Batch is a
  * setting to tune when the objective is throughput (the batch that gives
  * the most samples/s is an answer); for latency or time to accuracy each
- * batch is its own question. */
+ * batch is its own question. An inference scenario measures a different
+ * thing from the step time: never compared across. */
 static const char *const default_workload[] = {
     "mode", "workload", "model", "dataset", "dataset_path", "augment", "lr",
-    "momentum", "train_steps", "train_samples", "seed", NULL};
+    "momentum", "train_steps", "train_samples", "seed", "scenario", NULL};
 
 static dlb_status add_workload(const struct dlb_plan *p,
                                struct dlb_select_settings *out,

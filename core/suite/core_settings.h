@@ -22,6 +22,10 @@ enum dlb_backend_kind { DLB_BACKEND_REF, DLB_BACKEND_CPU, DLB_BACKEND_CUDA };
 enum dlb_malloc_policy { DLB_MALLOC_STEADY, DLB_MALLOC_FRESH, DLB_MALLOC_GLIBC };
 enum dlb_cudnn_algo { DLB_CUDNN_HEURISTIC, DLB_CUDNN_SEARCH };
 enum dlb_profile { DLB_PROFILE_OFF, DLB_PROFILE_OPS };
+enum dlb_scenario {
+    DLB_SCENARIO_NONE, DLB_SCENARIO_SINGLESTREAM, DLB_SCENARIO_OFFLINE,
+    DLB_SCENARIO_SERVER
+};
 enum dlb_objective {
     DLB_OBJ_THROUGHPUT,      /* samples/s, higher is better */
     DLB_OBJ_LATENCY,         /* median step time, lower is better */
@@ -33,6 +37,7 @@ enum dlb_objective {
 #define DLB_MALLOC_COUNT (DLB_MALLOC_GLIBC + 1)
 #define DLB_CUDNN_COUNT (DLB_CUDNN_SEARCH + 1)
 #define DLB_PROFILE_COUNT (DLB_PROFILE_OPS + 1)
+#define DLB_SCENARIO_COUNT (DLB_SCENARIO_SERVER + 1)
 #define DLB_OBJ_COUNT (DLB_OBJ_TIME_TO_ACCURACY + 1)
 
 extern const char *const dlb_mode_names[];
@@ -41,6 +46,7 @@ extern const char *const dlb_backend_kind_names[];
 extern const char *const dlb_malloc_policy_names[];
 extern const char *const dlb_cudnn_algo_names[];
 extern const char *const dlb_profile_names[];
+extern const char *const dlb_scenario_names[];
 extern const char *const dlb_objective_names[];
 
 /* A key's position in the key table (and in a configuration's values of

@@ -20,6 +20,8 @@ const char *const dlb_malloc_policy_names[] = {"steady", "fresh", "glibc",
                                                NULL};
 const char *const dlb_cudnn_algo_names[] = {"heuristic", "search", NULL};
 const char *const dlb_profile_names[] = {"off", "ops", NULL};
+const char *const dlb_scenario_names[] = {"none", "singlestream", "offline",
+                                          "server", NULL};
 const char *const dlb_objective_names[] = {"throughput", "latency",
                                            "time_to_accuracy", NULL};
 
@@ -33,6 +35,7 @@ SAME_LENGTH(dlb_backend_kind_names, DLB_BACKEND_KIND_COUNT);
 SAME_LENGTH(dlb_malloc_policy_names, DLB_MALLOC_COUNT);
 SAME_LENGTH(dlb_cudnn_algo_names, DLB_CUDNN_COUNT);
 SAME_LENGTH(dlb_profile_names, DLB_PROFILE_COUNT);
+SAME_LENGTH(dlb_scenario_names, DLB_SCENARIO_COUNT);
 SAME_LENGTH(dlb_objective_names, DLB_OBJ_COUNT);
 
 const struct dlb_param_def dlb_suite_keys[] = {

@@ -20,7 +20,8 @@ util:
 backend: util
 peak: util
 stats: util
-results: util stats backend
+scenario: util stats
+results: util stats backend scenario
 options: util results
 suite: util
 plan: util stats results options suite
@@ -36,10 +37,10 @@ store: util stats results
 history: util stats results compare store
 dashboard: util stats results compare store history
 plot: util stats results compare proc
-report: util stats results options suite plan select compare plot
+report: util stats scenario results options suite plan select compare plot
 run: util backend peak stats results options suite plan proc data model select compare plot report
 search: util backend stats results options suite plan proc data model select run
-child: util backend peak stats results options suite plan proc data model ckpt train services
+child: util backend peak stats scenario results options suite plan proc data model ckpt train services
 cli: util backend peak stats results options suite plan proc data model ckpt train services select compare store history dashboard plot report run search child
 '
 
