@@ -1,7 +1,7 @@
 /* int8 inference inside the model (model_quant*.c): conv and linear
  * layers on the backend's int8 kernels, batch normalisation folded into
  * them, ReLU fused, and int8 data handed from one int8 layer to the next
- * through max pooling. The public side is <dlbench/quant_ops.h>
+ * through max pooling. The public side is <dlbench/model_api.h>
  * (core/child/host_quant.c), whose comment states what the quantised model
  * computes. */
 #ifndef DLB_CORE_MODEL_QUANT_H
@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include <dlbench/backend.h>
-#include <dlbench/quant_ops.h>
+#include <dlbench/model_api.h>
 
 #include "util/error.h"
 #include "model/model.h"

@@ -5,7 +5,7 @@
 #ifndef DLB_CORE_MODEL_STAGE_H
 #define DLB_CORE_MODEL_STAGE_H
 
-#include <dlbench/stage_ops.h>
+#include <dlbench/model_api.h>
 
 #include "model/model.h"
 
