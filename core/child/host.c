@@ -298,7 +298,7 @@ void dlb_host_setup(struct dlb_host_priv *h, struct dlb_host_shared *shared,
     h->pub.batch_fill = host_batch_fill;
     h->pub.cache_dir = host_cache_dir;
     h->pub.backend_supports = host_backend_supports;
-    h->pub.model_api = &dlb_host_model_api;
+    h->pub.model_api = dlb_host_model_api();
     h->pub.pinned_supported = dlb_host_pinned_supported;
     h->pub.pinned_alloc = dlb_host_pinned_alloc;
     h->pub.pinned_free = dlb_host_pinned_free;

@@ -1,8 +1,6 @@
-/* h->model_api (ABI 2.0): the one model interface plugins see, over
- * core/model and core/services. Each entry checks what a plugin may get
- * wrong, calls the core, and logs a failure under the plugin's name
- * (dlb_host_fail). Slices, rewrite and the extras: host_slice.c,
- * host_rewrite.c. */
+/* h->model_api (ABI 2.0), the one model interface plugins see: the table,
+ * and its lifetime, inspect and run entries, over core/model and
+ * core/services (host_api.h says where the rest is). */
 #include <dlbench/model_api.h>
 
 #include <pthread.h>
@@ -20,7 +18,6 @@
 #include "services/model_distill.h"
 #include "services/model_replica.h"
 #include "services/model_stage.h"
-#include "util/error.h"
 
 /* A model a plugin opened by name: it lives on the workload's backend, so
  * the core closes what is left when the workload withdraws its data. */
@@ -66,20 +63,8 @@ dlb_status dlb_host_null(const struct dlb_host *h, const char *what)
 static dlb_status api_find(const struct dlb_host *h, const char *name,
                            char *reason, size_t len)
 {
-    struct dlb_error err = {"no model named"};
-    struct dlb_model_spec *spec = NULL;
-    dlb_status s = DLB_ERR_INPUT;
-    char *path = NULL;
-    if (name && *name)
-        path = dlb_model_file_find(name, shared_of(h)->suite_paths, 2,
-                                   dlb_installed_suite_dir(), &err);
-    if (path)
-        s = dlb_model_file_load(path, &spec, &err);
-    dlb_model_spec_free(spec);
-    free(path);
-    if (s != DLB_OK && reason && len)
-        snprintf(reason, len, "%s", err.msg);
-    return s;
+    return dlb_model_file_check(name, shared_of(h)->suite_paths, 2,
+                                dlb_installed_suite_dir(), reason, len);
 }
 
 /* Pin the calling thread to its share of the CPUs the process started
@@ -307,9 +292,8 @@ static dlb_status api_tensor_unmap(const struct dlb_host *h,
                                    struct dlb_model *m, unsigned id,
                                    enum dlb_tensor_role role, int written)
 {
-    struct dlb_error err = {""};
-    (void)role;
-    return dlb_host_fail(h, dlb_model_grad_unmap(m, id, written, &err), &err);
+    DLB_HOST_CALL("tensor_unmap (a gradient)", m && role == DLB_TENSOR_GRAD,
+                  dlb_model_grad_unmap(m, id, written, &err));
 }
 
 /* The whole model is the replicas' state; a range, a slice's layers. */
@@ -329,13 +313,10 @@ static dlb_status api_state_io(const struct dlb_host *h, struct dlb_model *m,
                                unsigned first, unsigned last, unsigned parts,
                                float *flat, size_t count, int write)
 {
-    struct dlb_error err = {""};
-    if (!m || (!flat && count))
-        return dlb_host_null(h, "state_io");
-    return dlb_host_fail(h, last == DLB_NODES_ALL
+    DLB_HOST_CALL("state_io", m && (flat || !count), last == DLB_NODES_ALL
         ? dlb_model_state_io(m, parts, flat, count, write, &err)
-        : dlb_model_layers_io(m, first, last, parts, flat, count, write, &err),
-        &err);
+        : dlb_model_layers_io(m, first, last, parts, flat, count, write,
+                              &err));
 }
 
 static uint64_t api_weights_version(const struct dlb_host *h,
@@ -351,12 +332,10 @@ static dlb_status api_infer(const struct dlb_host *h, struct dlb_model *m,
                             const float *images, uint32_t n,
                             enum dlb_infer_output what, float *out)
 {
-    struct dlb_error err = {""};
-    if (!m || !images || (what == DLB_OUT_LOGITS && !out))
-        return dlb_host_null(h, "infer");
-    return dlb_host_fail(h, what == DLB_OUT_LOGITS
-                         ? dlb_model_logits(m, images, n, out, &err)
-                         : dlb_model_infer(m, images, n, out, &err), &err);
+    DLB_HOST_CALL("infer", m && images && (out || what != DLB_OUT_LOGITS),
+                  what == DLB_OUT_LOGITS
+                      ? dlb_model_logits(m, images, n, out, &err)
+                      : dlb_model_infer(m, images, n, out, &err));
 }
 
 static dlb_status api_evaluate(const struct dlb_host *h, struct dlb_model *m,
@@ -391,19 +370,15 @@ static dlb_status api_forward_backward(const struct dlb_host *h,
                                        float loss_scale, double *loss,
                                        dlb_grad_ready_fn ready, void *ctx)
 {
-    struct dlb_error err = {""};
-    if (!m || !images || !labels)
-        return dlb_host_null(h, "forward_backward");
-    return dlb_host_fail(h, dlb_model_forward_backward_cb(m, images, labels, n,
-                                                          loss_scale, loss,
-                                                          ready, ctx, &err),
-                         &err);
+    DLB_HOST_CALL("forward_backward", m && images && labels,
+                  dlb_model_forward_backward_cb(m, images, labels, n,
+                                                loss_scale, loss, ready, ctx,
+                                                &err));
 }
 
 static dlb_status api_step(const struct dlb_host *h, struct dlb_model *m)
 {
-    struct dlb_error err = {""};
-    return dlb_host_fail(h, dlb_model_sgd_step(m, &err), &err);
+    DLB_HOST_CALL("step", m, dlb_model_sgd_step(m, &err));
 }
 
 static dlb_status api_optimizer(const struct dlb_host *h,
@@ -427,7 +402,7 @@ static dlb_status api_synchronize(const struct dlb_host *h,
     return dlb_host_fail(h, s, &err);
 }
 
-const struct dlb_model_api dlb_host_model_api = {
+static struct dlb_model_api table = {
     .struct_size = sizeof(struct dlb_model_api),
     .find = api_find,
     .open = api_open,
@@ -449,17 +424,17 @@ const struct dlb_model_api dlb_host_model_api = {
     .step = api_step,
     .optimizer = api_optimizer,
     .synchronize = api_synchronize,
-    .act_count = dlb_host_act_count,
-    .slice = dlb_host_slice,
-    .slice_close = dlb_host_slice_close,
-    .slice_begin = dlb_host_slice_begin,
-    .slice_forward = dlb_host_slice_forward,
-    .slice_backward = dlb_host_slice_backward,
-    .slice_step = dlb_host_slice_step,
-    .slice_memory = dlb_host_slice_memory,
-    .slice_input = dlb_host_slice_input,
-    .slice_forward_view = dlb_host_slice_forward_view,
-    .slice_backward_view = dlb_host_slice_backward_view,
-    .rewrite = dlb_host_rewrite,
-    .extra = dlb_host_extra,
 };
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static void table_fill(void)
+{
+    dlb_host_slice_entries(&table);
+    dlb_host_rewrite_entries(&table);
+}
+
+const struct dlb_model_api *dlb_host_model_api(void)
+{
+    pthread_once(&table_once, table_fill);
+    return &table;
+}

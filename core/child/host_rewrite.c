@@ -10,7 +10,6 @@
 #include "model/model_quant.h"
 #include "services/model_distill.h"
 #include "services/model_replica.h"
-#include "util/error.h"
 #include "util/rng.h"
 
 /* Fine-tuning's batches: a stream of the configuration's seed apart from
@@ -68,9 +67,9 @@ static dlb_status rewrite_one(struct dlb_model *m, const struct dlb_rewrite *r,
     return dlb_model_prune_set_sparse(m, r->node, r->u.sparse, err);
 }
 
-dlb_status dlb_host_rewrite(const struct dlb_host *h, struct dlb_model *m,
-                            const struct dlb_rewrite *rw, unsigned n,
-                            void *result)
+static dlb_status rewrite(const struct dlb_host *h, struct dlb_model *m,
+                          const struct dlb_rewrite *rw, unsigned n,
+                          void *result)
 {
     struct dlb_error err = {""};
     dlb_status s = DLB_OK;
@@ -98,33 +97,24 @@ static dlb_status x_observe(const struct dlb_host *h, struct dlb_model *m,
                             const float *images, uint32_t n,
                             dlb_quant_observe_fn fn, void *ctx)
 {
-    struct dlb_error err = {""};
-    if (!m || !images || !n || !fn)
-        return dlb_host_null(h, "quant.observe");
-    return dlb_host_fail(h, dlb_model_quant_observe(m, images, n, fn, ctx,
-                                                    &err), &err);
+    DLB_HOST_CALL("quant.observe", m && images && n && fn,
+                  dlb_model_quant_observe(m, images, n, fn, ctx, &err));
 }
 
 static dlb_status x_folded_weights(const struct dlb_host *h,
                                    struct dlb_model *m, unsigned i, float *w,
                                    size_t w_count, float *b, size_t b_count)
 {
-    struct dlb_error err = {""};
-    if (!m || !w || !b)
-        return dlb_host_null(h, "quant.folded_weights");
-    return dlb_host_fail(h, dlb_model_quant_weights(m, i, w, w_count, b,
-                                                    b_count, &err), &err);
+    DLB_HOST_CALL("quant.folded_weights", m && w && b,
+                  dlb_model_quant_weights(m, i, w, w_count, b, b_count, &err));
 }
 
 static dlb_status x_sparse_info(const struct dlb_host *h,
                                 const struct dlb_model *m, unsigned layer,
                                 struct dlb_prune_sparse_info *out)
 {
-    struct dlb_error err = {""};
-    if (!m || !out)
-        return dlb_host_null(h, "prune.sparse_info");
-    return dlb_host_fail(h, dlb_model_prune_sparse_info(m, layer, out, &err),
-                         &err);
+    DLB_HOST_CALL("prune.sparse_info", m && out,
+                  dlb_model_prune_sparse_info(m, layer, out, &err));
 }
 
 static dlb_status x_finetune(const struct dlb_host *h, struct dlb_model *m,
@@ -160,13 +150,10 @@ static dlb_status x_distill_step(const struct dlb_host *h, struct dlb_model *m,
                                  const float *teacher_logits,
                                  float temperature, float alpha, double *loss)
 {
-    struct dlb_error err = {""};
-    if (!m || !b)
-        return dlb_host_null(h, "distill.soft_target_step");
-    return dlb_host_fail(h, dlb_model_distill_step(m, b->images, b->labels,
-                                                   b->n, teacher_logits,
-                                                   temperature, alpha, loss,
-                                                   &err), &err);
+    DLB_HOST_CALL("distill.soft_target_step", m && b,
+                  dlb_model_distill_step(m, b->images, b->labels, b->n,
+                                         teacher_logits, temperature, alpha,
+                                         loss, &err));
 }
 
 static dlb_status x_copy_rng(const struct dlb_host *h, struct dlb_model *dst,
@@ -217,11 +204,17 @@ static const struct {
     {"world.join", (dlb_extra_fn)x_world_join},
 };
 
-dlb_extra_fn dlb_host_extra(const struct dlb_host *h, const char *name)
+static dlb_extra_fn extra(const struct dlb_host *h, const char *name)
 {
     (void)h;
     for (size_t i = 0; name && i < sizeof extras / sizeof extras[0]; i++)
         if (!strcmp(extras[i].name, name))
             return extras[i].fn;
     return NULL;
+}
+
+void dlb_host_rewrite_entries(struct dlb_model_api *api)
+{
+    api->rewrite = rewrite;
+    api->extra = extra;
 }

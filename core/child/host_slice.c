@@ -3,19 +3,8 @@
 #include "child/host.h"
 #include "child/host_api.h"
 #include "services/model_stage.h"
-#include "util/error.h"
 
-/* The body of an entry: check the handle, call the core with &err, log a
- * failure under the plugin's name. */
-#define SLICE_CALL(what, ok, call)                                          \
-    do {                                                                    \
-        struct dlb_error err = {""};                                        \
-        if (!(ok))                                                          \
-            return dlb_host_null(h, what);                                  \
-        return dlb_host_fail(h, (call), &err);                              \
-    } while (0)
-
-dlb_status dlb_host_act_count(const struct dlb_host *h,
+static dlb_status s_act_count(const struct dlb_host *h,
                               const struct dlb_model *m, unsigned i,
                               size_t *count)
 {
@@ -30,48 +19,49 @@ dlb_status dlb_host_act_count(const struct dlb_host *h,
     return DLB_OK;
 }
 
-dlb_status dlb_host_slice(const struct dlb_host *h, struct dlb_model *m,
+static dlb_status s_slice(const struct dlb_host *h, struct dlb_model *m,
                           const struct dlb_stage_spec *spec,
                           struct dlb_stage **out)
 {
-    SLICE_CALL("slice", m && out, dlb_model_stage_open(m, spec, out, &err));
+    DLB_HOST_CALL("slice", m && out, dlb_model_stage_open(m, spec, out, &err));
 }
 
-void dlb_host_slice_close(const struct dlb_host *h, struct dlb_stage *st)
+static void s_slice_close(const struct dlb_host *h, struct dlb_stage *st)
 {
     (void)h;
     dlb_model_stage_close(st);
 }
 
-dlb_status dlb_host_slice_begin(const struct dlb_host *h, struct dlb_stage *st,
+static dlb_status s_slice_begin(const struct dlb_host *h, struct dlb_stage *st,
                                 uint32_t n, uint32_t *lo)
 {
-    SLICE_CALL("slice_begin", st, dlb_model_stage_begin(st, n, lo, &err));
+    DLB_HOST_CALL("slice_begin", st, dlb_model_stage_begin(st, n, lo, &err));
 }
 
-dlb_status dlb_host_slice_forward(const struct dlb_host *h,
+static dlb_status s_slice_forward(const struct dlb_host *h,
                                   struct dlb_stage *st, unsigned k,
                                   const float *in, const int32_t *labels,
                                   float *out, double *loss)
 {
-    SLICE_CALL("slice_forward", st,
+    DLB_HOST_CALL("slice_forward", st,
                dlb_model_stage_forward(st, k, in, labels, out, loss, &err));
 }
 
-dlb_status dlb_host_slice_backward(const struct dlb_host *h,
+static dlb_status s_slice_backward(const struct dlb_host *h,
                                    struct dlb_stage *st, unsigned k,
                                    const float *dout, float *din)
 {
-    SLICE_CALL("slice_backward", st,
+    DLB_HOST_CALL("slice_backward", st,
                dlb_model_stage_backward(st, k, dout, din, &err));
 }
 
-dlb_status dlb_host_slice_step(const struct dlb_host *h, struct dlb_stage *st)
+static dlb_status s_slice_step(const struct dlb_host *h, struct dlb_stage *st)
 {
-    SLICE_CALL("slice_step", st, dlb_model_stage_update(st, &err));
+    DLB_HOST_CALL("slice_step", st, dlb_model_stage_update(st, &err));
 }
 
-void dlb_host_slice_memory(const struct dlb_host *h, const struct dlb_stage *st,
+static void s_slice_memory(const struct dlb_host *h,
+                           const struct dlb_stage *st,
                            struct dlb_stage_memory *out)
 {
     (void)h;
@@ -79,28 +69,43 @@ void dlb_host_slice_memory(const struct dlb_host *h, const struct dlb_stage *st,
         dlb_model_stage_memory(st, out);
 }
 
-dlb_status dlb_host_slice_input(const struct dlb_host *h, struct dlb_stage *st,
+static dlb_status s_slice_input(const struct dlb_host *h, struct dlb_stage *st,
                                 unsigned k, enum dlb_stage_input which,
                                 struct dlb_act_view *out)
 {
-    SLICE_CALL("slice_input", st && out,
+    DLB_HOST_CALL("slice_input", st && out,
                dlb_model_stage_input_view(st, k, which, out, &err));
 }
 
-dlb_status dlb_host_slice_forward_view(const struct dlb_host *h,
+static dlb_status s_slice_forward_view(const struct dlb_host *h,
                                        struct dlb_stage *st, unsigned k,
                                        const float *in, const int32_t *labels,
                                        struct dlb_act_view *out, double *loss)
 {
-    SLICE_CALL("slice_forward_view", st,
+    DLB_HOST_CALL("slice_forward_view", st,
                dlb_model_stage_forward_view(st, k, in, labels, out, loss,
                                             &err));
 }
 
-dlb_status dlb_host_slice_backward_view(const struct dlb_host *h,
+static dlb_status s_slice_backward_view(const struct dlb_host *h,
                                         struct dlb_stage *st, unsigned k,
                                         struct dlb_act_view *din)
 {
-    SLICE_CALL("slice_backward_view", st,
+    DLB_HOST_CALL("slice_backward_view", st,
                dlb_model_stage_backward_view(st, k, din, &err));
+}
+
+void dlb_host_slice_entries(struct dlb_model_api *api)
+{
+    api->act_count = s_act_count;
+    api->slice = s_slice;
+    api->slice_close = s_slice_close;
+    api->slice_begin = s_slice_begin;
+    api->slice_forward = s_slice_forward;
+    api->slice_backward = s_slice_backward;
+    api->slice_step = s_slice_step;
+    api->slice_memory = s_slice_memory;
+    api->slice_input = s_slice_input;
+    api->slice_forward_view = s_slice_forward_view;
+    api->slice_backward_view = s_slice_backward_view;
 }

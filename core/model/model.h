@@ -137,7 +137,7 @@ dlb_status dlb_model_find(struct dlb_model *m, const char *name,
                           struct dlb_buffer **value, struct dlb_buffer **grad,
                           struct dlb_buffer **momentum);
 
-/* ---- what plugins see (model_info.c, model_ops.h) ------------------- */
+/* ---- what plugins see (model_info.c, model_api.h) ------------------- */
 #include <dlbench/model_api.h>
 
 unsigned dlb_model_layer_count(const struct dlb_model *m);

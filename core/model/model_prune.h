@@ -93,7 +93,7 @@ dlb_status dlb_prune_plan_make(const struct dlb_model *m,
                                struct dlb_error *err);
 void dlb_prune_plan_free(struct dlb_prune_plan *p);
 
-/* Remove the units `sel` does not keep (prune_ops.h, remove_units). */
+/* Remove the units `sel` does not keep (model_api.h, DLB_REWRITE_KEEP). */
 dlb_status dlb_model_prune_remove(struct dlb_model *m,
                                   const struct dlb_prune_keep *sel, unsigned n,
                                   struct dlb_error *err);

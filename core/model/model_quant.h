@@ -40,7 +40,8 @@ dlb_status dlb_model_quant_weights(struct dlb_model *m, size_t i, float *w,
                                    size_t w_count, float *b, size_t b_count,
                                    struct dlb_error *err);
 
-/* Run the layers as `layers` (n = layer count) says (quant_ops.h). */
+/* Run the layers as `layers` (n = layer count) says (model_api.h's
+ * DLB_REWRITE_INT8). */
 dlb_status dlb_model_quant_apply(struct dlb_model *m,
                                  const struct dlb_quant_layer *layers,
                                  size_t n, struct dlb_quant_summary *out,
@@ -62,7 +63,7 @@ dlb_status dlb_model_quant_fwd(struct dlb_model *m, size_t i, int train,
                                struct dlb_buffer *x, struct dlb_buffer **y,
                                int *owned, struct dlb_error *err);
 
-/* quant_ops' observe: one inference pass, the inputs of conv and linear
+/* The extra quant.observe: one inference pass, the inputs of conv and linear
  * layers and the output handed to fn as fp32 host arrays. */
 dlb_status dlb_model_quant_observe(struct dlb_model *m, const float *images,
                                    uint32_t n, dlb_quant_observe_fn fn,

@@ -1,4 +1,4 @@
-/* The model runtime's side of data parallelism (replica_ops.h): learnable
+/* The model runtime's side of data parallelism (model_api.h): learnable
  * tensors by number, replicas on backend handles of their own, the state
  * as one flat fp32 array, gradients in place, and backward with a
  * per-layer "gradients ready" callback. */

@@ -272,20 +272,18 @@ struct dlb_model_api {
     /* Copy tensor `id`'s `role` out (write 0) or in (write 1); count must
      * be its element count. */
     dlb_status (*tensor_io)(const struct dlb_host *h, struct dlb_model *m,
-                            unsigned id,
-                            enum dlb_tensor_role role, float *buf,
-                            size_t count, int write);
+                            unsigned id, enum dlb_tensor_role role,
+                            float *buf, size_t count, int write);
     /* The gradient in place, valid until the next forward_backward or
      * step; tensor_unmap after, written 1 when written through it.
      * DLB_ERR_UNSUPPORTED (not logged) when the backend cannot show it:
      * use tensor_io. */
     dlb_status (*tensor_map)(const struct dlb_host *h, struct dlb_model *m,
-                             unsigned id,
-                             enum dlb_tensor_role role,
+                             unsigned id, enum dlb_tensor_role role,
                              struct dlb_act_view *out);
     dlb_status (*tensor_unmap)(const struct dlb_host *h, struct dlb_model *m,
-                               unsigned id,
-                               enum dlb_tensor_role role, int written);
+                               unsigned id, enum dlb_tensor_role role,
+                               int written);
     /* The state parts (DLB_STATE_*) of nodes [first, last) (last
      * DLB_NODES_ALL: the whole model) as one flat fp32 array: to sync
      * replicas, or hand a slice's nodes back. A write counts as a change
@@ -294,9 +292,8 @@ struct dlb_model_api {
                               const struct dlb_model *m, unsigned first,
                               unsigned last, unsigned parts, size_t *count);
     dlb_status (*state_io)(const struct dlb_host *h, struct dlb_model *m,
-                           unsigned first,
-                           unsigned last, unsigned parts, float *flat,
-                           size_t count, int write);
+                           unsigned first, unsigned last, unsigned parts,
+                           float *flat, size_t count, int write);
     /* Changes whenever m's weights are written other than by its own
      * steps (seed, checkpoint, transform, state_io): resync replicas. */
     uint64_t (*weights_version)(const struct dlb_host *h,
@@ -307,13 +304,12 @@ struct dlb_model_api {
      * set is) with whatever rewrite the model carries; waits for the
      * device. out: [n][classes] (may be NULL for DLB_OUT_LOGPROBS). */
     dlb_status (*infer)(const struct dlb_host *h, struct dlb_model *m,
-                        const float *images,
-                        uint32_t n, enum dlb_infer_output what, float *out);
+                        const float *images, uint32_t n,
+                        enum dlb_infer_output what, float *out);
     /* Test-set loss and top-1 accuracy in percent (under --quick, the
      * test set's first images). */
     dlb_status (*evaluate)(const struct dlb_host *h, struct dlb_model *m,
-                           double *loss,
-                           double *accuracy);
+                           double *loss, double *accuracy);
     /* The configuration's training (train 1) or test set, opened on first
      * use; read it with dlb_host's data services. */
     dlb_status (*dataset)(const struct dlb_host *h, int train,
@@ -351,15 +347,14 @@ struct dlb_model_api {
      * dropout seeds, splits n into micro-batches differing by at most one
      * (lo[k] the first image of k, lo[micro] = n; lo may be NULL). */
     dlb_status (*slice_begin)(const struct dlb_host *h, struct dlb_stage *st,
-                              uint32_t n,
-                              uint32_t *lo);
+                              uint32_t n, uint32_t *lo);
     /* Forward of micro-batch k from host memory: `in` its activations at
      * `first` (the images on the first slice); the last slice takes
      * `labels` and gives *loss (may be NULL), the others `out`. */
     dlb_status (*slice_forward)(const struct dlb_host *h, struct dlb_stage *st,
-                                unsigned k,
-                                const float *in, const int32_t *labels,
-                                float *out, double *loss);
+                                unsigned k, const float *in,
+                                const int32_t *labels, float *out,
+                                double *loss);
     /* Backward of micro-batch k, in micro-batch order: dout the gradient
      * at `last` (NULL on the last slice), din receives the one at `first`
      * (NULL on the first). */
@@ -371,17 +366,17 @@ struct dlb_model_api {
     void (*slice_memory)(const struct dlb_host *h, const struct dlb_stage *st,
                          struct dlb_stage_memory *out);
     /* The same in the backend's memory, so activations go device to
-     * device: input_view lends micro-batch k's input buffer (the same one
-     * when asked again) for the caller to fill; forward_view (in NULL:
-     * from input_view) shows the output at `last` in place, valid until
-     * backward_view of k begins; backward_view shows the gradient at
-     * `first`, valid until the slice's next backward_view, step, begin or
-     * close. The work is enqueued on the backend's stream: synchronize
-     * before another stream or process reads a view. DLB_ERR_UNSUPPORTED
-     * from a backend that cannot show its buffers: use the copies. */
+     * device: slice_input lends micro-batch k's input buffer (the same one
+     * when asked again) for the caller to fill; slice_forward_view (in
+     * NULL: from slice_input) shows the output at `last` in place, valid
+     * until slice_backward_view of k begins; slice_backward_view shows the
+     * gradient at `first`, valid until the slice's next
+     * slice_backward_view, slice_step, slice_begin or slice_close. The
+     * work is enqueued on the backend's stream: synchronize before another
+     * stream or process reads a view. DLB_ERR_UNSUPPORTED from a backend
+     * that cannot show its buffers: use the copies. */
     dlb_status (*slice_input)(const struct dlb_host *h, struct dlb_stage *st,
-                              unsigned k,
-                              enum dlb_stage_input which,
+                              unsigned k, enum dlb_stage_input which,
                               struct dlb_act_view *out);
     dlb_status (*slice_forward_view)(const struct dlb_host *h,
                                      struct dlb_stage *st, unsigned k,
@@ -395,8 +390,8 @@ struct dlb_model_api {
     /* Change how `n` nodes compute (see enum dlb_rewrite_kind). Bad
      * requests give DLB_ERR_INPUT naming the node and the setting. */
     dlb_status (*rewrite)(const struct dlb_host *h, struct dlb_model *m,
-                          const struct dlb_rewrite *rw,
-                          unsigned n, void *result);
+                          const struct dlb_rewrite *rw, unsigned n,
+                          void *result);
 
     /* -- extras -- */
     /* Extra `name` (cast to its type below), or NULL when this core has
