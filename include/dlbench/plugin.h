@@ -4,7 +4,9 @@
  * DLB_PLUGIN_ENTRY_NAME, a function returning a pointer to a constant
  * `struct dlb_plugin`. The core checks the ABI version, the struct size, the
  * name and the hooks before it calls anything else. Plugins never link
- * against the core: everything they may use is in `struct dlb_host`.
+ * against the core: everything they may use is in `struct dlb_host`, and a
+ * plugin that works on the network does so through its one model
+ * interface, h->model_api (dlbench/model_api.h).
  *
  * plugins/skeleton/skeleton.c documents every field and hook; read it first. */
 #ifndef DLBENCH_PLUGIN_H
