@@ -43,7 +43,8 @@ struct child_run {
     char doubtful[160];            /* rec.system.doubtful points here */
     struct dlb_peak peak;          /* this machine's roofline, when cached */
     const char *peak_file;         /* the run's roofline, or NULL */
-    int seed_rep;                  /* > 0: from seed + seed_rep, quality only */
+    int seed_rep;                  /* > 0: from seed + seed_rep,
+    quality only */
     int have_peak;
     const char *origin;
     int quick;
@@ -82,7 +83,8 @@ static dlb_status apply_memory_limit(struct child_run *r)
         return DLB_OK;
     struct rlimit rl = {(rlim_t)limit, (rlim_t)limit};
     if (setrlimit(RLIMIT_AS, &rl) != 0) {
-        snprintf(r->reason, sizeof r->reason, "memory_limit %lld: setrlimit: %s",
+        snprintf(r->reason, sizeof r->reason,
+                 "memory_limit %lld: setrlimit: %s",
                  (long long)limit, strerror(errno));
         return DLB_ERR_RUNTIME;
     }
@@ -121,7 +123,8 @@ static dlb_status start_plugins(struct child_run *r)
             /* Name the plugin unless its reason already does. */
             size_t nl = strlen(p->name);
             int named = !strncmp(why, p->name, nl) && why[nl] == ':';
-            snprintf(r->reason, sizeof r->reason, "%s%s%s", named ? "" : p->name,
+            snprintf(r->reason, sizeof r->reason, "%s%s%s",
+                     named ? "" : p->name,
                      named ? "" : ": ", why[0] ? why : dlb_status_name(st));
             return st;
         }
@@ -142,7 +145,8 @@ static dlb_status start_plugins(struct child_run *r)
         }
         if (st != DLB_OK) {
             r->n_inited = k;
-            snprintf(r->reason, sizeof r->reason, "plugin %s: init failed (%s)",
+            snprintf(r->reason, sizeof r->reason,
+                     "plugin %s: init failed (%s)",
                      p->name, dlb_status_name(st));
             return st;
         }
@@ -213,7 +217,8 @@ static dlb_status find_workload(struct child_run *r)
         return DLB_ERR_INPUT;
     }
     if (!plugin_on(r, ns)) {
-        snprintf(r->reason, sizeof r->reason, "workload plugin %s is disabled", name);
+        snprintf(r->reason, sizeof r->reason, "workload plugin %s is disabled",
+                 name);
         return DLB_ERR_INPUT;
     }
     r->wl_hooks = r->ses.suite.ns[ns].plugin->workload;
@@ -270,11 +275,11 @@ static double workload_now(void *ctx)
     return r->wl_hooks->now(r->wl);
 }
 
-/* Whether the workload keeps its own clock for this run (ABI 1.7 hook
- * now, >= 0 after setup): then the measurement reads that one. */
+/* Whether the workload keeps its own clock for this run (hook now,
+ * >= 0 after setup): then the measurement reads that one. */
 static void choose_clock(struct child_run *r, struct dlb_measure_spec *spec)
 {
-    if (r->wl_abi_minor < 7 || !r->wl_hooks->now)
+    if (!r->wl_hooks->now)
         return;
     double t = r->wl_hooks->now(r->wl);
     if (!(t >= 0) || !isfinite(t))
@@ -285,7 +290,8 @@ static void choose_clock(struct child_run *r, struct dlb_measure_spec *spec)
     spec->now_ctx = r;
 }
 
-static void record_measurement(struct child_run *r, const struct dlb_measure_result *m,
+static void record_measurement(struct child_run *r,
+                               const struct dlb_measure_result *m,
                                const struct dlb_workload_info *info)
 {
     struct dlb_record *rec = &r->rec;
@@ -326,7 +332,8 @@ static void record_measurement(struct child_run *r, const struct dlb_measure_res
         /* The share of the unit the convolutions ran on: bf16 on a CPU
          * with AMX is measured against AMX's peak, not the FMA units'. */
         const char *unit = "none";
-        double pk = r->have_peak ? dlb_peak_unit_gflops(&r->peak, compute_precision(r),
+        double pk = r->have_peak ? dlb_peak_unit_gflops(&r->peak,
+                                                        compute_precision(r),
                                                          &unit) : 0;
         if (pk > 0) {
             r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_share", "%",
@@ -353,7 +360,8 @@ static void on_sampling(void *ctx, int end)
 
 /* Warm up, then sample whole steps (stats/measure.h), recording the
  * figures and what the system did meanwhile. */
-static dlb_status sample_steps(struct child_run *r, const struct dlb_workload_info *info)
+static dlb_status sample_steps(struct child_run *r,
+                               const struct dlb_workload_info *info)
 {
     dlb_status st;
     struct dlb_measure_spec spec = {
@@ -375,14 +383,16 @@ static dlb_status sample_steps(struct child_run *r, const struct dlb_workload_in
     if (m.n > 0)
         record_measurement(r, &m, info);
     if (m.n > 0 && r->sys_read == 2) {
-        dlb_sysmeter_record(&r->sys[0], &r->sys[1], (double)m.n * m.steps_per_sample,
+        dlb_sysmeter_record(&r->sys[0], &r->sys[1],
+                            (double)m.n * m.steps_per_sample,
                             &r->rec.system, r->doubtful, sizeof r->doubtful);
         r->rec.has_system = 1;
     }
     dlb_measure_result_free(&m);
     if (st != DLB_OK) {
         if (!r->reason[0])
-            snprintf(r->reason, sizeof r->reason, "workload step: %s", dlb_status_name(st));
+            snprintf(r->reason, sizeof r->reason, "workload step: %s",
+                     dlb_status_name(st));
         return st;
     }
     return DLB_OK;
@@ -417,7 +427,8 @@ static dlb_status measure(struct child_run *r)
     if (r->peak_file) {
         json_error_t jerr;
         json_t *j = json_load_file(r->peak_file, 0, &jerr);
-        r->have_peak = j && dlb_peak_choice_figures(j, &r->peak, &perr) == DLB_OK;
+        r->have_peak = j && dlb_peak_choice_figures(j, &r->peak,
+                                                    &perr) == DLB_OK;
         if (!r->have_peak)
             fprintf(stderr, "dlbench: warning: %s: %s: no shares of peak\n",
                     r->peak_file, j ? perr.msg : jerr.text);
@@ -432,7 +443,8 @@ static dlb_status measure(struct child_run *r)
     st = r->wl_hooks->setup(r->wl_state, r->wl_host, &info, &r->wl);
     if (st != DLB_OK) {
         if (!r->reason[0])
-            snprintf(r->reason, sizeof r->reason, "workload setup: %s", dlb_status_name(st));
+            snprintf(r->reason, sizeof r->reason, "workload setup: %s",
+                     dlb_status_name(st));
         return st;
     }
     /* accuracy_seeds: a process of another seed trains and scores only;
@@ -443,7 +455,8 @@ static dlb_status measure(struct child_run *r)
         return st;
     if (r->wl_hooks->evaluate && (st = r->wl_hooks->evaluate(r->wl)) != DLB_OK) {
         if (!r->reason[0])
-            snprintf(r->reason, sizeof r->reason, "workload evaluate: %s", dlb_status_name(st));
+            snprintf(r->reason, sizeof r->reason, "workload evaluate: %s",
+                     dlb_status_name(st));
         return st;
     }
     return DLB_OK;
@@ -554,7 +567,8 @@ int dlb_child_main(const struct dlb_options *o)
         if (r.ses.plan.configs[i].index == (size_t)o->config_index)
             r.cfg = &r.ses.plan.configs[i];
     if (!r.cfg) {
-        fprintf(stderr, "dlbench: no configuration %ld in the plan\n", o->config_index);
+        fprintf(stderr, "dlbench: no configuration %ld in the plan\n",
+                o->config_index);
         dlb_session_close(&r.ses);
         return 2;
     }
@@ -589,7 +603,8 @@ int dlb_child_main(const struct dlb_options *o)
     json_t *rec = dlb_record_write(&r.rec);
     /* profile = ops: per measured step, of the median step time */
     json_t *prof = rec ? dlb_child_profile_json(
-                             &r.prof, r.rec.n_samples * r.rec.measure.steps_per_sample,
+                             &r.prof,
+                             r.rec.n_samples * r.rec.measure.steps_per_sample,
                              r.rec.stats.median)
                        : NULL;
     if (prof)
@@ -601,7 +616,8 @@ int dlb_child_main(const struct dlb_options *o)
     /* Under a launcher only rank 0 reports, into the record file. */
     int rank = r.shared.world ? r.shared.rank : dlb_launch_env_rank();
     int rc = !rec ? 1
-             : (o->record_file ? dlb_record_file_write(o->record_file, rank, rec)
+             : (o->record_file ? dlb_record_file_write(o->record_file, rank,
+                                                       rec)
                                : write_record(o->record_fd, rec)) == 0 ? 0 : 1;
     json_decref(rec);
     dlb_record_free(&r.rec);

@@ -1,4 +1,5 @@
 #include "child/host.h"
+#include "child/host_api.h"
 
 #include <sched.h>
 #include <stdarg.h>
@@ -39,7 +40,8 @@ static dlb_status host_metric(const struct dlb_host *h, const char *name,
     char key[256];
     /* A workload plugin's scores are the configuration's, as the built-in
      * workload's are: the selection and the accuracy verdicts read them. */
-    static const char *const quality[] = {"accuracy", "test_loss", "test_images",
+    static const char *const quality[] = {"accuracy", "test_loss",
+                                          "test_images",
                                           "train_loss_last", NULL};
     int own = 0;
     if (!name || !*name)
@@ -47,7 +49,8 @@ static dlb_status host_metric(const struct dlb_host *h, const char *name,
     for (const char *const *q = quality; p->workload && *q; q++)
         own |= !strcmp(name, *q);
     snprintf(key, sizeof key, "%s%s", own ? "" : p->metric_prefix, name);
-    json_t *m = json_pack("{s:f,s:s}", "value", value, "unit", unit ? unit : "");
+    json_t *m = json_pack("{s:f,s:s}", "value", value, "unit",
+                          unit ? unit : "");
     if (!m || json_object_set_new(p->shared->metrics, key, m) != 0)
         return DLB_ERR_NOMEM;
     return DLB_OK;
@@ -124,7 +127,7 @@ static double host_now(const struct dlb_host *h)
     return dlb_now();
 }
 
-/* ---- data services (ABI 1.1): thin, so that a plugin's batches come from
+/* ---- data services: thin, so that a plugin's batches come from
  * the very code the baseline loader runs. */
 
 static void host_dataset_shape(const struct dlb_host *h,
@@ -218,7 +221,7 @@ static dlb_status host_cache_dir(const struct dlb_host *h, char *buf,
     return n < 0 || (size_t)n >= len ? DLB_ERR_INPUT : DLB_OK;
 }
 
-/* ---- backend capabilities (ABI 1.1) ----------------------------------
+/* ---- backend capabilities -------------------------------------------
  * probe runs in the configuration's process before the workload opens its
  * backend, so the answer comes from a short-lived handle of the same
  * backend: asking the device itself is the only way to get its reason
@@ -295,12 +298,7 @@ void dlb_host_setup(struct dlb_host_priv *h, struct dlb_host_shared *shared,
     h->pub.batch_fill = host_batch_fill;
     h->pub.cache_dir = host_cache_dir;
     h->pub.backend_supports = host_backend_supports;
-    h->pub.model_ops = &dlb_host_model_ops;
-    h->pub.quant_ops = &dlb_host_quant_ops;
-    h->pub.prune_ops = &dlb_host_prune_ops;
-    h->pub.replica_ops = &dlb_host_replica_ops;
-    h->pub.train_ops = &dlb_host_train_ops;
-    h->pub.stage_ops = &dlb_host_stage_ops;
+    h->pub.model_api = dlb_host_model_api();
     h->pub.pinned_supported = dlb_host_pinned_supported;
     h->pub.pinned_alloc = dlb_host_pinned_alloc;
     h->pub.pinned_free = dlb_host_pinned_free;
@@ -312,7 +310,8 @@ int dlb_host_quality_work_skipped(const struct dlb_host *h)
     return priv(h)->shared->quality_work_skipped;
 }
 
-void dlb_host_set_data(const struct dlb_host *h, const struct dlb_host_data *data)
+void dlb_host_set_data(const struct dlb_host *h,
+                       const struct dlb_host_data *data)
 {
     if (data != priv(h)->shared->data)
         dlb_host_close_models(priv(h)->shared);

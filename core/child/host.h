@@ -17,21 +17,21 @@ struct dlb_host_shared {
     const struct dlb_host *pool_host;
     uint64_t sys_bytes, sys_peak;             /* through raw_alloc */
     int verbose;
-    /* The workload's data and test-set evaluation, for model_ops (ABI
-     * 1.2): set by the workload once it has them, NULL before. */
+    /* The workload's data and test-set evaluation, for model_api: set by
+     * the workload once it has them, NULL before. */
     const struct dlb_host_data *data;
     /* The CPUs the process was allowed when its first host was set up,
      * before a backend pinned any thread: replicas take their share. */
     cpu_set_t cpus;
     int have_cpus;
-    /* A configuration run as several processes (replica_ops' join_world):
+    /* A configuration run as several processes (the extra world.join):
      * only rank 0 reports; world is {"size", "hosts"} for its record, NULL
      * for one process; agree is rank 0's decision for the measurement. */
     int rank;
     json_t *world;
     int64_t (*agree)(void *ctx, int64_t value);
     void *agree_ctx;
-    /* train_ops (host_train.c): the suite file as the user named it and
+    /* model_api's open (host_model.c): the suite file as the user named it and
      * as loaded, where model files are looked up beside; the models
      * plugins opened, closed when the workload withdraws its data. */
     const char *suite_paths[2];
@@ -58,7 +58,7 @@ struct dlb_error;
 struct dlb_model_spec;
 struct dlb_host_model;
 
-/* What a workload lends plugins through model_ops. */
+/* What a workload lends plugins through model_api. */
 struct dlb_host_data {
     void *ctx;
     /* The training (train = 1) or test set, opened on first use. */
@@ -81,28 +81,21 @@ struct dlb_host_priv {
     struct dlb_host pub;
     struct dlb_host_shared *shared;
     char who[64];                             /* "core" or the plugin's name */
-    char metric_prefix[66];                   /* "" for core, "NAME." for plugins */
+    char metric_prefix[66];                   /* "" for core,
+    "NAME." for plugins */
     int workload;                             /* the plugin provides the run's
                                                  workload: its quality figures
                                                  are the configuration's */
 };
 
-/* Tables of model services (host_model.c, host_quant.c, host_prune.c,
- * host_replica.c). */
-extern const struct dlb_model_ops dlb_host_model_ops;
-extern const struct dlb_quant_ops dlb_host_quant_ops;
-extern const struct dlb_prune_ops dlb_host_prune_ops;
-extern const struct dlb_replica_ops dlb_host_replica_ops;
-extern const struct dlb_train_ops dlb_host_train_ops;
-extern const struct dlb_stage_ops dlb_host_stage_ops; /* host_stage.c */
-
 /* Lend `data` to every plugin of the configuration of host `h`. */
-void dlb_host_set_data(const struct dlb_host *h, const struct dlb_host_data *data);
+void dlb_host_set_data(const struct dlb_host *h,
+                       const struct dlb_host_data *data);
 
 /* Whether a plugin of this process called quality_work_skipped. */
 int dlb_host_quality_work_skipped(const struct dlb_host *h);
 
-/* Close the models plugins opened through train_ops (they live on the
+/* Close the named models plugins opened (they live on the
  * workload's backend): dlb_host_set_data does when the data goes. */
 void dlb_host_close_models(struct dlb_host_shared *shared);
 

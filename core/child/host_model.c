@@ -1,14 +1,45 @@
-/* model_ops (ABI 1.2): plugins' view of the network, over model_info.c
- * and the workload's data. */
-#include <dlbench/model_ops.h>
+/* h->model_api (ABI 2.0), the one model interface plugins see: the table,
+ * and its lifetime, inspect and run entries, over core/model and
+ * core/services (host_api.h says where the rest is). */
+#include <dlbench/model_api.h>
 
-#include "util/error.h"
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
 #include "child/host.h"
+#include "child/host_api.h"
 #include "model/model.h"
+#include "model/model_find.h"
+#include "plan/session.h"
+#include "services/model_distill.h"
+#include "services/model_replica.h"
+#include "services/model_stage.h"
 
-static const struct dlb_host_data *data_of(const struct dlb_host *h)
+/* A model a plugin opened by name: it lives on the workload's backend, so
+ * the core closes what is left when the workload withdraws its data. */
+struct dlb_host_model {
+    struct dlb_model *model;
+    struct dlb_model_spec *spec;
+    struct dlb_host_model *next;
+};
+
+/* Clones, opened and released on executors' worker threads: release
+ * tells them from named models the core already closed (which it must
+ * not touch) by this list, not by reading the model. */
+struct clone {
+    struct dlb_model *model;
+    struct clone *next;
+};
+static struct clone *clones;
+static pthread_mutex_t clones_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static struct dlb_host_shared *shared_of(const struct dlb_host *h)
 {
-    return ((const struct dlb_host_priv *)h)->shared->data;
+    return ((const struct dlb_host_priv *)h)->shared;
 }
 
 dlb_status dlb_host_fail(const struct dlb_host *h, dlb_status s,
@@ -20,76 +51,311 @@ dlb_status dlb_host_fail(const struct dlb_host *h, dlb_status s,
     return s;
 }
 
-static unsigned mo_layer_count(const struct dlb_host *h,
+dlb_status dlb_host_null(const struct dlb_host *h, const char *what)
+{
+    struct dlb_error err = {""};
+    return dlb_host_fail(h, dlb_errorf(&err, DLB_ERR_INTERNAL, "%s: a NULL "
+                                       "model or argument", what), &err);
+}
+
+/* ---- lifetime ------------------------------------------------------- */
+
+static dlb_status api_find(const struct dlb_host *h, const char *name,
+                           char *reason, size_t len)
+{
+    return dlb_model_file_check(name, shared_of(h)->suite_paths, 2,
+                                dlb_installed_suite_dir(), reason, len);
+}
+
+/* Pin the calling thread to its share of the CPUs the process started
+ * with: the backend opened next pins its threads inside that share. */
+static void pin_slot(const struct dlb_host *h, int threads, int slot)
+{
+    const struct dlb_host_shared *sh = shared_of(h);
+    int ids[CPU_SETSIZE], n = 0, t1 = threads > 0 ? threads : 1;
+    cpu_set_t mine;
+    if (slot < 0 || !sh->have_cpus)
+        return;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &sh->cpus))
+            ids[n++] = c;
+    if (n == 0)
+        return;
+    CPU_ZERO(&mine);
+    for (int t = 0; t < t1; t++)
+        CPU_SET(ids[((long)slot * t1 + t) % n], &mine);
+    sched_setaffinity(0, sizeof mine, &mine);
+}
+
+static dlb_status open_clone(const struct dlb_host *h,
+                             const struct dlb_model_open *how,
+                             struct dlb_model **out, struct dlb_error *err)
+{
+    if (!h->backend_name)
+        return dlb_errorf(err, DLB_ERR_INTERNAL, "open: no backend");
+    pin_slot(h, how->threads, how->slot);
+    /* The system allocator: a pool plugin serves one thread. */
+    struct dlb_backend_config cfg = {
+        .threads = how->threads > 0 ? how->threads : 1,
+        .device = how->slot > 0 ? how->slot : 0, .seed = h->seed};
+    struct clone *c = malloc(sizeof *c);
+    dlb_status s = c ? dlb_model_replica_create(how->clone, h->backend_name,
+                                                &cfg, h->seed, out, err)
+                     : dlb_errorf(err, DLB_ERR_NOMEM, "open: out of memory");
+    if (s != DLB_OK) {
+        free(c);
+        return s;
+    }
+    pthread_mutex_lock(&clones_lock);
+    *c = (struct clone){*out, clones};
+    clones = c;
+    pthread_mutex_unlock(&clones_lock);
+    return DLB_OK;
+}
+
+/* 1 when m was a clone, now destroyed. */
+static int release_clone(struct dlb_model *m)
+{
+    struct clone **p, *c = NULL;
+    pthread_mutex_lock(&clones_lock);
+    for (p = &clones; *p && (*p)->model != m; p = &(*p)->next)
+        ;
+    if ((c = *p))
+        *p = c->next;
+    pthread_mutex_unlock(&clones_lock);
+    if (c)
+        dlb_model_replica_destroy(m);
+    free(c);
+    return c != NULL;
+}
+
+static dlb_status open_named(const struct dlb_host *h,
+                             const struct dlb_model_open *how,
+                             struct dlb_model **out, struct dlb_error *err)
+{
+    struct dlb_host_shared *sh = shared_of(h);
+    const struct dlb_host_data *d = sh->data;
+    struct dlb_host_model *e;
+    if (!how->name || !*how->name)
+        return dlb_errorf(err, DLB_ERR_INPUT, "open: neither a model to "
+                          "clone nor a model name");
+    if (!d || !d->open_model)
+        return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "no workload lends "
+                          "models now (open a named model from executor "
+                          "hooks and metrics, not probe or init)");
+    if (!(e = calloc(1, sizeof *e)))
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory opening model "
+                          "%s", how->name);
+    dlb_status s = d->open_model(d->ctx, h, how->name, how->steps, &e->spec,
+                                 &e->model, err);
+    if (s != DLB_OK) {
+        free(e);
+        return s;
+    }
+    e->next = sh->models;
+    sh->models = e;
+    *out = e->model;
+    return DLB_OK;
+}
+
+static dlb_status api_open(const struct dlb_host *h,
+                           const struct dlb_model_open *how,
+                           struct dlb_model **out)
+{
+    struct dlb_error err = {""};
+    if (!how || !out)
+        return dlb_host_null(h, "open");
+    *out = NULL;
+    return dlb_host_fail(h, how->clone ? open_clone(h, how, out, &err)
+                                       : open_named(h, how, out, &err), &err);
+}
+
+static void close_entry(struct dlb_host_model *e)
+{
+    dlb_model_destroy(e->model);
+    dlb_model_spec_free(e->spec);
+    free(e);
+}
+
+/* A named model the core closed when the workload ended is in neither
+ * list: nothing is left to do. */
+static void api_release(const struct dlb_host *h, struct dlb_model *m)
+{
+    struct dlb_host_model **p = &shared_of(h)->models;
+    if (!m || release_clone(m))
+        return;
+    while (*p && (*p)->model != m)
+        p = &(*p)->next;
+    if (*p) {
+        struct dlb_host_model *e = *p;
+        *p = e->next;
+        close_entry(e);
+    }
+}
+
+void dlb_host_close_models(struct dlb_host_shared *shared)
+{
+    while (shared->models) {
+        struct dlb_host_model *e = shared->models;
+        shared->models = e->next;
+        close_entry(e);
+    }
+}
+
+/* ---- inspect -------------------------------------------------------- */
+
+static unsigned api_node_count(const struct dlb_host *h,
                                const struct dlb_model *m)
 {
     (void)h;
     return m ? dlb_model_layer_count(m) : 0;
 }
 
-static dlb_status mo_layer_info(const struct dlb_host *h,
+/* The tensor id of tensor `name`, -1 when none. */
+static int tensor_id(const struct dlb_model *m, const char *name)
+{
+    struct dlb_param_info pi;
+    for (unsigned i = 0; name[0] && i < dlb_model_n_learnable(m); i++)
+        if (dlb_model_learnable(m, i, &pi) == DLB_OK && !strcmp(pi.name, name))
+            return (int)i;
+    return -1;
+}
+
+static dlb_status api_node_info(const struct dlb_host *h,
                                 const struct dlb_model *m, unsigned i,
                                 struct dlb_layer_info *out)
 {
     struct dlb_error err = {""};
     if (!m || !out)
-        return dlb_host_fail(h, DLB_ERR_INTERNAL, &err);
+        return dlb_host_null(h, "node_info");
     dlb_status s = dlb_model_layer_info(m, i, out);
     if (s != DLB_OK)
-        dlb_errorf(&err, s, "layer %u does not exist (the model has %u)", i,
-                   dlb_model_layer_count(m));
+        return dlb_host_fail(h, dlb_errorf(&err, s, "node %u does not exist "
+                             "(the model has %u)", i,
+                             dlb_model_layer_count(m)), &err);
+    out->weight_id = tensor_id(m, out->weight);
+    out->bias_id = tensor_id(m, out->bias);
+    return DLB_OK;
+}
+
+static unsigned api_tensor_count(const struct dlb_host *h,
+                                 const struct dlb_model *m)
+{
+    (void)h;
+    return m ? dlb_model_n_learnable(m) : 0;
+}
+
+static dlb_status api_tensor_info(const struct dlb_host *h,
+                                  const struct dlb_model *m, unsigned i,
+                                  struct dlb_param_info *out)
+{
+    struct dlb_error err = {""};
+    dlb_status s = m && out ? dlb_model_learnable(m, i,
+                                                  out) : DLB_ERR_INTERNAL;
+    if (s == DLB_ERR_INPUT)
+        dlb_errorf(&err, s, "tensor %u does not exist (the model has %u)", i,
+                   dlb_model_n_learnable(m));
     return dlb_host_fail(h, s, &err);
 }
 
-static dlb_status mo_tensor_count(const struct dlb_host *h,
-                                  const struct dlb_model *m, const char *name,
-                                  size_t *count)
+static dlb_status api_tensor_io(const struct dlb_host *h, struct dlb_model *m,
+                                unsigned id, enum dlb_tensor_role role,
+                                float *buf, size_t count, int write)
 {
     struct dlb_error err = {""};
-    return dlb_host_fail(h, dlb_model_tensor_count(m, name, count, &err), &err);
+    struct dlb_param_info pi;
+    dlb_status s;
+    if (!m)
+        return dlb_host_null(h, "tensor_io");
+    if (role == DLB_TENSOR_GRAD)
+        s = dlb_model_grad_io(m, id, buf, count, write, &err);
+    else if ((s = api_tensor_info(h, m, id, &pi)) != DLB_OK)
+        return s;
+    else
+        s = dlb_model_tensor_io(m, pi.name, buf, count, write, &err);
+    return dlb_host_fail(h, s, &err);
 }
 
-static dlb_status mo_tensor_read(const struct dlb_host *h, struct dlb_model *m,
-                                 const char *name, float *dst, size_t count)
+/* Not being able to map is an answer, not an error: no log line. */
+static dlb_status api_tensor_map(const struct dlb_host *h, struct dlb_model *m,
+                                 unsigned id, enum dlb_tensor_role role,
+                                 struct dlb_act_view *out)
 {
     struct dlb_error err = {""};
-    return dlb_host_fail(h, dlb_model_tensor_io(m, name, dst, count, 0, &err),
-                         &err);
+    if (role != DLB_TENSOR_GRAD)
+        return DLB_ERR_UNSUPPORTED;
+    dlb_status s = dlb_model_grad_map(m, id, out, &err);
+    return s == DLB_ERR_UNSUPPORTED ? s : dlb_host_fail(h, s, &err);
 }
 
-static dlb_status mo_tensor_write(const struct dlb_host *h, struct dlb_model *m,
-                                  const char *name, const float *src,
-                                  size_t count)
+static dlb_status api_tensor_unmap(const struct dlb_host *h,
+                                   struct dlb_model *m, unsigned id,
+                                   enum dlb_tensor_role role, int written)
 {
-    struct dlb_error err = {""};
-    return dlb_host_fail(h, dlb_model_tensor_io(m, name, (float *)src, count,
-                                                1, &err), &err);
+    DLB_HOST_CALL("tensor_unmap (a gradient)", m && role == DLB_TENSOR_GRAD,
+                  dlb_model_grad_unmap(m, id, written, &err));
 }
 
-static dlb_status mo_infer(const struct dlb_host *h, struct dlb_model *m,
-                           const float *images, uint32_t n, float *logprobs)
+/* The whole model is the replicas' state; a range, a slice's layers. */
+static dlb_status api_state_count(const struct dlb_host *h,
+                                  const struct dlb_model *m, unsigned first,
+                                  unsigned last, unsigned parts, size_t *count)
 {
-    struct dlb_error err = {""};
-    return dlb_host_fail(h, dlb_model_infer(m, images, n, logprobs, &err), &err);
+    if (!m || !count)
+        return dlb_host_null(h, "state_count");
+    *count = last == DLB_NODES_ALL ? dlb_model_state_count(m, parts)
+                                   : dlb_model_layers_count(m, first, last,
+                                                            parts);
+    return DLB_OK;
 }
 
-static dlb_status mo_evaluate(const struct dlb_host *h, struct dlb_model *m,
-                              double *loss, double *accuracy)
+static dlb_status api_state_io(const struct dlb_host *h, struct dlb_model *m,
+                               unsigned first, unsigned last, unsigned parts,
+                               float *flat, size_t count, int write)
+{
+    DLB_HOST_CALL("state_io", m && (flat || !count), last == DLB_NODES_ALL
+        ? dlb_model_state_io(m, parts, flat, count, write, &err)
+        : dlb_model_layers_io(m, first, last, parts, flat, count, write,
+                              &err));
+}
+
+static uint64_t api_weights_version(const struct dlb_host *h,
+                                    const struct dlb_model *m)
+{
+    (void)h;
+    return m ? dlb_model_weights_version(m) : 0;
+}
+
+/* ---- run ------------------------------------------------------------ */
+
+static dlb_status api_infer(const struct dlb_host *h, struct dlb_model *m,
+                            const float *images, uint32_t n,
+                            enum dlb_infer_output what, float *out)
+{
+    DLB_HOST_CALL("infer", m && images && (out || what != DLB_OUT_LOGITS),
+                  what == DLB_OUT_LOGITS
+                      ? dlb_model_logits(m, images, n, out, &err)
+                      : dlb_model_infer(m, images, n, out, &err));
+}
+
+static dlb_status api_evaluate(const struct dlb_host *h, struct dlb_model *m,
+                               double *loss, double *accuracy)
 {
     struct dlb_error err = {""};
-    const struct dlb_host_data *d = data_of(h);
+    const struct dlb_host_data *d = shared_of(h)->data;
     dlb_status s = d && d->evaluate
         ? d->evaluate(d->ctx, m, loss, accuracy, &err)
-        : dlb_errorf(&err, DLB_ERR_UNSUPPORTED, "this workload has no test set "
+        : dlb_errorf(&err, DLB_ERR_UNSUPPORTED,
+                     "this workload has no test set "
                      "to evaluate on");
     return dlb_host_fail(h, s, &err);
 }
 
-static dlb_status mo_dataset(const struct dlb_host *h, int train,
-                             const struct dlb_dataset **out)
+static dlb_status api_dataset(const struct dlb_host *h, int train,
+                              const struct dlb_dataset **out)
 {
     struct dlb_error err = {""};
-    const struct dlb_host_data *d = data_of(h);
+    const struct dlb_host_data *d = shared_of(h)->data;
     dlb_status s = d && d->dataset
         ? d->dataset(d->ctx, train, out, &err)
         : dlb_errorf(&err, DLB_ERR_UNSUPPORTED, "this workload lends no data "
@@ -97,14 +363,78 @@ static dlb_status mo_dataset(const struct dlb_host *h, int train,
     return dlb_host_fail(h, s, &err);
 }
 
-const struct dlb_model_ops dlb_host_model_ops = {
-    .struct_size = sizeof(struct dlb_model_ops),
-    .layer_count = mo_layer_count,
-    .layer_info = mo_layer_info,
-    .tensor_count = mo_tensor_count,
-    .tensor_read = mo_tensor_read,
-    .tensor_write = mo_tensor_write,
-    .infer = mo_infer,
-    .evaluate = mo_evaluate,
-    .dataset = mo_dataset,
+static dlb_status api_forward_backward(const struct dlb_host *h,
+                                       struct dlb_model *m,
+                                       const float *images,
+                                       const int32_t *labels, uint32_t n,
+                                       float loss_scale, double *loss,
+                                       dlb_grad_ready_fn ready, void *ctx)
+{
+    DLB_HOST_CALL("forward_backward", m && images && labels,
+                  dlb_model_forward_backward_cb(m, images, labels, n,
+                                                loss_scale, loss, ready, ctx,
+                                                &err));
+}
+
+static dlb_status api_step(const struct dlb_host *h, struct dlb_model *m)
+{
+    DLB_HOST_CALL("step", m, dlb_model_sgd_step(m, &err));
+}
+
+static dlb_status api_optimizer(const struct dlb_host *h,
+                                const struct dlb_model *m, float *lr,
+                                float *momentum)
+{
+    if (!m || !lr || !momentum)
+        return dlb_host_null(h, "optimizer");
+    dlb_model_sgd_settings(m, lr, momentum);
+    return DLB_OK;
+}
+
+static dlb_status api_synchronize(const struct dlb_host *h,
+                                  struct dlb_model *m)
+{
+    struct dlb_error err = {""};
+    struct dlb_backend *be = m ? dlb_model_backend(m) : NULL;
+    dlb_status s = be ? DLB_BE_CALL0(be, synchronize) : DLB_ERR_INTERNAL;
+    if (s != DLB_OK && be)
+        dlb_errorf(&err, s, "synchronize: %s", dlb_backend_last_error(be));
+    return dlb_host_fail(h, s, &err);
+}
+
+static struct dlb_model_api table = {
+    .struct_size = sizeof(struct dlb_model_api),
+    .find = api_find,
+    .open = api_open,
+    .release = api_release,
+    .node_count = api_node_count,
+    .node_info = api_node_info,
+    .tensor_count = api_tensor_count,
+    .tensor_info = api_tensor_info,
+    .tensor_io = api_tensor_io,
+    .tensor_map = api_tensor_map,
+    .tensor_unmap = api_tensor_unmap,
+    .state_count = api_state_count,
+    .state_io = api_state_io,
+    .weights_version = api_weights_version,
+    .infer = api_infer,
+    .evaluate = api_evaluate,
+    .dataset = api_dataset,
+    .forward_backward = api_forward_backward,
+    .step = api_step,
+    .optimizer = api_optimizer,
+    .synchronize = api_synchronize,
 };
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+static void table_fill(void)
+{
+    dlb_host_slice_entries(&table);
+    dlb_host_rewrite_entries(&table);
+}
+
+const struct dlb_model_api *dlb_host_model_api(void)
+{
+    pthread_once(&table_once, table_fill);
+    return &table;
+}

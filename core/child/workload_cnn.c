@@ -195,7 +195,7 @@ static dlb_status load_train(void *ctx, const struct dlb_dataset **out,
     return s;
 }
 
-/* model_ops' data services: the sets this workload uses, and the same
+/* model_api's data services: the sets this workload uses, and the same
  * test-set evaluation as the configuration's accuracy figure. */
 static dlb_status lend_dataset(void *ctx, int train,
                                const struct dlb_dataset **out,
@@ -239,7 +239,7 @@ static dlb_status lend_evaluate(void *ctx, struct dlb_model *m, double *loss,
     return test_figures(ctx, m, loss, acc, err);
 }
 
-/* model_ops' other models (train_ops.open_model): found and trained as
+/* model_api's other models (open by name): found and trained as
  * this workload's own reference weights are, on its backend. */
 static dlb_status lend_open_model(void *ctx, const struct dlb_host *h,
                                   const char *name, uint64_t steps,

@@ -76,7 +76,8 @@ dlb_status dlb_model_forward_backward_dev(struct dlb_model *m,
 /* Divide every gradient by `loss_scale` (skipped when it is 1) and report
  * whether any is inf or NaN (*found_nonfinite may be NULL: no check). */
 dlb_status dlb_model_unscale_grads(struct dlb_model *m, float loss_scale,
-                                   int *found_nonfinite, struct dlb_error *err);
+                                   int *found_nonfinite,
+                                   struct dlb_error *err);
 
 /* One SGD-with-momentum update of every learnable tensor. */
 dlb_status dlb_model_sgd_step(struct dlb_model *m, struct dlb_error *err);
@@ -84,7 +85,8 @@ dlb_status dlb_model_sgd_step(struct dlb_model *m, struct dlb_error *err);
 /* Inference: forward pass without dropout, batchnorm with its running
  * statistics. `logprobs` (n x classes, may be NULL) receives the output of
  * the last layer (log-probabilities); this waits for the device. */
-dlb_status dlb_model_infer(struct dlb_model *m, const float *images, uint32_t n,
+dlb_status dlb_model_infer(struct dlb_model *m, const float *images,
+                           uint32_t n,
                            float *logprobs, struct dlb_error *err);
 
 /* Test-set figures: mean NLL loss and top-1 accuracy in percent over every
@@ -135,8 +137,8 @@ dlb_status dlb_model_find(struct dlb_model *m, const char *name,
                           struct dlb_buffer **value, struct dlb_buffer **grad,
                           struct dlb_buffer **momentum);
 
-/* ---- what plugins see (model_info.c, model_ops.h) ------------------- */
-#include <dlbench/model_ops.h>
+/* ---- what plugins see (model_info.c, model_api.h) ------------------- */
+#include <dlbench/model_api.h>
 
 unsigned dlb_model_layer_count(const struct dlb_model *m);
 /* DLB_ERR_INPUT when i is out of range. */

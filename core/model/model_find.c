@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/model_file.h"
+
 /* Try DIR/models/NAME.ini; append DIR to `tried` for the message. */
 static char *try_dir(const char *dir, size_t dir_len, const char *name,
                      char *tried, size_t tried_len)
@@ -73,4 +75,25 @@ char *dlb_model_file_find(const char *model, const char *const *suite_paths,
                    "give a path to a model file, or put NAME.ini in a models/ "
                    "directory beside the suite", model, tried);
     return p;
+}
+
+dlb_status dlb_model_file_check(const char *model,
+                                const char *const *suite_paths,
+                                size_t n_suite_paths, const char *installed_dir,
+                                char *reason, size_t len)
+{
+    struct dlb_error err = {"no model named"};
+    struct dlb_model_spec *spec = NULL;
+    dlb_status s = DLB_ERR_INPUT;
+    char *path = NULL;
+    if (model && *model)
+        path = dlb_model_file_find(model, suite_paths, n_suite_paths,
+                                   installed_dir, &err);
+    if (path)
+        s = dlb_model_file_load(path, &spec, &err);
+    dlb_model_spec_free(spec);
+    free(path);
+    if (s != DLB_OK && reason && len)
+        snprintf(reason, len, "%s", err.msg);
+    return s;
 }

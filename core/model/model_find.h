@@ -16,4 +16,12 @@ char *dlb_model_file_find(const char *model, const char *const *suite_paths,
                           size_t n_suite_paths, const char *installed_dir,
                           struct dlb_error *err);
 
+/* DLB_OK when model file `model`, found as above, exists and parses; else
+ * `reason` says where it looked or what is wrong in it. A plugin's check
+ * (struct dlb_config_view) and its host (model_api's find) both ask. */
+dlb_status dlb_model_file_check(const char *model,
+                                const char *const *suite_paths,
+                                size_t n_suite_paths, const char *installed_dir,
+                                char *reason, size_t len);
+
 #endif

@@ -1,4 +1,4 @@
-/* What plugins may see of the model (model_ops.h): layer descriptions and
+/* What plugins may see of the model (model_api.h): layer descriptions and
  * fp32 copies of tensors by name. */
 #include <stdio.h>
 #include <string.h>

@@ -1,18 +1,25 @@
 /* Pruning inside the model (model_prune*.c): unstructured masks kept
  * through training, physical removal of conv filters and linear units,
  * linear layers run as sparse (CSR) products, and fine-tuning. The public
- * side is <dlbench/prune_ops.h> (core/child/host_prune.c). */
+ * side is <dlbench/model_api.h> (core/child/host_prune.c). */
 #ifndef DLB_CORE_MODEL_PRUNE_H
 #define DLB_CORE_MODEL_PRUNE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include <dlbench/prune_ops.h>
+#include <dlbench/model_api.h>
 
 #include "data/dataset.h"
 #include "util/error.h"
 #include "model/model.h"
+
+/* The output units of one layer that stay (a DLB_REWRITE_KEEP). */
+struct dlb_prune_keep {
+    unsigned layer;        /* index of a conv or linear layer */
+    const uint32_t *keep;  /* ascending, distinct, below the unit count */
+    uint32_t n_keep;       /* at least 1 */
+};
 
 /* What a sparse-capable layer ran as, one entry per batch size seen (a
  * run uses two or three: the measured batch, the evaluation batch and its
@@ -86,7 +93,7 @@ dlb_status dlb_prune_plan_make(const struct dlb_model *m,
                                struct dlb_error *err);
 void dlb_prune_plan_free(struct dlb_prune_plan *p);
 
-/* Remove the units `sel` does not keep (prune_ops.h, remove_units). */
+/* Remove the units `sel` does not keep (model_api.h, DLB_REWRITE_KEEP). */
 dlb_status dlb_model_prune_remove(struct dlb_model *m,
                                   const struct dlb_prune_keep *sel, unsigned n,
                                   struct dlb_error *err);
@@ -103,7 +110,8 @@ dlb_status dlb_model_prune_sparse_info(const struct dlb_model *m,
 /* The inference forward of pruned linear layer i over m->n images: the
  * CSR kernel or the dense one, as its mode says. */
 dlb_status dlb_model_prune_linear_fwd(struct dlb_model *m, size_t i,
-                                      struct dlb_buffer *x, struct dlb_buffer *y,
+                                      struct dlb_buffer *x,
+                                      struct dlb_buffer *y,
                                       struct dlb_error *err);
 
 /* ---- fine-tuning (model_prune_tune.c) -------------------------------- */

@@ -1,4 +1,5 @@
-/* Turning a trained fp32 model into its int8 form (quant_ops.h's apply):
+/* Turning a trained fp32 model into its int8 form (model_api.h's
+ * DLB_REWRITE_INT8):
  * the settings checked, batch normalisation folded into the layer before,
  * the weights and biases quantised and uploaded, and each layer's part in
  * the int8 forward pass planned (model_quant_plan.c). */
@@ -133,7 +134,7 @@ static dlb_status upload(struct dlb_model *m, const char *layer,
                        : dlb_model_be_fail(m, s, layer, "int8 weights", err);
 }
 
-/* Quantise layer i's weights and bias (quant_ops.h) and upload them. */
+/* Quantise layer i's weights and bias (model_api.h) and upload them. */
 static dlb_status quantise(struct dlb_model *m, size_t i,
                            const struct dlb_quant_layer *ql,
                            struct dlb_model_qlayer *q, struct dlb_error *err)

@@ -1,7 +1,7 @@
 /* int8 inference inside the model (model_quant*.c): conv and linear
  * layers on the backend's int8 kernels, batch normalisation folded into
  * them, ReLU fused, and int8 data handed from one int8 layer to the next
- * through max pooling. The public side is <dlbench/quant_ops.h>
+ * through max pooling. The public side is <dlbench/model_api.h>
  * (core/child/host_quant.c), whose comment states what the quantised model
  * computes. */
 #ifndef DLB_CORE_MODEL_QUANT_H
@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include <dlbench/backend.h>
-#include <dlbench/quant_ops.h>
+#include <dlbench/model_api.h>
 
 #include "util/error.h"
 #include "model/model.h"
@@ -40,7 +40,8 @@ dlb_status dlb_model_quant_weights(struct dlb_model *m, size_t i, float *w,
                                    size_t w_count, float *b, size_t b_count,
                                    struct dlb_error *err);
 
-/* Run the layers as `layers` (n = layer count) says (quant_ops.h). */
+/* Run the layers as `layers` (n = layer count) says (model_api.h's
+ * DLB_REWRITE_INT8). */
 dlb_status dlb_model_quant_apply(struct dlb_model *m,
                                  const struct dlb_quant_layer *layers,
                                  size_t n, struct dlb_quant_summary *out,
@@ -62,7 +63,7 @@ dlb_status dlb_model_quant_fwd(struct dlb_model *m, size_t i, int train,
                                struct dlb_buffer *x, struct dlb_buffer **y,
                                int *owned, struct dlb_error *err);
 
-/* quant_ops' observe: one inference pass, the inputs of conv and linear
+/* The extra quant.observe: one inference pass, the inputs of conv and linear
  * layers and the output handed to fn as fp32 host arrays. */
 dlb_status dlb_model_quant_observe(struct dlb_model *m, const float *images,
                                    uint32_t n, dlb_quant_observe_fn fn,

@@ -1,5 +1,5 @@
 /* The int8 forward pass of a quantised model, layer by layer
- * (model_quant_plan.c decides each layer's part), and quant_ops' observe:
+ * (model_quant_plan.c decides each layer's part), and the extra quant.observe:
  * an inference pass that hands the plugin the input of every conv and
  * linear layer, dequantised where it is int8. */
 #include "model/model_quant.h"

@@ -45,25 +45,13 @@ struct view {
     size_t n_suite_paths;
 };
 
-/* As train_ops' find_model does in the configuration's process. */
+/* As model_api's find does in the configuration's process. */
 static dlb_status view_find_model(const struct dlb_config_view *cv,
                                   const char *name, char *reason, size_t len)
 {
     const struct view *w = (const struct view *)cv;
-    struct dlb_error err = {"no model named"};
-    struct dlb_model_spec *spec = NULL;
-    dlb_status s = DLB_ERR_INPUT;
-    char *path = NULL;
-    if (name && *name)
-        path = dlb_model_file_find(name, w->suite_paths, w->n_suite_paths,
-                                   dlb_installed_suite_dir(), &err);
-    if (path)
-        s = dlb_model_file_load(path, &spec, &err);
-    dlb_model_spec_free(spec);
-    free(path);
-    if (s != DLB_OK && reason && len)
-        snprintf(reason, len, "%s", err.msg);
-    return s;
+    return dlb_model_file_check(name, w->suite_paths, w->n_suite_paths,
+                                dlb_installed_suite_dir(), reason, len);
 }
 
 static dlb_status view_of(const char *path, const struct dlb_model_spec *m,

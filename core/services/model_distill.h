@@ -1,5 +1,6 @@
 /* Training against soft targets (knowledge distillation) and the logits a
- * model gives, for the train_ops table of plugins (dlbench/train_ops.h).
+ * model gives, for plugins' model interface (infer's logits and the extra
+ * distill.soft_target_step, dlbench/model_api.h).
  * The loss and its gradient at the logits are in distill_loss.h. */
 #ifndef DLB_CORE_MODEL_MODEL_DISTILL_H
 #define DLB_CORE_MODEL_MODEL_DISTILL_H

@@ -1,11 +1,11 @@
-/* The model runtime's side of data parallelism (replica_ops.h): learnable
+/* The model runtime's side of data parallelism (model_api.h): learnable
  * tensors by number, replicas on backend handles of their own, the state
  * as one flat fp32 array, gradients in place, and backward with a
  * per-layer "gradients ready" callback. */
 #ifndef DLB_CORE_MODEL_REPLICA_H
 #define DLB_CORE_MODEL_REPLICA_H
 
-#include <dlbench/replica_ops.h>
+#include <dlbench/model_api.h>
 
 #include "model/model.h"
 
@@ -18,7 +18,8 @@ dlb_status dlb_model_learnable(const struct dlb_model *m, unsigned i,
 /* A model of m's network (its own copy of the spec, so that it outlives
  * m) on a new handle of backend `name` opened with `cfg`, initialised
  * from `seed`, with m's SGD settings. */
-dlb_status dlb_model_replica_create(const struct dlb_model *m, const char *name,
+dlb_status dlb_model_replica_create(const struct dlb_model *m,
+                                    const char *name,
                                     const struct dlb_backend_config *cfg,
                                     uint64_t seed, struct dlb_model **out,
                                     struct dlb_error *err);
@@ -48,7 +49,7 @@ dlb_status dlb_model_forward_backward_cb(struct dlb_model *m,
 /* Gradient of learnable tensor i in place (the backend's map), and its
  * release; DLB_ERR_UNSUPPORTED when the backend cannot show it. */
 dlb_status dlb_model_grad_map(struct dlb_model *m, unsigned i,
-                              struct dlb_grad_view *out, struct dlb_error *err);
+                              struct dlb_act_view *out, struct dlb_error *err);
 dlb_status dlb_model_grad_unmap(struct dlb_model *m, unsigned i, int written,
                                 struct dlb_error *err);
 /* Gradient i copied out (write = 0) or in (write = 1). */

@@ -1,4 +1,5 @@
-/* A pipeline stage (stage_ops.h): forward and backward of a run of layers,
+/* A pipeline stage (a slice, model_api.h): forward and backward of a run
+ * of layers,
  * micro-batch by micro-batch, on the very layer functions the training
  * step runs (model_fwd.c, model_bwd.c). What backward needs (the model's
  * per-step state: activations, pooling indices, batch-norm statistics,

@@ -1,11 +1,12 @@
-/* The model runtime's side of pipeline parallelism (stage_ops.h): a run
+/* The model runtime's side of pipeline parallelism (model_api.h's
+ * slices): a run
  * of layers trained micro-batch by micro-batch with what backward needs
  * kept per micro-batch, gradients summed over the micro-batches, and the
  * layers' state as a flat array. */
 #ifndef DLB_CORE_MODEL_STAGE_H
 #define DLB_CORE_MODEL_STAGE_H
 
-#include <dlbench/stage_ops.h>
+#include <dlbench/model_api.h>
 
 #include "model/model.h"
 

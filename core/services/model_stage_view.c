@@ -1,5 +1,5 @@
 /* A pipeline stage with its activations in the backend's own memory
- * (stage_ops.h, the view variants): the same forward and backward as
+ * (model_api.h, the slices' view variants): the same forward and backward as
  * model_stage.c, but what crosses to the neighbouring stages is a
  * backend buffer shown in place with the backend's map, so that on the
  * cuda backend NCCL sends and receives device memory directly. The

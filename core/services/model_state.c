@@ -40,7 +40,8 @@ dlb_status dlb_model_state_io(struct dlb_model *m, unsigned parts, float *flat,
         return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "%s: only fp32 models can "
                           "be copied as fp32 state", m->spec->path);
     if (count != want)
-        return dlb_errorf(err, DLB_ERR_INPUT, "%s: the state has %zu elements, "
+        return dlb_errorf(err, DLB_ERR_INPUT,
+                          "%s: the state has %zu elements, "
                           "not %zu", m->spec->path, want, count);
     for (unsigned part = 1; part <= DLB_STATE_MOMENTUM; part <<= 1)
         for (size_t k = 0; (parts & part) && k < m->n_params; k++) {
@@ -87,7 +88,7 @@ static int has_map(const struct dlb_backend *be)
 }
 
 dlb_status dlb_model_grad_map(struct dlb_model *m, unsigned i,
-                              struct dlb_grad_view *out, struct dlb_error *err)
+                              struct dlb_act_view *out, struct dlb_error *err)
 {
     struct dlb_model_param *p = grad_param(m, i, err);
     void *ptr = NULL;
@@ -102,7 +103,7 @@ dlb_status dlb_model_grad_map(struct dlb_model *m, unsigned i,
                                                   &device);
     if (s != DLB_OK)
         return dlb_model_be_fail(m, s, p->name, "map gradient", err);
-    *out = (struct dlb_grad_view){ptr, p->t.count, device};
+    *out = (struct dlb_act_view){ptr, p->t.count, device};
     return DLB_OK;
 }
 
@@ -133,8 +134,10 @@ dlb_status dlb_model_grad_io(struct dlb_model *m, unsigned i, float *host,
     if (count != p->t.count)
         return dlb_errorf(err, DLB_ERR_INPUT, "gradient of '%s' has %zu "
                           "elements, not %zu", p->name, p->t.count, count);
-    s = write ? ops->copy_from_host(m->be, p->grad, 0, host, count * sizeof *host)
-              : ops->copy_to_host(m->be, host, p->grad, 0, count * sizeof *host);
+    s = write ? ops->copy_from_host(m->be, p->grad, 0, host,
+                                    count * sizeof *host)
+              : ops->copy_to_host(m->be, host, p->grad, 0,
+                                  count * sizeof *host);
     if (s == DLB_OK && !write)
         s = DLB_BE_CALL0(m->be, synchronize);
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, p->name, write

@@ -302,13 +302,15 @@ dlb_status dlb_plugin_validate(const struct dlb_plugin *d,
                           "dlb_plugin_entry returned NULL instead of a "
                           "descriptor", n, path);
     /* Only the first three fields are read before the version is known to
-     * match: their layout is the one thing every ABI version shares. */
+     * match: their layout is the one thing every ABI version shares. A 1.x
+     * plugin reads model tables that 2.0 no longer has. */
     if (d->abi_major != DLB_PLUGIN_ABI_MAJOR)
         return dlb_errorf(err, DLB_ERR_PLUGIN,
-                          "plugin %s (%s) was built for plugin ABI %u.%u, this "
-                          "dlbench has %d.%d: rebuild it against this "
-                          "dlbench's headers", n, path, (unsigned)d->abi_major,
+                          "plugin %s (%s) was built for plugin ABI %u.%u; this "
+                          "dlbench speaks %d.%d: rebuild it against dlbench "
+                          "%d.%d's headers", n, path, (unsigned)d->abi_major,
                           (unsigned)d->abi_minor, DLB_PLUGIN_ABI_MAJOR,
+                          DLB_PLUGIN_ABI_MINOR, DLB_PLUGIN_ABI_MAJOR,
                           DLB_PLUGIN_ABI_MINOR);
     if (d->struct_size < DLB_PLUGIN_SIZE_1_0)
         return dlb_errorf(err, DLB_ERR_PLUGIN,

@@ -54,7 +54,8 @@ static dlb_status graph_step(struct dlb_trainer *t, const struct dlb_batch *b,
     return s;
 }
 
-static dlb_status baseline_step(struct dlb_trainer *t, const struct dlb_batch *b,
+static dlb_status baseline_step(struct dlb_trainer *t,
+                                const struct dlb_batch *b,
                                 const struct dlb_dev_batch *dev, int want_loss,
                                 struct dlb_error *err)
 {
@@ -90,7 +91,8 @@ static dlb_status baseline_step(struct dlb_trainer *t, const struct dlb_batch *b
         if (s != DLB_OK)
             return s;
         if (t->precision->after_backward)
-            apply = t->precision->after_backward(t->precision_state, nonfinite);
+            apply = t->precision->after_backward(t->precision_state,
+                                                 nonfinite);
     }
     if (!apply) {
         t->skipped++;
@@ -140,7 +142,8 @@ dlb_status dlb_trainer_step(struct dlb_trainer *t, int want_loss,
     if (t->executor && t->executor->train_step) {
         s = t->executor->train_step(t->executor_state, t->executor_host,
                                     t->model, &b);
-        return s == DLB_OK ? s : dlb_errorf(err, s, "step executor: train_step "
+        return s == DLB_OK ? s : dlb_errorf(err, s,
+                                            "step executor: train_step "
                                             "failed (%s)", dlb_status_name(s));
     }
     if (t->graphs)
@@ -172,14 +175,13 @@ dlb_status dlb_trainer_set_precision(struct dlb_trainer *t,
     for (int k = 0; k < DLB_LAYER_KIND_COUNT; k++)
         types[k] = h->compute_type(t->precision_state, (enum dlb_layer_kind)k);
     types[DLB_LAYER_LOGSOFTMAX] = dlb_model_dtype(t->model);
-    /* Entries of ABI 1.1 exist only in plugins built against it. */
-    if (t->precision_abi_minor >= 1 && h->master_weights)
+    if (h->master_weights)
         master = h->master_weights(t->precision_state) != 0;
     return dlb_model_set_precision(t->model, types, master, err);
 }
 
 void dlb_trainer_reset_precision(struct dlb_trainer *t)
 {
-    if (t->precision && t->precision_abi_minor >= 1 && t->precision->reset)
+    if (t->precision && t->precision->reset)
         t->precision->reset(t->precision_state);
 }

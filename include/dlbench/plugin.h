@@ -4,7 +4,9 @@
  * DLB_PLUGIN_ENTRY_NAME, a function returning a pointer to a constant
  * `struct dlb_plugin`. The core checks the ABI version, the struct size, the
  * name and the hooks before it calls anything else. Plugins never link
- * against the core: everything they may use is in `struct dlb_host`.
+ * against the core: everything they may use is in `struct dlb_host`, and a
+ * plugin that works on the network does so through its one model
+ * interface, h->model_api (dlbench/model_api.h).
  *
  * plugins/skeleton/skeleton.c documents every field and hook; read it first. */
 #ifndef DLBENCH_PLUGIN_H
@@ -21,32 +23,24 @@
 extern "C" {
 #endif
 
-/* A major bump breaks plugins built before it; a minor bump only adds fields
- * at the end of structs, which older plugins leave out (struct_size says).
+/* A major bump breaks plugins built before it (the loader refuses them,
+ * naming both versions); a minor bump only adds fields at the end of
+ * structs, which older plugins leave out (struct_size says).
  *
- * Minor history:
- *   1.0  the first ABI.
- *   1.1  struct dlb_host: data services for batch sources (dataset_shape,
- *        dataset_bytes, dataset_view, dataset_view_free, epoch_order,
- *        batch_fill, cache_dir) and the capability query for probe
- *        (backend_supports). Test with DLB_HOST_HAS(h, field).
- *        struct dlb_precision_hooks: reset and master_weights, read only
- *        for plugins whose descriptor says abi_minor >= 1.
- *   1.2  struct dlb_host: model access for transforms and step executors,
- *        as tables (model_ops, quant_ops, prune_ops, replica_ops,
- *        train_ops; see
- *        dlbench/model_ops.h and the headers it names).
- *   1.3  struct dlb_host: pipeline stages (stage_ops, dlbench/stage_ops.h).
- *        struct dlb_plugin: check, the settings checked against the
- *        configuration's model and batch when the suite is loaded.
- *   1.4  struct dlb_host: page-locked batch memory for batch sources
- *        (pinned_supported, pinned_alloc, pinned_free).
- *   1.5  struct dlb_host: measure_only.
- *   1.6  struct dlb_host: quality_work_skipped.
- *   1.7  struct dlb_workload_hooks: now, a workload's own clock, read only
- *        for plugins whose descriptor says abi_minor >= 7. */
-#define DLB_PLUGIN_ABI_MAJOR 1
-#define DLB_PLUGIN_ABI_MINOR 7
+ * History:
+ *   1.0-1.7  data services for batch sources, backend_supports, page-
+ *        locked memory, measure_only, quality_work_skipped, the plugin's
+ *        check hook, precision reset and master_weights, the workload's
+ *        own clock; model access through six tables (model_ops,
+ *        quant_ops, prune_ops, replica_ops, train_ops, stage_ops).
+ *   2.0  the six tables give way to one model interface, h->model_api
+ *        (dlbench/model_api.h): open, clone and release models, inspect
+ *        nodes and tensors by id, run and step them, slice a range of
+ *        nodes into a pipeline stage, one rewrite hook for plugins that
+ *        change layers, and extras looked up by name. Every 1.x field of
+ *        the other structs is kept, and read for every 2.x plugin. */
+#define DLB_PLUGIN_ABI_MAJOR 2
+#define DLB_PLUGIN_ABI_MINOR 0
 
 #define DLB_PLUGIN_ENTRY_NAME "dlb_plugin_entry"
 
@@ -55,15 +49,18 @@ extern "C" {
 #define DLB_PLUGIN_MULTI_DEVICE   0x2u /* uses several devices */
 #define DLB_PLUGIN_MULTI_PROCESS  0x4u /* runs under an MPI launcher */
 
-enum dlb_log_level { DLB_LOG_ERROR, DLB_LOG_WARN, DLB_LOG_INFO, DLB_LOG_DEBUG };
+enum dlb_log_level { DLB_LOG_ERROR, DLB_LOG_WARN, DLB_LOG_INFO,
+                    DLB_LOG_DEBUG };
 
 /* Element types of tensors and of the precision policy. */
-enum dlb_dtype { DLB_F32, DLB_F16, DLB_BF16, DLB_S8, DLB_U8, DLB_S32, DLB_F64 };
+enum dlb_dtype { DLB_F32, DLB_F16, DLB_BF16, DLB_S8, DLB_U8, DLB_S32,
+                DLB_F64 };
 
 /* Layer kinds, as named in model files; the precision policy is per kind. */
 enum dlb_layer_kind {
     DLB_LAYER_CONV, DLB_LAYER_MAXPOOL, DLB_LAYER_AVGPOOL, DLB_LAYER_RELU,
-    DLB_LAYER_DROPOUT, DLB_LAYER_BATCHNORM, DLB_LAYER_LINEAR, DLB_LAYER_FLATTEN,
+    DLB_LAYER_DROPOUT, DLB_LAYER_BATCHNORM, DLB_LAYER_LINEAR,
+    DLB_LAYER_FLATTEN,
     DLB_LAYER_LOGSOFTMAX, DLB_LAYER_ADD, DLB_LAYER_CONCAT,
     DLB_LAYER_GLOBAL_AVGPOOL, DLB_LAYER_KIND_COUNT
 };
@@ -72,13 +69,7 @@ enum dlb_layer_kind {
 struct dlb_model;    /* the network: layers, weights, gradients */
 struct dlb_backend;  /* the device: buffers, operations, timer */
 struct dlb_dataset;  /* the training or test set, decoded as uint8 */
-/* Tables of model services (ABI 1.2), each in its own header. */
-struct dlb_model_ops;    /* dlbench/model_ops.h */
-struct dlb_quant_ops;    /* dlbench/quant_ops.h */
-struct dlb_prune_ops;    /* dlbench/prune_ops.h */
-struct dlb_replica_ops;  /* dlbench/replica_ops.h */
-struct dlb_train_ops;    /* dlbench/train_ops.h */
-struct dlb_stage_ops;    /* dlbench/stage_ops.h (ABI 1.3) */
+struct dlb_model_api; /* the model interface: dlbench/model_api.h */
 
 /* The core's services to plugins. Passed to every hook; valid until fini. */
 struct dlb_host {
@@ -123,16 +114,18 @@ struct dlb_host {
     struct dlb_model *model;  /* NULL until the workload builds it */
     void *core;               /* private to the core */
 
-    /* ---- 1.1: data services, for batch sources. Thread-safe and pure, so
+    /* ---- data services, for batch sources. Thread-safe and pure, so
      * worker threads may call them at once; `ds` is what the batch source's
      * open received (or a view of it). ------------------------------------ */
 
     /* n images of c x hh x w bytes, labels below `classes`. */
-    void (*dataset_shape)(const struct dlb_host *h, const struct dlb_dataset *ds,
+    void (*dataset_shape)(const struct dlb_host *h,
+                          const struct dlb_dataset *ds,
                           uint32_t *n, uint32_t *c, uint32_t *hh, uint32_t *w,
                           uint32_t *classes);
     /* The raw bytes, read-only: n x c x hh x w pixels, n labels. */
-    void (*dataset_bytes)(const struct dlb_host *h, const struct dlb_dataset *ds,
+    void (*dataset_bytes)(const struct dlb_host *h,
+                          const struct dlb_dataset *ds,
                           const uint8_t **images, const uint8_t **labels);
     /* A data set with ds's shape and normalisation over other bytes of the
      * same layout (a mapped cache file, say). The bytes stay the caller's;
@@ -141,7 +134,8 @@ struct dlb_host {
                                const struct dlb_dataset *ds,
                                const uint8_t *images, const uint8_t *labels,
                                struct dlb_dataset **view);
-    void (*dataset_view_free)(const struct dlb_host *h, struct dlb_dataset *view);
+    void (*dataset_view_free)(const struct dlb_host *h,
+                              struct dlb_dataset *view);
     /* Epoch `epoch`'s visiting order into idx[0..n): the baseline loader's,
      * a function of (seed, epoch, shuffle) only. */
     void (*epoch_order)(const struct dlb_host *h, const struct dlb_dataset *ds,
@@ -162,7 +156,7 @@ struct dlb_host {
      * DLB_ERR_INPUT when none is set or it does not fit in len. */
     dlb_status (*cache_dir)(const struct dlb_host *h, char *buf, size_t len);
 
-    /* ---- 1.1: backend capabilities, for probe. ---------------------------
+    /* ---- backend capabilities, for probe. ---------------------------
      * Can the configuration's backend compute in `dtype`? DLB_OK, or
      * DLB_ERR_UNSUPPORTED with the backend's reason ("no AVX512_FP16: ...").
      * F32 is always supported. probe runs before the workload opens the
@@ -172,18 +166,11 @@ struct dlb_host {
                                    enum dlb_dtype dtype, char *reason,
                                    size_t len);
 
-    /* ---- 1.2: model access, for transforms and step executors. Each
-     * table begins with its struct_size; NULL when the core has none. ---- */
-    const struct dlb_model_ops *model_ops;     /* layers, tensors, eval */
-    const struct dlb_quant_ops *quant_ops;     /* int8 layers */
-    const struct dlb_prune_ops *prune_ops;     /* masks, removal, sparse */
-    const struct dlb_replica_ops *replica_ops; /* data-parallel replicas */
-    const struct dlb_train_ops *train_ops;     /* other models, soft targets */
+    /* ---- model access, for transforms and step executors: the one
+     * model interface (dlbench/model_api.h). ---------------------------- */
+    const struct dlb_model_api *model_api;
 
-    /* ---- 1.3: pipeline parallelism, for step executors. ---------------- */
-    const struct dlb_stage_ops *stage_ops;     /* layer ranges, micro-batches */
-
-    /* ---- 1.4: page-locked memory, for batch sources. --------------------
+    /* ---- page-locked memory, for batch sources. --------------------
      * DLB_OK when the configuration's backend lends page-locked host
      * memory for its uploads (cuda), else DLB_ERR_UNSUPPORTED and why (ref
      * and cpu keep their buffers in host memory: nothing is copied).
@@ -201,7 +188,7 @@ struct dlb_host {
     void *(*pinned_alloc)(const struct dlb_host *h, size_t bytes);
     void (*pinned_free)(const struct dlb_host *h, void *p, size_t bytes);
 
-    /* ---- 1.5 ------------------------------------------------------------
+    /* ---- measure_only ---------------------------------------------------
      * 1 when only this configuration's speed figures are wanted (the
      * suite key measure_only; search = halving's screening rounds): work
      * that serves only quality figures, such as fine-tuning and accuracy
@@ -209,7 +196,7 @@ struct dlb_host {
      * (pruning, calibration) must still be done. */
     int measure_only;
 
-    /* ---- 1.6 ------------------------------------------------------------
+    /* ---- quality_work_skipped -------------------------------------------
      * Under measure_only, a plugin that skipped work which changes the
      * model's quality, not only its measurement (prune's fine-tuning),
      * calls this: the core then scores no accuracy for the run (a search's
@@ -270,15 +257,15 @@ struct dlb_precision_hooks {
     /* After backward: were any gradients inf/NaN? Returns 1 when the
      * optimizer step must be applied, 0 when it must be skipped. */
     int (*after_backward)(void *state, int found_nonfinite);
-    /* ABI 1.1, optional: back to the initial state (scale, counters). The
+    /* Optional: back to the initial state (scale, counters). The
      * core calls it before each training run from the seed, so the run
      * that gives the accuracy figure does not depend on how many steps
      * were measured before it. */
     void (*reset)(void *state);
-    /* ABI 1.1, optional: 1 (the default when NULL) keeps fp32 master
+    /* Optional: 1 (the default when NULL) keeps fp32 master
      * weights, cast to the compute type once per step; 0 rounds the
      * weights to the compute type after every update, as training without
-     * a master copy does. Read only for plugins built for 1.1 or later. */
+     * a master copy does. */
     int (*master_weights)(void *state);
 };
 
@@ -309,7 +296,7 @@ struct dlb_workload_hooks {
     dlb_status (*step)(void *wl);       /* one measured step */
     dlb_status (*evaluate)(void *wl);   /* optional: quality figures */
     void (*teardown)(void *wl);
-    /* ABI 1.7, optional: the workload's own clock in seconds, for a
+    /* Optional: the workload's own clock in seconds, for a
      * workload that simulates its step times instead of spending them (a
      * test workload whose figures must not depend on the machine or on
      * its load). The core reads it once after setup: a value >= 0 makes
@@ -318,11 +305,11 @@ struct dlb_workload_hooks {
      * (measure.clock = "workload"); a negative value keeps the monotonic
      * clock for this configuration. Each step must then advance it by the
      * duration the step simulates; one that leaves it where it was fails
-     * the configuration. Read only for plugins built for 1.7 or later. */
+     * the configuration. */
     double (*now)(void *wl);
 };
 
-/* What a plugin's check hook sees of one configuration (ABI 1.3): its
+/* What a plugin's check hook sees of one configuration: its
  * model file, parsed, and its batch. */
 struct dlb_config_view {
     uint32_t struct_size;
@@ -373,7 +360,7 @@ struct dlb_plugin {
      * measurement of the plugin's own) is no part of either. */
     dlb_status (*metrics)(void *state, const struct dlb_host *h);
 
-    /* ABI 1.3, optional: are the settings `p` valid for the model and
+    /* Optional: are the settings `p` valid for the model and
      * batch of configuration `cv` (the built-in cnn workload)? Called in
      * the parent when the suite is loaded, before anything runs, for each
      * configuration that enables the plugin; it may not use a host. On

@@ -107,7 +107,9 @@ dlb_status dlb_mpi_world_open(const struct dlb_host *h,
         w->same_host &= strcmp(w->hosts[r], w->hosts[0]) == 0;
     share_cpus(h, w);
     struct dlb_world world = {w->rank, w->size, w->host_list, agree, w};
-    dlb_status s = h->replica_ops->join_world(h, &world);
+    dlb_extra_world_join join =
+        (dlb_extra_world_join)h->model_api->extra(h, "world.join");
+    dlb_status s = join ? join(h, &world) : DLB_ERR_UNSUPPORTED;
     if (s != DLB_OK)
         dlb_mpi_world_close(w);
     return s;
@@ -130,7 +132,8 @@ void dlb_mpi_world_close(struct dlb_mpi_world *w)
 void dlb_mpi_world_abort(const struct dlb_host *h,
                          const struct dlb_mpi_world *w, const char *why)
 {
-    h->log(h, DLB_LOG_ERROR, "rank %d of %d (host %s): %s; stopping every rank",
+    h->log(h, DLB_LOG_ERROR,
+           "rank %d of %d (host %s): %s; stopping every rank",
            w->rank, w->size, w->hosts ? w->hosts[w->rank] : "?", why);
     fflush(stderr);
     MPI_Abort(w->comm, 1);

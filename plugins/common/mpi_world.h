@@ -8,7 +8,7 @@
 
 #include <mpi.h>
 
-#include <dlbench/replica_ops.h>
+#include <dlbench/model_api.h>
 
 struct dlb_mpi_world {
     MPI_Comm comm;          /* the job's ranks; a duplicate of the world */

@@ -5,7 +5,7 @@
  * and caches for it. The plugin takes the training step over through the
  * executor hook: each step gets the teacher's logits for the batch and
  * trains the student on the blend of the hard labels and the teacher's
- * temperature-softened outputs (train_ops' soft_target_step),
+ * temperature-softened outputs (the extra distill.soft_target_step),
  *
  *   loss = (1 - alpha) NLL + alpha T^2 KL(softmax(t / T) || softmax(z / T)),
  *
@@ -26,7 +26,7 @@
  * Not combined with another step executor: the dp plugin also takes the
  * step over, and the first enabled plugin owns the hook. A configuration
  * where this plugin never ran a step says so in the log. */
-#include <dlbench/train_ops.h>
+#include <dlbench/model_api.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,13 +87,12 @@ struct distill {
     double last_loss;          /* the blended loss of the last step */
 };
 
-/* The train_ops entries this plugin calls exist in this core. */
-static int have_train_ops(const struct dlb_host *h)
+/* The training step this plugin takes, an extra of the model interface;
+ * NULL when this core has none. */
+static dlb_extra_distill_step soft_target_step(const struct dlb_host *h)
 {
-    return DLB_HOST_HAS(h, train_ops) && h->train_ops && h->model_ops &&
-           h->train_ops->struct_size >=
-               offsetof(struct dlb_train_ops, soft_target_step) +
-                   sizeof h->train_ops->soft_target_step;
+    return (dlb_extra_distill_step)h->model_api->extra(
+        h, "distill.soft_target_step");
 }
 
 static dlb_status distill_probe(const struct dlb_host *h,
@@ -103,15 +102,15 @@ static dlb_status distill_probe(const struct dlb_host *h,
     char why[400] = "";
     if (!p || p->count < KD_N_PARAMS)
         return DLB_ERR_INTERNAL;
-    if (!have_train_ops(h)) {
-        snprintf(reason, reason_len, "needs a dlbench core with train_ops "
-                 "(plugin ABI 1.2)");
+    if (!soft_target_step(h)) {
+        snprintf(reason, reason_len, "needs a dlbench core with the extra "
+                 "distill.soft_target_step");
         return DLB_ERR_UNSUPPORTED;
     }
     /* An unknown teacher fails here, before any work, with where the core
      * looked for it. */
     const char *name = p->values[KD_TEACHER].s;
-    dlb_status s = h->train_ops->find_model(h, name, why, sizeof why);
+    dlb_status s = h->model_api->find(h, name, why, sizeof why);
     if (s != DLB_OK)
         snprintf(reason, reason_len, "teacher '%s': %s", name, why);
     return s;
@@ -143,7 +142,7 @@ static dlb_status distill_check(const struct dlb_params *p,
 static dlb_status distill_init(const struct dlb_host *h,
                                const struct dlb_params *p, void **state)
 {
-    if (!p || p->count < KD_N_PARAMS || !have_train_ops(h))
+    if (!p || p->count < KD_N_PARAMS || !soft_target_step(h))
         return DLB_ERR_INTERNAL;
     struct distill *d = calloc(1, sizeof *d);
     if (!d)
@@ -221,9 +220,8 @@ static dlb_status distill_train_step(void *state, const struct dlb_host *h,
                         : DLB_OK;
     double t1 = h->now(h);
     if (s == DLB_OK)
-        s = h->train_ops->soft_target_step(h, model, b, d->tlogits,
-                                           d->temperature, d->alpha,
-                                           &d->last_loss);
+        s = soft_target_step(h)(h, model, b, d->tlogits, d->temperature,
+                                d->alpha, &d->last_loss);
     d->steps++;
     d->teacher_s += t1 - t0;
     d->step_s += h->now(h) - t0;

@@ -1,4 +1,4 @@
-/* Model size and inference speed through model_ops. */
+/* Model size and inference speed through the model interface. */
 #include "kd_figures.h"
 
 #include <stdlib.h>
@@ -6,11 +6,11 @@
 static void size_of(const struct dlb_host *h, const struct dlb_model *m,
                     double *params, double *flops)
 {
-    const struct dlb_model_ops *mo = h->model_ops;
+    const struct dlb_model_api *mo = h->model_api;
     struct dlb_layer_info li;
     *params = *flops = 0.0;
-    for (unsigned i = 0, n = mo->layer_count(h, m); i < n; i++)
-        if (mo->layer_info(h, m, i, &li) == DLB_OK) {
+    for (unsigned i = 0, n = mo->node_count(h, m); i < n; i++)
+        if (mo->node_info(h, m, i, &li) == DLB_OK) {
             *params += (double)li.params;
             *flops += li.flops_fwd;
         }
@@ -33,15 +33,15 @@ static dlb_status infer_rate(const struct dlb_host *h, struct dlb_model *m,
                              const float *images, uint32_t n, float *out,
                              double min_s, double *ips)
 {
-    const struct dlb_model_ops *mo = h->model_ops;
+    const struct dlb_model_api *mo = h->model_api;
     double pass[KD_PASSES_MAX], t0, start;
     unsigned k = 0;
-    dlb_status s = mo->infer(h, m, images, n, out);
+    dlb_status s = mo->infer(h, m, images, n, DLB_OUT_LOGPROBS, out);
     *ips = 0.0;
     start = t0 = h->now(h);
     while (s == DLB_OK && k < KD_PASSES_MAX &&
            (k < KD_PASSES_MIN || t0 - start < min_s)) {
-        s = mo->infer(h, m, images, n, out);
+        s = mo->infer(h, m, images, n, DLB_OUT_LOGPROBS, out);
         double t1 = h->now(h);
         pass[k++] = t1 - t0;
         t0 = t1;
@@ -61,7 +61,7 @@ static dlb_status test_batch(const struct dlb_host *h, float **images)
     const struct dlb_dataset *ds = NULL;
     uint32_t n, c, hh, w, classes, idx[KD_INFER_BATCH];
     int32_t labels[KD_INFER_BATCH];
-    dlb_status s = h->model_ops->dataset(h, 0, &ds);
+    dlb_status s = h->model_api->dataset(h, 0, &ds);
     *images = NULL;
     if (s != DLB_OK)
         return s;
@@ -84,7 +84,7 @@ dlb_status kd_figures_record(const struct dlb_host *h,
     double tp, tf, sp, sf, tips = 0.0, sips = 0.0, loss, acc;
     double min_s = h->quick ? 0.05 : 0.5;
     float *images = NULL, *out = NULL;
-    dlb_status s = h->model_ops->evaluate(h, teacher, &loss, &acc);
+    dlb_status s = h->model_api->evaluate(h, teacher, &loss, &acc);
     if (s != DLB_OK)
         return s;
     h->metric(h, "teacher_accuracy", "%", acc);

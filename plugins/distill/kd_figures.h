@@ -4,7 +4,7 @@
 #ifndef DLB_PLUGIN_DISTILL_KD_FIGURES_H
 #define DLB_PLUGIN_DISTILL_KD_FIGURES_H
 
-#include <dlbench/train_ops.h>
+#include <dlbench/model_api.h>
 
 /* Inference throughput is taken at this batch, on test images. */
 #define KD_INFER_BATCH 256u

@@ -10,14 +10,14 @@
 static dlb_status shape_of(const struct dlb_host *h, const struct dlb_model *m,
                            struct dlb_layer_info *first, uint32_t *classes)
 {
-    const struct dlb_model_ops *mo = h->model_ops;
-    unsigned n = mo->layer_count(h, m);
+    const struct dlb_model_api *mo = h->model_api;
+    unsigned n = mo->node_count(h, m);
     struct dlb_layer_info last;
     dlb_status s;
     if (n < 2)
         return DLB_ERR_INPUT;
-    if ((s = mo->layer_info(h, m, 0, first)) ||
-        (s = mo->layer_info(h, m, n - 1, &last)))
+    if ((s = mo->node_info(h, m, 0, first)) ||
+        (s = mo->node_info(h, m, n - 1, &last)))
         return s;
     *classes = last.in_c;
     return DLB_OK;
@@ -31,7 +31,9 @@ dlb_status kd_teacher_open(struct kd_teacher *t, const struct dlb_host *h,
     uint32_t sc = 0;
     dlb_status s;
     memset(t, 0, sizeof *t);
-    s = h->train_ops->open_model(h, name, steps, &t->model);
+    struct dlb_model_open how = {.struct_size = sizeof how, .name = name,
+                                 .steps = steps};
+    s = h->model_api->open(h, &how, &t->model);
     if (s != DLB_OK) {
         snprintf(why, len, "teacher '%s' could not be opened (the log "
                  "says why)", name);
@@ -91,7 +93,7 @@ dlb_status kd_teacher_build_cache(struct kd_teacher *t,
                                   const struct dlb_host *h, uint32_t chunk)
 {
     uint32_t n, c, hh, w, classes;
-    dlb_status s = h->model_ops->dataset(h, 1, &t->train);
+    dlb_status s = h->model_api->dataset(h, 1, &t->train);
     if (s != DLB_OK)
         return s;
     h->dataset_shape(h, t->train, &n, &c, &hh, &w, &classes);
@@ -112,8 +114,8 @@ dlb_status kd_teacher_build_cache(struct kd_teacher *t,
         s = h->batch_fill(h, t->train, t->miss_rows, k, 0, 0, 0, 0,
                           t->miss_images, labels);
         if (s == DLB_OK)
-            s = h->train_ops->logits(h, t->model, t->miss_images, k,
-                                     t->miss_logits);
+            s = h->model_api->infer(h, t->model, t->miss_images, k,
+                                    DLB_OUT_LOGITS, t->miss_logits);
         for (uint32_t i = 0; s == DLB_OK && i < k; i++)
             kd_cache_put(t->cache, start + i, t->miss_images + i * t->per,
                          t->miss_logits + (size_t)i * t->classes);
@@ -130,7 +132,8 @@ dlb_status kd_teacher_logits(struct kd_teacher *t, const struct dlb_host *h,
     dlb_status s;
     if (!t->cache) {
         t->misses += b->n;
-        return h->train_ops->logits(h, t->model, b->images, b->n, out);
+        return h->model_api->infer(h, t->model, b->images, b->n,
+                                   DLB_OUT_LOGITS, out);
     }
     if ((s = reserve(t, b->n)) != DLB_OK)
         return s;
@@ -150,8 +153,8 @@ dlb_status kd_teacher_logits(struct kd_teacher *t, const struct dlb_host *h,
     t->misses += missed;
     if (!missed)
         return DLB_OK;
-    s = h->train_ops->logits(h, t->model, t->miss_images, missed,
-                             t->miss_logits);
+    s = h->model_api->infer(h, t->model, t->miss_images, missed,
+                            DLB_OUT_LOGITS, t->miss_logits);
     for (uint32_t k = 0; s == DLB_OK && k < missed; k++)
         memcpy(out + (size_t)t->miss_rows[k] * t->classes,
                t->miss_logits + (size_t)k * t->classes,
@@ -162,7 +165,7 @@ dlb_status kd_teacher_logits(struct kd_teacher *t, const struct dlb_host *h,
 void kd_teacher_close(struct kd_teacher *t, const struct dlb_host *h)
 {
     if (t->model)
-        h->train_ops->close_model(h, t->model);
+        h->model_api->release(h, t->model);
     kd_cache_free(t->cache);
     free(t->scratch);
     free(t->miss_images);

@@ -1,10 +1,10 @@
-/* The teacher: a second model opened through train_ops with its cached
+/* The teacher: a second model opened through the model interface with its cached
  * reference weights, and its logits for a training batch, from the cache
  * (kd_cache.h) or computed on the fly. */
 #ifndef DLB_PLUGIN_DISTILL_KD_TEACHER_H
 #define DLB_PLUGIN_DISTILL_KD_TEACHER_H
 
-#include <dlbench/train_ops.h>
+#include <dlbench/model_api.h>
 
 #include "kd_cache.h"
 

@@ -92,17 +92,18 @@ static const struct dp_engine *engine_of(enum dp_engine_kind k)
                        : k == DP_NCCL ? &dp_engine_nccl : &dp_engine_threads;
 }
 
-static dlb_status dp_probe(const struct dlb_host *h, const struct dlb_params *p,
+static dlb_status dp_probe(const struct dlb_host *h,
+                           const struct dlb_params *p,
                            char *reason, size_t len)
 {
     struct dp_settings s;
     if (!p || p->count < DP_N_PARAMS)
         return DLB_ERR_INTERNAL;
     read_settings(p, &s);
-    if (!DLB_HOST_HAS(h, replica_ops) || !h->replica_ops ||
-        h->replica_ops->struct_size < sizeof(struct dlb_replica_ops)) {
+    if (!h->model_api->extra(h, "model.copy_rng") ||
+        !h->model_api->extra(h, "world.join")) {
         snprintf(reason, len, "this dlbench core has no replica services "
-                 "(plugin ABI 1.2 with replica_ops)");
+                 "(the extras model.copy_rng and world.join)");
         return DLB_ERR_UNSUPPORTED;
     }
     return engine_of(s.engine)->probe(h, &s, reason, len);
@@ -137,7 +138,8 @@ static dlb_status dp_metrics(void *state, const struct dlb_host *h)
     const struct dp_settings *ds = x->settings;
     struct dp_figures f;
     memset(&f, 0, sizeof f);
-    dlb_status s = engine_of(ds->engine)->figures(x->engine.state, x->model, &f);
+    dlb_status s = engine_of(ds->engine)->figures(x->engine.state, x->model,
+                                                  &f);
     if (x->global_batch) {
         h->metric(h, "global_batch", "images", x->global_batch);
         h->metric(h, "local_batch", "images",

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include <dlbench/plugin.h>
-#include <dlbench/replica_ops.h>
+#include <dlbench/model_api.h>
 
 #include "dp_bucket.h"
 

@@ -8,8 +8,8 @@
 dlb_status dp_plan_build(const struct dlb_host *h, const struct dlb_model *m,
                          size_t bucket_bytes, struct dp_plan *out)
 {
-    const struct dlb_replica_ops *ro = h->replica_ops;
-    unsigned n = ro->param_count(h, m);
+    const struct dlb_model_api *api = h->model_api;
+    unsigned n = api->tensor_count(h, m);
     dlb_status s = DLB_OK;
     memset(out, 0, sizeof *out);
     if (n == 0)
@@ -23,7 +23,7 @@ dlb_status dp_plan_build(const struct dlb_host *h, const struct dlb_model *m,
     }
     out->n_params = n;
     for (unsigned i = 0; i < n && s == DLB_OK; i++)
-        s = ro->param_info(h, m, i, &out->params[i]);
+        s = api->tensor_info(h, m, i, &out->params[i]);
     if (s != DLB_OK) {
         dp_plan_free(out);
         return s;

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include <dlbench/replica_ops.h>
+#include <dlbench/model_api.h>
 
 struct dp_bucket {
     unsigned lo, hi;          /* learnable tensors lo..hi, inclusive */
@@ -30,6 +30,7 @@ void dp_plan_free(struct dp_plan *p);
 
 /* Buckets ready once backward has finished `layer`: advance *next over
  * them and return how many there are, starting at the old *next. */
-unsigned dp_plan_ready(const struct dp_plan *p, unsigned layer, unsigned *next);
+unsigned dp_plan_ready(const struct dp_plan *p, unsigned layer,
+                       unsigned *next);
 
 #endif

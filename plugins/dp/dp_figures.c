@@ -50,14 +50,14 @@ dlb_status dp_figures_report(const struct dlb_host *h,
                              const struct dp_settings *s,
                              const struct dp_figures *f, struct dlb_model *m)
 {
-    const struct dlb_replica_ops *ro = h->replica_ops;
+    const struct dlb_model_api *api = h->model_api;
     double steps = f->steps ? (double)f->steps : 1.0;
     double comm = f->calibrated ? f->comm_calib_s : f->comm_s / steps;
     double exposed = f->exposed_s / steps;
     float lr = 0, momentum = 0;
     int n = f->workers;
     dlb_status st;
-    if (m && ro->sgd_settings(h, m, &lr, &momentum) == DLB_OK) {
+    if (m && api->optimizer(h, m, &lr, &momentum) == DLB_OK) {
         /* The model keeps it in fp32: state it as the suite wrote it. */
         char text[32];
         snprintf(text, sizeof text, "%.7g", (double)lr);

@@ -20,7 +20,7 @@
 
 struct dp_mpi {
     const struct dlb_host *h;
-    const struct dlb_replica_ops *ro;
+    const struct dlb_model_api *api;
     struct dp_settings s;
     struct dlb_mpi_world w;
     struct dp_plan plan;
@@ -37,7 +37,8 @@ struct dp_mpi {
     struct dp_figures fig;
 };
 
-static dlb_status mpi_probe(const struct dlb_host *h, const struct dp_settings *s,
+static dlb_status mpi_probe(const struct dlb_host *h,
+                            const struct dp_settings *s,
                             char *reason, size_t len)
 {
     (void)h;
@@ -47,14 +48,15 @@ static dlb_status mpi_probe(const struct dlb_host *h, const struct dp_settings *
     return DLB_OK;
 }
 
-static dlb_status mpi_init(const struct dlb_host *h, const struct dp_settings *s,
+static dlb_status mpi_init(const struct dlb_host *h,
+                           const struct dp_settings *s,
                            void **eng)
 {
     struct dp_mpi *m = calloc(1, sizeof *m);
     if (!m)
         return DLB_ERR_NOMEM;
     m->h = h;
-    m->ro = h->replica_ops;
+    m->api = h->model_api;
     m->s = *s;
     dlb_status st = dlb_mpi_world_open(h, &m->w);
     if (st != DLB_OK) {
@@ -74,8 +76,10 @@ static dlb_status setup(struct dp_mpi *m, struct dlb_model *model)
     if (s != DLB_OK)
         return s;
     m->planned = 1;
-    m->ro->state_count(m->h, model, DLB_STATE_ALL, &m->state_n);
-    m->ro->state_count(m->h, model, DLB_STATE_STATS, &m->stats_n);
+    m->api->state_count(m->h, model, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                        &m->state_n);
+    m->api->state_count(m->h, model, 0, DLB_NODES_ALL, DLB_STATE_STATS,
+                        &m->stats_n);
     m->flat = malloc(m->plan.total * sizeof *m->flat);
     m->req = malloc(m->plan.n * sizeof *m->req);
     m->view = calloc(m->plan.n_params, sizeof *m->view);
@@ -93,12 +97,15 @@ static dlb_status broadcast_state(struct dp_mpi *m, struct dlb_model *model)
 {
     dlb_status s = DLB_OK;
     if (m->w.rank == 0)
-        s = m->ro->state_read(m->h, model, DLB_STATE_ALL, m->state, m->state_n);
+        s = m->api->state_io(m->h, model, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                             m->state, m->state_n, 0);
     if (s != DLB_OK)
-        dlb_mpi_world_abort(m->h, &m->w, "cannot read the weights to broadcast");
+        dlb_mpi_world_abort(m->h, &m->w,
+                            "cannot read the weights to broadcast");
     MPI_Bcast(m->state, (int)m->state_n, MPI_FLOAT, 0, m->w.comm);
     if (m->w.rank != 0)
-        s = m->ro->state_write(m->h, model, DLB_STATE_ALL, m->state, m->state_n);
+        s = m->api->state_io(m->h, model, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                             m->state, m->state_n, 1);
     return s;
 }
 
@@ -108,22 +115,23 @@ static dlb_status pack(struct dp_mpi *m, unsigned b)
     const struct dp_bucket *bk = &m->plan.b[b];
     dlb_status s = DLB_OK;
     for (unsigned p = bk->lo; p <= bk->hi && s == DLB_OK; p++) {
-        struct dlb_grad_view v;
+        struct dlb_act_view v;
         float *dst = m->flat + m->plan.offset[p];
         size_t n = m->plan.params[p].count;
         m->view[p] = NULL;
-        s = m->ro->grad_map(m->h, m->model, p, &v);
+        s = m->api->tensor_map(m->h, m->model, p, DLB_TENSOR_GRAD, &v);
         if (s == DLB_OK && !v.device) {
             m->view[p] = v.data;
             memcpy(dst, v.data, n * sizeof *dst);
             continue;
         }
         if (s == DLB_OK)
-            s = m->ro->grad_unmap(m->h, m->model, p, 0);
+            s = m->api->tensor_unmap(m->h, m->model, p, DLB_TENSOR_GRAD, 0);
         else if (s == DLB_ERR_UNSUPPORTED)
             s = DLB_OK;
         if (s == DLB_OK)
-            s = m->ro->grad_read(m->h, m->model, p, dst, n);
+            s = m->api->tensor_io(m->h, m->model, p, DLB_TENSOR_GRAD, dst, n,
+                                  0);
     }
     return s;
 }
@@ -158,9 +166,10 @@ static dlb_status unpack(struct dp_mpi *m)
         size_t n = m->plan.params[p].count;
         if (m->view[p]) {
             memcpy(m->view[p], src, n * sizeof *src);
-            s = m->ro->grad_unmap(m->h, m->model, p, 1);
+            s = m->api->tensor_unmap(m->h, m->model, p, DLB_TENSOR_GRAD, 1);
         } else {
-            s = m->ro->grad_write(m->h, m->model, p, src, n);
+            s = m->api->tensor_io(m->h, m->model, p, DLB_TENSOR_GRAD,
+                                  (float *)src, n, 1);
         }
     }
     return s;
@@ -172,19 +181,20 @@ static dlb_status average_stats(struct dp_mpi *m, double loss, uint32_t part,
 {
     dlb_status s = DLB_OK;
     if (m->stats_n)
-        s = m->ro->state_read(m->h, m->model, DLB_STATE_STATS, m->stats,
-                              m->stats_n);
+        s = m->api->state_io(m->h, m->model, 0, DLB_NODES_ALL, DLB_STATE_STATS,
+                             m->stats, m->stats_n, 0);
     m->stats[m->stats_n] = (float)(loss * part / n);
     if (s != DLB_OK)
-        dlb_mpi_world_abort(m->h, &m->w, "cannot read the batch-norm statistics");
+        dlb_mpi_world_abort(m->h, &m->w,
+                            "cannot read the batch-norm statistics");
     MPI_Allreduce(MPI_IN_PLACE, m->stats, (int)m->stats_n + 1, MPI_FLOAT,
                   MPI_SUM, m->w.comm);
     for (size_t j = 0; j < m->stats_n; j++)
         m->stats[j] /= (float)m->w.size;
     m->fig.last_loss = m->stats[m->stats_n];
     if (m->stats_n)
-        s = m->ro->state_write(m->h, m->model, DLB_STATE_STATS, m->stats,
-                               m->stats_n);
+        s = m->api->state_io(m->h, m->model, 0, DLB_NODES_ALL, DLB_STATE_STATS,
+                             m->stats, m->stats_n, 1);
     return s;
 }
 
@@ -208,18 +218,19 @@ static dlb_status mpi_step(void *eng, struct dlb_model *model,
     }
     /* Every rank sees the same version moves (the same code runs
      * everywhere), so the broadcast is collective. */
-    if (!m->synced || m->ro->weights_version(m->h, model) != m->version) {
+    if (!m->synced || m->api->weights_version(m->h, model) != m->version) {
         if ((s = broadcast_state(m, model)) != DLB_OK)
-            dlb_mpi_world_abort(m->h, &m->w, "cannot write the broadcast weights");
+            dlb_mpi_world_abort(m->h, &m->w,
+                                "cannot write the broadcast weights");
         m->synced = 1;
     }
     dp_shard(bt->n, m->w.rank, m->w.size, &lo, &hi);
     m->next = 0;
     double t1 = dp_now();
-    s = m->ro->forward_backward(m->h, model, bt->images + lo * per,
-                                bt->labels + lo, hi - lo,
-                                dp_shard_scale(&m->s, hi - lo, bt->n), &loss,
-                                on_ready, m);
+    s = m->api->forward_backward(m->h, model, bt->images + lo * per,
+                                 bt->labels + lo, hi - lo,
+                                 dp_shard_scale(&m->s, hi - lo, bt->n), &loss,
+                                 on_ready, m);
     if (s != DLB_OK)
         dlb_mpi_world_abort(m->h, &m->w, "forward/backward failed");
     double t2 = dp_now(), comm = 0;
@@ -236,7 +247,8 @@ static dlb_status mpi_step(void *eng, struct dlb_model *model,
         for (unsigned b = 0; b < m->plan.n; b++) {
             double a = dp_now();
             MPI_Allreduce(MPI_IN_PLACE, m->flat + m->plan.b[b].offset,
-                          (int)m->plan.b[b].count, MPI_FLOAT, MPI_SUM, m->w.comm);
+                          (int)m->plan.b[b].count, MPI_FLOAT, MPI_SUM,
+                          m->w.comm);
             comm += dp_now() - a;
         }
     }
@@ -246,10 +258,10 @@ static dlb_status mpi_step(void *eng, struct dlb_model *model,
     if (m->w.same_host)
         MPI_Allreduce(&t2, &last, 1, MPI_DOUBLE, MPI_MAX, m->w.comm);
     if ((s = unpack(m)) != DLB_OK ||
-        (s = m->ro->sgd_step(m->h, model)) != DLB_OK ||
+        (s = m->api->step(m->h, model)) != DLB_OK ||
         (s = average_stats(m, loss, hi - lo, bt->n)) != DLB_OK)
         dlb_mpi_world_abort(m->h, &m->w, "the update failed");
-    m->version = m->ro->weights_version(m->h, model);
+    m->version = m->api->weights_version(m->h, model);
     m->fig.steps++;
     m->fig.backward_s += t2 - t1;
     m->fig.exposed_s += t3 > last ? t3 - last : 0;
@@ -276,7 +288,8 @@ static double calibrate(struct dp_mpi *m)
         double a = dp_now();
         for (unsigned b = 0; b < m->plan.n; b++)
             MPI_Allreduce(MPI_IN_PLACE, m->flat + m->plan.b[b].offset,
-                          (int)m->plan.b[b].count, MPI_FLOAT, MPI_SUM, m->w.comm);
+                          (int)m->plan.b[b].count, MPI_FLOAT, MPI_SUM,
+                          m->w.comm);
         t[r] = dp_now() - a;
         MPI_Allreduce(MPI_IN_PLACE, &t[r], 1, MPI_DOUBLE, MPI_MAX, m->w.comm);
     }
@@ -289,8 +302,9 @@ static void check_weights(struct dp_mpi *m, struct dlb_model *model,
                           struct dp_figures *out)
 {
     float *mine = malloc((m->state_n ? m->state_n : 1) * sizeof *mine);
-    int ok = mine && m->ro->state_read(m->h, model, DLB_STATE_ALL, mine,
-                                       m->state_n) == DLB_OK;
+    int ok = mine && m->api->state_io(m->h, model, 0, DLB_NODES_ALL,
+                                      DLB_STATE_ALL, mine, m->state_n,
+                                      0) == DLB_OK;
     int all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, m->w.comm);
     if (all_ok) {

@@ -8,7 +8,7 @@
  * CUDA_VISIBLE_DEVICES to the rank's own device (its index on its node,
  * or that entry of a list the user set), so the backend's device 0 is the
  * rank's own. NCCL works on the gradients where the cuda backend keeps
- * them: replica_ops' grad_map shows each in place in device memory
+ * them: model_api's tensor_map shows each in place in device memory
  * (device = 1), and a backend that cannot is refused at the first step.
  * Backward hands each bucket over as its gradients become final: the
  * compute stream is waited for (the backend's synchronize), the gradients
@@ -30,7 +30,7 @@
 
 struct dp_nccl {
     const struct dlb_host *h;
-    const struct dlb_replica_ops *ro;
+    const struct dlb_model_api *api;
     struct dp_settings s;
     struct dlb_mpi_world w;
     ncclComm_t comm;
@@ -85,7 +85,8 @@ static void narrow_devices(const char *local)
 }
 
 /* The loader checked the backend; this is about the device. */
-static dlb_status nccl_probe(const struct dlb_host *h, const struct dp_settings *s,
+static dlb_status nccl_probe(const struct dlb_host *h,
+                             const struct dp_settings *s,
                              char *reason, size_t len)
 {
     int count = 0;
@@ -114,7 +115,8 @@ static dlb_status cuda_fail(const struct dlb_host *h, cudaError_t e,
     return DLB_ERR_RUNTIME;
 }
 
-static dlb_status nccl_init(const struct dlb_host *h, const struct dp_settings *s,
+static dlb_status nccl_init(const struct dlb_host *h,
+                            const struct dp_settings *s,
                             void **eng)
 {
     struct dp_nccl *n = calloc(1, sizeof *n);
@@ -124,7 +126,7 @@ static dlb_status nccl_init(const struct dlb_host *h, const struct dp_settings *
     if (!n)
         return DLB_ERR_NOMEM;
     n->h = h;
-    n->ro = h->replica_ops;
+    n->api = h->model_api;
     n->s = *s;
     dlb_status st = dlb_mpi_world_open(h, &n->w);
     if (st != DLB_OK) {
@@ -138,7 +140,8 @@ static dlb_status nccl_init(const struct dlb_host *h, const struct dp_settings *
     if (n->w.rank == 0 && (r = ncclGetUniqueId(&id)) != ncclSuccess)
         dlb_mpi_world_abort(h, &n->w, ncclGetErrorString(r));
     MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, n->w.comm);
-    if ((r = ncclCommInitRank(&n->comm, n->w.size, id, n->w.rank)) != ncclSuccess)
+    if ((r = ncclCommInitRank(&n->comm, n->w.size, id,
+                              n->w.rank)) != ncclSuccess)
         dlb_mpi_world_abort(h, &n->w, ncclGetErrorString(r));
     *eng = n;
     return DLB_OK;
@@ -151,8 +154,10 @@ static dlb_status setup(struct dp_nccl *n, struct dlb_model *model)
     if (s != DLB_OK)
         return s;
     n->planned = 1;
-    n->ro->state_count(n->h, model, DLB_STATE_ALL, &n->state_n);
-    n->ro->state_count(n->h, model, DLB_STATE_STATS, &n->stats_n);
+    n->api->state_count(n->h, model, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                        &n->state_n);
+    n->api->state_count(n->h, model, 0, DLB_NODES_ALL, DLB_STATE_STATS,
+                        &n->stats_n);
     n->view = calloc(n->plan.n_params, sizeof *n->view);
     n->ev = calloc(2 * (size_t)n->plan.n, sizeof *n->ev);
     n->state = malloc((n->state_n ? n->state_n : 1) * sizeof *n->state);
@@ -166,10 +171,10 @@ static dlb_status setup(struct dp_nccl *n, struct dlb_model *model)
         if ((e = cudaEventCreate(&n->ev[b])) != cudaSuccess)
             return cuda_fail(n->h, e, "cudaEventCreate");
     /* NCCL reads and writes the gradients where the backend keeps them. */
-    struct dlb_grad_view v;
-    s = n->ro->grad_map(n->h, model, 0, &v);
+    struct dlb_act_view v;
+    s = n->api->tensor_map(n->h, model, 0, DLB_TENSOR_GRAD, &v);
     if (s == DLB_OK)
-        n->ro->grad_unmap(n->h, model, 0, 0);
+        n->api->tensor_unmap(n->h, model, 0, DLB_TENSOR_GRAD, 0);
     if (s == DLB_OK && !v.device)
         s = DLB_ERR_UNSUPPORTED;
     if (s != DLB_OK)
@@ -183,12 +188,15 @@ static dlb_status broadcast_state(struct dp_nccl *n, struct dlb_model *model)
 {
     dlb_status s = DLB_OK;
     if (n->w.rank == 0)
-        s = n->ro->state_read(n->h, model, DLB_STATE_ALL, n->state, n->state_n);
+        s = n->api->state_io(n->h, model, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                             n->state, n->state_n, 0);
     if (s != DLB_OK)
-        dlb_mpi_world_abort(n->h, &n->w, "cannot read the weights to broadcast");
+        dlb_mpi_world_abort(n->h, &n->w,
+                            "cannot read the weights to broadcast");
     MPI_Bcast(n->state, (int)n->state_n, MPI_FLOAT, 0, n->w.comm);
     if (n->w.rank != 0)
-        s = n->ro->state_write(n->h, model, DLB_STATE_ALL, n->state, n->state_n);
+        s = n->api->state_io(n->h, model, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                             n->state, n->state_n, 1);
     return s;
 }
 
@@ -200,26 +208,31 @@ static dlb_status on_ready(void *ctx, unsigned layer)
     if (!count)
         return DLB_OK;
     /* The gradients are enqueued on the compute stream: wait for them. */
-    if ((s = n->ro->synchronize(n->h, n->model)) != DLB_OK)
+    if ((s = n->api->synchronize(n->h, n->model)) != DLB_OK)
         return s;
     for (unsigned b = first; b < first + count; b++) {
         const struct dp_bucket *bk = &n->plan.b[b];
         for (unsigned p = bk->lo; p <= bk->hi; p++) {
-            struct dlb_grad_view v;
-            if ((s = n->ro->grad_map(n->h, n->model, p, &v)) != DLB_OK)
+            struct dlb_act_view v;
+            if ((s = n->api->tensor_map(n->h, n->model, p, DLB_TENSOR_GRAD,
+                                        &v)) != DLB_OK)
                 return s;
             if (!v.device) {
-                n->h->log(n->h, DLB_LOG_ERROR, "engine nccl needs gradients in "
+                n->h->log(n->h, DLB_LOG_ERROR,
+                          "engine nccl needs gradients in "
                           "device memory; backend %s keeps them on the host",
                           n->h->backend_name);
                 return DLB_ERR_UNSUPPORTED;
             }
             n->view[p] = v.data;
-            cudaError_t e = cudaMemcpyAsync(n->flat + n->plan.offset[p], v.data,
+            cudaError_t e = cudaMemcpyAsync(n->flat + n->plan.offset[p],
+                                            v.data,
                                             v.count * sizeof(float),
-                                            cudaMemcpyDeviceToDevice, n->stream);
+                                            cudaMemcpyDeviceToDevice,
+                                            n->stream);
             if (e != cudaSuccess)
-                return cuda_fail(n->h, e, "copying a gradient into its bucket");
+                return cuda_fail(n->h, e,
+                                 "copying a gradient into its bucket");
         }
         float *buf = n->flat + bk->offset;
         cudaEventRecord(n->ev[2 * b], n->stream);
@@ -249,12 +262,12 @@ static dlb_status finish_step(struct dp_nccl *n, double loss, uint32_t part,
     if ((e = cudaStreamSynchronize(n->stream)) != cudaSuccess)
         return cuda_fail(n->h, e, "the NCCL stream");
     for (unsigned p = 0; p < n->plan.n_params && s == DLB_OK; p++)
-        s = n->ro->grad_unmap(n->h, n->model, p, 1);
+        s = n->api->tensor_unmap(n->h, n->model, p, DLB_TENSOR_GRAD, 1);
     if (s == DLB_OK)
-        s = n->ro->sgd_step(n->h, n->model);
+        s = n->api->step(n->h, n->model);
     if (s == DLB_OK && n->stats_n)
-        s = n->ro->state_read(n->h, n->model, DLB_STATE_STATS, n->stats,
-                              n->stats_n);
+        s = n->api->state_io(n->h, n->model, 0, DLB_NODES_ALL, DLB_STATE_STATS,
+                             n->stats, n->stats_n, 0);
     if (s != DLB_OK)
         return s;
     n->stats[n->stats_n] = (float)(loss * part / total);
@@ -263,8 +276,9 @@ static dlb_status finish_step(struct dp_nccl *n, double loss, uint32_t part,
     for (size_t j = 0; j < n->stats_n; j++)
         n->stats[j] /= (float)n->w.size;
     n->fig.last_loss = n->stats[n->stats_n];
-    return n->stats_n ? n->ro->state_write(n->h, n->model, DLB_STATE_STATS,
-                                           n->stats, n->stats_n)
+    return n->stats_n ? n->api->state_io(n->h, n->model, 0, DLB_NODES_ALL,
+                                         DLB_STATE_STATS, n->stats, n->stats_n,
+                                         1)
                       : DLB_OK;
 }
 
@@ -278,23 +292,27 @@ static dlb_status nccl_step(void *eng, struct dlb_model *model,
     double t0 = dp_now();
     n->model = model;
     if (!n->planned && setup(n, model) != DLB_OK)
-        dlb_mpi_world_abort(n->h, &n->w, "cannot set the NCCL gradient buckets up");
+        dlb_mpi_world_abort(n->h, &n->w,
+                            "cannot set the NCCL gradient buckets up");
     if ((uint32_t)n->w.size > bt->n)
-        dlb_mpi_world_abort(n->h, &n->w, "fewer images in the batch than ranks");
-    if (!n->synced || n->ro->weights_version(n->h, model) != n->version) {
+        dlb_mpi_world_abort(n->h, &n->w,
+                            "fewer images in the batch than ranks");
+    if (!n->synced || n->api->weights_version(n->h, model) != n->version) {
         if (broadcast_state(n, model) != DLB_OK)
-            dlb_mpi_world_abort(n->h, &n->w, "cannot write the broadcast weights");
+            dlb_mpi_world_abort(n->h, &n->w,
+                                "cannot write the broadcast weights");
         n->synced = 1;
     }
     dp_shard(bt->n, n->w.rank, n->w.size, &lo, &hi);
     n->next = 0;
     double t1 = dp_now();
     /* Without overlap the callback comes once, after backward. */
-    dlb_status s = n->ro->forward_backward(n->h, model, bt->images + lo * per,
-                                           bt->labels + lo, hi - lo,
-                                           dp_shard_scale(&n->s, hi - lo, bt->n),
-                                           &loss, n->s.overlap ? on_ready : NULL,
-                                           n);
+    dlb_status s = n->api->forward_backward(n->h, model, bt->images + lo * per,
+                                            bt->labels + lo, hi - lo,
+                                            dp_shard_scale(&n->s, hi - lo,
+                                                           bt->n),
+                                            &loss,
+                                            n->s.overlap ? on_ready : NULL, n);
     if (s == DLB_OK && !n->s.overlap)
         s = on_ready(n, 0);
     if (s != DLB_OK)
@@ -307,12 +325,13 @@ static dlb_status nccl_step(void *eng, struct dlb_model *model,
         MPI_Allreduce(&t2, &last, 1, MPI_DOUBLE, MPI_MAX, n->w.comm);
     for (unsigned b = 0; b < n->plan.n; b++) {
         float ms = 0;
-        if (cudaEventElapsedTime(&ms, n->ev[2 * b], n->ev[2 * b + 1]) == cudaSuccess)
+        if (cudaEventElapsedTime(&ms, n->ev[2 * b],
+                                 n->ev[2 * b + 1]) == cudaSuccess)
             comm += ms * 1e-3;
     }
     if (finish_step(n, loss, hi - lo, bt->n) != DLB_OK)
         dlb_mpi_world_abort(n->h, &n->w, "the update failed");
-    n->version = n->ro->weights_version(n->h, model);
+    n->version = n->api->weights_version(n->h, model);
     n->fig.steps++;
     n->fig.backward_s += t2 - t1;
     n->fig.exposed_s += t3 > last ? t3 - last : 0;
@@ -332,12 +351,13 @@ static dlb_status nccl_figures(void *eng, struct dlb_model *model,
     out->workers = n->w.size;
     out->buckets = (int)n->plan.n;
     out->grad_bytes = n->plan.total * sizeof(float);
-    if (!all || !n->ro->state_read)
+    if (!all || !n->api)
         return DLB_OK;
     /* The weights against rank 0's. */
     float *mine = malloc((n->state_n ? n->state_n : 1) * sizeof *mine);
-    int ok = mine && n->ro->state_read(n->h, model, DLB_STATE_ALL, mine,
-                                       n->state_n) == DLB_OK;
+    int ok = mine && n->api->state_io(n->h, model, 0, DLB_NODES_ALL,
+                                      DLB_STATE_ALL, mine, n->state_n,
+                                      0) == DLB_OK;
     int all_ok = 0;
     MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, n->w.comm);
     if (all_ok) {

@@ -27,7 +27,7 @@ struct tw;
 
 struct dp_threads {
     const struct dlb_host *h;
-    const struct dlb_replica_ops *ro;
+    const struct dlb_model_api *api;
     struct dp_settings s;
     int R;
     struct tw *w;
@@ -74,16 +74,16 @@ static dlb_status take_bucket(struct tw *w, unsigned b)
     const struct dp_bucket *bk = &t->plan.b[b];
     dlb_status s = DLB_OK;
     for (unsigned p = bk->lo; p <= bk->hi && s == DLB_OK; p++) {
-        struct dlb_grad_view v;
+        struct dlb_act_view v;
         w->mapped[p] = 0;
-        s = t->ro->grad_map(t->h, w->model, p, &v);
+        s = t->api->tensor_map(t->h, w->model, p, DLB_TENSOR_GRAD, &v);
         if (s == DLB_OK && !v.device) {
             w->grad[p] = v.data;
             w->mapped[p] = 1;
             continue;
         }
         if (s == DLB_OK) /* device memory: the host sums, so copy */
-            s = t->ro->grad_unmap(t->h, w->model, p, 0);
+            s = t->api->tensor_unmap(t->h, w->model, p, DLB_TENSOR_GRAD, 0);
         else if (s == DLB_ERR_UNSUPPORTED)
             s = DLB_OK;
         if (s != DLB_OK)
@@ -92,8 +92,8 @@ static dlb_status take_bucket(struct tw *w, unsigned b)
             !(w->staging = malloc(t->plan.total * sizeof *w->staging)))
             return DLB_ERR_NOMEM;
         w->grad[p] = w->staging + t->plan.offset[p];
-        s = t->ro->grad_read(t->h, w->model, p, w->grad[p],
-                             t->plan.params[p].count);
+        s = t->api->tensor_io(t->h, w->model, p, DLB_TENSOR_GRAD, w->grad[p],
+                              t->plan.params[p].count, 0);
     }
     return s;
 }
@@ -106,7 +106,8 @@ static void sum_bucket(struct dp_threads *t, unsigned b, double from_frac,
     const struct dp_bucket *bk = &t->plan.b[b];
     for (unsigned p = bk->lo; p <= bk->hi; p++) {
         size_t n = t->plan.params[p].count;
-        size_t from = (size_t)(from_frac * (double)n), to = (size_t)(to_frac * (double)n);
+        size_t from = (size_t)(from_frac * (double)n),
+        to = (size_t)(to_frac * (double)n);
         float *g0 = t->w[0].grad[p];
         for (int r = 1; r < t->R; r++) {
             const float *g = t->w[r].grad[p];
@@ -114,7 +115,8 @@ static void sum_bucket(struct dp_threads *t, unsigned b, double from_frac,
                 g0[j] += g[j];
         }
         for (int r = 1; r < t->R; r++)
-            memcpy(t->w[r].grad[p] + from, g0 + from, (to - from) * sizeof *g0);
+            memcpy(t->w[r].grad[p] + from, g0 + from,
+                   (to - from) * sizeof *g0);
     }
 }
 
@@ -152,14 +154,16 @@ static dlb_status update(struct tw *w)
     struct dp_threads *t = w->t;
     dlb_status s = DLB_OK;
     for (unsigned p = 0; p < t->plan.n_params && s == DLB_OK; p++)
-        s = w->mapped[p] ? t->ro->grad_unmap(t->h, w->model, p, 1)
-                         : t->ro->grad_write(t->h, w->model, p, w->grad[p],
-                                             t->plan.params[p].count);
+        s = w->mapped[p] ? t->api->tensor_unmap(t->h, w->model, p,
+                                                DLB_TENSOR_GRAD, 1)
+                         : t->api->tensor_io(t->h, w->model, p,
+                                             DLB_TENSOR_GRAD, w->grad[p],
+                                             t->plan.params[p].count, 1);
     if (s == DLB_OK)
-        s = t->ro->sgd_step(t->h, w->model);
+        s = t->api->step(t->h, w->model);
     if (s == DLB_OK && t->stats_n)
-        s = t->ro->state_read(t->h, w->model, DLB_STATE_STATS, w->stats,
-                              t->stats_n);
+        s = t->api->state_io(t->h, w->model, 0, DLB_NODES_ALL, DLB_STATE_STATS,
+                             w->stats, t->stats_n, 0);
     return s;
 }
 
@@ -176,7 +180,8 @@ static dlb_status average_stats(struct tw *w)
             sum += t->w[r].stats[j];
         w->avg[j] = sum / (float)t->R;
     }
-    return t->ro->state_write(t->h, w->model, DLB_STATE_STATS, w->avg, t->stats_n);
+    return t->api->state_io(t->h, w->model, 0, DLB_NODES_ALL, DLB_STATE_STATS,
+                            w->avg, t->stats_n, 1);
 }
 
 static void fail(struct tw *w, dlb_status s)
@@ -200,14 +205,14 @@ static void work(struct tw *w)
     w->next = 0;
     dp_shard(bt->n, w->index, t->R, &lo, &hi);
     if (t->sync && w->index > 0)
-        s = t->ro->state_write(t->h, w->model, DLB_STATE_ALL, t->state,
-                               t->state_n);
+        s = t->api->state_io(t->h, w->model, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                             t->state, t->state_n, 1);
     double t0 = dp_now();
     if (s == DLB_OK)
-        s = t->ro->forward_backward(t->h, w->model, bt->images + lo * per,
-                                    bt->labels + lo, hi - lo,
-                                    dp_shard_scale(&t->s, hi - lo, bt->n),
-                                    &w->loss, on_ready, w);
+        s = t->api->forward_backward(t->h, w->model, bt->images + lo * per,
+                                     bt->labels + lo, hi - lo,
+                                     dp_shard_scale(&t->s, hi - lo, bt->n),
+                                     &w->loss, on_ready, w);
     double t1 = dp_now();
     w->bwd_end = t1;
     fail(w, s);
@@ -263,8 +268,8 @@ static void *worker_main(void *arg)
     pthread_mutex_unlock(&t->mu);
     if (quit)
         return NULL;
-    fail(w, t->ro->create(t->h, t->w[0].model, t->s.replica_threads, w->index,
-                          &w->model));
+    fail(w, dlb_model_clone(t->h, t->w[0].model, t->s.replica_threads,
+                            w->index, &w->model));
     pthread_barrier_wait(&t->bar); /* created (or not) */
     for (;;) {
         pthread_mutex_lock(&t->mu);
@@ -277,26 +282,28 @@ static void *worker_main(void *arg)
             break;
         work(w);
     }
-    t->ro->destroy(t->h, w->model);
+    t->api->release(t->h, w->model);
     w->model = NULL;
     return NULL;
 }
 
-static dlb_status th_probe(const struct dlb_host *h, const struct dp_settings *s,
+static dlb_status th_probe(const struct dlb_host *h,
+                           const struct dp_settings *s,
                            char *reason, size_t len)
 {
     (void)h;
     return dlb_threads_probe(s->ranks, reason, len);
 }
 
-static dlb_status th_init(const struct dlb_host *h, const struct dp_settings *s,
+static dlb_status th_init(const struct dlb_host *h,
+                          const struct dp_settings *s,
                           void **eng)
 {
     struct dp_threads *t = calloc(1, sizeof *t);
     if (!t)
         return DLB_ERR_NOMEM;
     t->h = h;
-    t->ro = h->replica_ops;
+    t->api = h->model_api;
     t->s = *s;
     t->R = s->replicas;
     t->w = calloc((size_t)t->R, sizeof *t->w);
@@ -319,8 +326,9 @@ static dlb_status start(struct dp_threads *t, struct dlb_model *m)
     dlb_status s = dp_plan_build(t->h, m, t->s.bucket_bytes, &t->plan);
     if (s != DLB_OK)
         return s;
-    t->ro->state_count(t->h, m, DLB_STATE_ALL, &t->state_n);
-    t->ro->state_count(t->h, m, DLB_STATE_STATS, &t->stats_n);
+    t->api->state_count(t->h, m, 0, DLB_NODES_ALL, DLB_STATE_ALL, &t->state_n);
+    t->api->state_count(t->h, m, 0, DLB_NODES_ALL, DLB_STATE_STATS,
+                        &t->stats_n);
     t->state = malloc((t->state_n ? t->state_n : 1) * sizeof *t->state);
     t->arrived = calloc(t->plan.n, sizeof *t->arrived);
     t->bucket_s = calloc(t->plan.n, sizeof *t->bucket_s);
@@ -355,7 +363,7 @@ static dlb_status start(struct dp_threads *t, struct dlb_model *m)
     for (int r = 1; r < t->R; r++)
         if (t->w[r].status != DLB_OK)
             return t->w[r].status;
-    t->version = t->ro->weights_version(t->h, m) - 1; /* sync at once */
+    t->version = t->api->weights_version(t->h, m) - 1; /* sync at once */
     return DLB_OK;
 }
 
@@ -380,14 +388,17 @@ static dlb_status th_step(void *eng, struct dlb_model *m,
     }
     /* The weights were set from outside (initialisation, a checkpoint):
      * the replicas copy them, momentum included. */
-    t->sync = t->ro->weights_version(t->h, m) != t->version;
+    t->sync = t->api->weights_version(t->h, m) != t->version;
     if (t->sync &&
-        (s = t->ro->state_read(t->h, m, DLB_STATE_ALL, t->state, t->state_n)))
+        (s = t->api->state_io(t->h, m, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                              t->state, t->state_n, 0)))
         return s;
     /* The dropout streams too, while the workers wait: every replica then
      * draws the master's masks, as ranks started from one seed do. */
+    dlb_extra_copy_rng copy_rng =
+        (dlb_extra_copy_rng)t->api->extra(t->h, "model.copy_rng");
     for (int r = 1; t->sync && r < t->R && s == DLB_OK; r++)
-        s = t->ro->copy_rng(t->h, t->w[r].model, m);
+        s = copy_rng(t->h, t->w[r].model, m);
     if (s != DLB_OK)
         return s;
     t->batch = batch;
@@ -402,7 +413,7 @@ static dlb_status th_step(void *eng, struct dlb_model *m,
     pthread_mutex_unlock(&t->mu);
     work(&t->w[0]);
     /* Its own averaged statistics moved the master's version. */
-    t->version = t->ro->weights_version(t->h, m);
+    t->version = t->api->weights_version(t->h, m);
     double loss = 0;
     for (int r = 0; r < t->R; r++) {
         uint32_t lo, hi;
@@ -432,15 +443,16 @@ static dlb_status th_figures(void *eng, struct dlb_model *m,
     float *mine = malloc((t->state_n ? t->state_n : 1) * sizeof *mine);
     if (!mine)
         return DLB_ERR_NOMEM;
-    if ((s = t->ro->state_read(t->h, m, DLB_STATE_ALL, t->state, t->state_n)))
+    if ((s = t->api->state_io(t->h, m, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                              t->state, t->state_n, 0)))
         goto out;
     out->weights_checked = 1;
     out->weights_identical = 1;
     out->weights_max_diff = 0;
     /* The workers wait between steps: their models are free to read. */
     for (int r = 1; r < t->R; r++) {
-        if ((s = t->ro->state_read(t->h, t->w[r].model, DLB_STATE_ALL, mine,
-                                   t->state_n)))
+        if ((s = t->api->state_io(t->h, t->w[r].model, 0, DLB_NODES_ALL,
+                                  DLB_STATE_ALL, mine, t->state_n, 0)))
             goto out;
         if (memcmp(mine, t->state, t->state_n * sizeof *mine))
             out->weights_identical = 0;

@@ -7,7 +7,7 @@
  * stages under a GPipe (fill, then drain) or 1F1B schedule, and the
  * weights are updated once per batch from the gradients summed over the
  * micro-batches: single-worker training's step to fp32 rounding, with
- * batch normalisation per micro-batch as GPipe does (stage_ops.h).
+ * batch normalisation per micro-batch as GPipe does (model_api.h).
  *
  * Engines mpi and nccl run one stage per process (`ranks`): the plugin has
  * the DLB_PLUGIN_MULTI_PROCESS capability and a "ranks" parameter, from
@@ -118,18 +118,18 @@ static dlb_status mp_check(const struct dlb_params *p,
     return mp_cut_check(&s, cv->n_layers, cv->layer_names, param, reason, len);
 }
 
-static dlb_status mp_probe(const struct dlb_host *h, const struct dlb_params *p,
+static dlb_status mp_probe(const struct dlb_host *h,
+                           const struct dlb_params *p,
                            char *reason, size_t len)
 {
     struct mp_settings s;
     if (!p || p->count < MP_N_PARAMS)
         return DLB_ERR_INTERNAL;
     read_settings(p, &s);
-    if (!DLB_HOST_HAS(h, stage_ops) || !h->stage_ops ||
-        !DLB_STAGE_OPS_HAS(h->stage_ops, layers_io) ||
-        !h->replica_ops) {
+    if (!h->model_api->extra(h, "model.copy_rng") ||
+        !h->model_api->extra(h, "world.join")) {
         snprintf(reason, len, "this dlbench core has no pipeline stage "
-                 "services (plugin ABI 1.3 with stage_ops)");
+                 "services (the extras model.copy_rng and world.join)");
         return DLB_ERR_UNSUPPORTED;
     }
     return engine_of(s.engine)->probe(h, &s, reason, len);
@@ -167,7 +167,8 @@ static dlb_status mp_metrics(void *state, const struct dlb_host *h)
     dlb_status s = engine_of(ms->engine)->figures(x->engine.state, &f);
     if (x->global_batch && f.micro > 0) {
         h->metric(h, "global_batch", "images", x->global_batch);
-        h->metric(h, "micro_batch", "images", (double)x->global_batch / f.micro);
+        h->metric(h, "micro_batch", "images",
+                  (double)x->global_batch / f.micro);
     }
     dlb_status r = mp_figures_report(h, ms, &f);
     return s != DLB_OK ? s : r;

@@ -4,7 +4,7 @@
  * The plugin is a step executor: it cuts the network into stages, one per
  * worker, splits the batch into micro-batches that flow through them, and
  * applies one update per batch from the gradients summed over the
- * micro-batches (stage_ops.h).
+ * micro-batches (model_api.h's slices).
  *   threads  one process; stage 0 on the calling thread with the
  *            configuration's model, the others on threads with replicas
  *            (mp_threads.c)
@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include <dlbench/plugin.h>
-#include <dlbench/stage_ops.h>
+#include <dlbench/model_api.h>
 
 enum mp_engine_kind { MP_THREADS, MP_MPI, MP_NCCL };
 enum mp_schedule { MP_GPIPE, MP_1F1B };
@@ -142,7 +142,7 @@ struct mp_p2p_group {
 void mp_p2p_plan(const struct mp_op *ops, int s, int S, int M,
                  struct mp_p2p_group *groups);
 
-/* Cut plan of the model from its layer table (model_ops), for engines. */
+/* Cut plan of the model from its node table (model_api), for engines. */
 dlb_status mp_plan_model(const struct dlb_host *h, const struct dlb_model *m,
                          const struct mp_settings *s, struct mp_cut *out);
 

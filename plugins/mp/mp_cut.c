@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <dlbench/model_ops.h>
+#include <dlbench/model_api.h>
 
 #include "mp.h"
 
@@ -37,7 +37,8 @@ static int parse_cuts(const char *cuts, unsigned n, const char *const *names,
             break;
         int at = find_layer(n, names, p, (size_t)(e - p));
         if (at < 0) {
-            size_t o = (size_t)snprintf(reason, len, "cut point '%.*s' names no "
+            size_t o = (size_t)snprintf(reason, len,
+                                        "cut point '%.*s' names no "
                                         "layer of the model; its layers are",
                                         (int)(e - p), p);
             for (unsigned i = 0; i < n && o < len; i++)
@@ -52,7 +53,8 @@ static int parse_cuts(const char *cuts, unsigned n, const char *const *names,
             return -1;
         }
         if (count >= MP_MAX_STAGES - 1) {
-            snprintf(reason, len, "more than %d cut points", MP_MAX_STAGES - 1);
+            snprintf(reason, len, "more than %d cut points",
+                     MP_MAX_STAGES - 1);
             return -1;
         }
         if (count > 0 && (unsigned)at <= first[count]) {
@@ -157,19 +159,20 @@ dlb_status mp_cut_plan(const struct mp_settings *s, unsigned n_layers,
 dlb_status mp_plan_model(const struct dlb_host *h, const struct dlb_model *m,
                          const struct mp_settings *s, struct mp_cut *out)
 {
-    const struct dlb_model_ops *mo = h->model_ops;
-    unsigned n = mo->layer_count(h, m);
+    const struct dlb_model_api *mo = h->model_api;
+    unsigned n = mo->node_count(h, m);
     char names_buf[256][64];
     const char *names[256];
     double cost[256];
     char why[1024] = "";
     if (n == 0 || n > 256) {
-        h->log(h, DLB_LOG_ERROR, "a network of %u layers: mp takes 1 to 256", n);
+        h->log(h, DLB_LOG_ERROR, "a network of %u layers: mp takes 1 to 256",
+               n);
         return DLB_ERR_UNSUPPORTED;
     }
     for (unsigned i = 0; i < n; i++) {
         struct dlb_layer_info li;
-        dlb_status st = mo->layer_info(h, m, i, &li);
+        dlb_status st = mo->node_info(h, m, i, &li);
         if (st != DLB_OK)
             return st;
         memcpy(names_buf[i], li.name, sizeof names_buf[i]);

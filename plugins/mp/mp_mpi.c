@@ -20,7 +20,8 @@ struct mp_mpi {
     int n_req;
 };
 
-static dlb_status mpi_probe(const struct dlb_host *h, const struct mp_settings *s,
+static dlb_status mpi_probe(const struct dlb_host *h,
+                            const struct mp_settings *s,
                             char *reason, size_t len)
 {
     (void)h;
@@ -30,7 +31,8 @@ static dlb_status mpi_probe(const struct dlb_host *h, const struct mp_settings *
     return DLB_OK;
 }
 
-static dlb_status mpi_init(const struct dlb_host *h, const struct mp_settings *s,
+static dlb_status mpi_init(const struct dlb_host *h,
+                           const struct mp_settings *s,
                            void **eng)
 {
     struct mp_mpi *e = calloc(1, sizeof *e);
@@ -71,8 +73,9 @@ static dlb_status start(struct mp_rank *p, struct dlb_model *m)
 {
     struct mp_mpi *e = (struct mp_mpi *)p;
     dlb_status s;
-    if ((s = p->so->act_count(p->h, m, p->cut.first[p->r], &e->in_count)) ||
-        (s = p->so->act_count(p->h, m, p->cut.first[p->r + 1], &e->out_count)))
+    if ((s = p->api->act_count(p->h, m, p->cut.first[p->r], &e->in_count)) ||
+        (s = p->api->act_count(p->h, m, p->cut.first[p->r + 1],
+                               &e->out_count)))
         return s;
     e->req = malloc(2 * (size_t)p->M * sizeof *e->req);
     e->fwd_in = alloc_slots(p->M);
@@ -101,14 +104,15 @@ static dlb_status run_op(struct mp_mpi *e, const struct dlb_batch *b,
             MPI_Recv(e->fwd_in[k], in_n, MPI_FLOAT, r - 1, (int)k, p->w.comm,
                      MPI_STATUS_IGNORE);
         t0 = mp_now();
-        s = p->so->forward(p->h, p->stage, k, in,
-                           r == S - 1 ? b->labels + p->lo[k] : NULL,
-                           r < S - 1 ? e->fwd_out[k] : NULL,
-                           r == S - 1 ? &l : NULL);
+        s = p->api->slice_forward(p->h, p->stage, k, in,
+                                  r == S - 1 ? b->labels + p->lo[k] : NULL,
+                                  r < S - 1 ? e->fwd_out[k] : NULL,
+                                  r == S - 1 ? &l : NULL);
         *busy += mp_now() - t0;
         *loss += l * nk / (double)b->n;
         if (s == DLB_OK && r < S - 1)
-            MPI_Isend(e->fwd_out[k], out_n, MPI_FLOAT, r + 1, (int)k, p->w.comm,
+            MPI_Isend(e->fwd_out[k], out_n, MPI_FLOAT, r + 1, (int)k,
+                      p->w.comm,
                       &e->req[e->n_req++]);
         return s;
     }
@@ -116,8 +120,9 @@ static dlb_status run_op(struct mp_mpi *e, const struct dlb_batch *b,
         MPI_Recv(e->bwd_in[k], out_n, MPI_FLOAT, r + 1, p->M + (int)k,
                  p->w.comm, MPI_STATUS_IGNORE);
     t0 = mp_now();
-    s = p->so->backward(p->h, p->stage, k, r < S - 1 ? e->bwd_in[k] : NULL,
-                        r > 0 ? e->bwd_out[k] : NULL);
+    s = p->api->slice_backward(p->h, p->stage, k,
+                               r < S - 1 ? e->bwd_in[k] : NULL,
+                               r > 0 ? e->bwd_out[k] : NULL);
     *busy += mp_now() - t0;
     if (s == DLB_OK && r > 0)
         MPI_Isend(e->bwd_out[k], in_n, MPI_FLOAT, r - 1, p->M + (int)k,
@@ -138,13 +143,13 @@ static dlb_status run(struct mp_rank *p, struct dlb_model *m,
     for (int k = 0; k <= p->M; k++)
         p->lo[k] = (uint32_t)((uint64_t)b->n * (uint64_t)k / (uint64_t)p->M);
     e->n_req = 0;
-    s = p->so->begin(p->h, p->stage, b->n, NULL);
+    s = p->api->slice_begin(p->h, p->stage, b->n, NULL);
     for (int i = 0; s == DLB_OK && i < 2 * p->M; i++)
         s = run_op(e, b, &p->ops[i], busy, loss);
     MPI_Waitall(e->n_req, e->req, MPI_STATUSES_IGNORE);
     double tu = mp_now();
     if (s == DLB_OK)
-        s = p->so->update(p->h, p->stage);
+        s = p->api->slice_step(p->h, p->stage);
     *busy += mp_now() - tu;
     return s;
 }

@@ -1,7 +1,7 @@
 /* Engine nccl: one stage per rank and GPU on the cuda backend, the
  * activations and their gradients sent between neighbouring stages with
  * ncclSend/ncclRecv from and into the stages' own device memory
- * (stage_ops' view variants: no host round trip). The NCCL unique id is
+ * (model_api's slice views: no host round trip). The NCCL unique id is
  * broadcast over MPI, which also starts the ranks, carries the stages'
  * layers back to rank 0 once per step and gathers the figures, as for
  * the mpi engine (mp_rank.c). Built as mp_nccl.so, which mp loads only for engine =
@@ -12,7 +12,7 @@
  * operation with the receive the next one waits for, on a stream of its
  * own. The backend's stream is not the engine's to see, so the hand-over
  * between the two is the host's: the backend is waited for
- * (replica_ops' synchronize) before a group, so that what is sent is
+ * (model_api's synchronize) before a group, so that what is sent is
  * computed and a receive buffer's memory is no longer read by earlier
  * work, and the group is waited for before the next operation. A stage
  * thus computes or communicates, never both at once; the pipeline's
@@ -36,7 +36,8 @@ struct mp_nccl {
     struct dlb_act_view din;       /* the last backward's input gradient */
 };
 
-static dlb_status nccl_init(const struct dlb_host *h, const struct mp_settings *s,
+static dlb_status nccl_init(const struct dlb_host *h,
+                            const struct mp_settings *s,
                             void **eng)
 {
     struct mp_nccl *e = calloc(1, sizeof *e);
@@ -92,8 +93,8 @@ static dlb_status transfer_view(struct mp_nccl *e, const struct mp_p2p *p,
     const struct mp_rank *rk = &e->p;
     dlb_status s = DLB_OK;
     if (!p->send)
-        s = rk->so->input_view(rk->h, rk->stage, p->k,
-                               p->grad ? DLB_STAGE_GRAD : DLB_STAGE_ACT, v);
+        s = rk->api->slice_input(rk->h, rk->stage, p->k,
+                                 p->grad ? DLB_STAGE_GRAD : DLB_STAGE_ACT, v);
     else
         *v = p->grad ? e->din : e->out[p->k];
     if (s == DLB_OK && (!v->device || !v->data)) {
@@ -116,7 +117,7 @@ static dlb_status run_group(struct mp_nccl *e, const struct mp_p2p_group *g)
     for (int i = 0; i < g->n && s == DLB_OK; i++)
         s = transfer_view(e, &g->p[i], &v[i]);
     if (s != DLB_OK ||
-        (s = rk->ro->synchronize(rk->h, rk->replica)) != DLB_OK)
+        (s = rk->api->synchronize(rk->h, rk->replica)) != DLB_OK)
         return s;
     (void)ncclGroupStart();
     for (int i = 0; i < g->n && nr == ncclSuccess; i++)
@@ -152,20 +153,21 @@ static dlb_status run_op(struct mp_nccl *e, const struct dlb_batch *b,
     double t0 = mp_now(), l = 0;
     dlb_status s;
     if (!op->backward) {
-        s = rk->so->forward_view(rk->h, rk->stage, k,
-                                 r == 0 ? b->images + (size_t)rk->lo[k] *
-                                                          rk->per_image
-                                        : NULL,
-                                 r == S - 1 ? b->labels + rk->lo[k] : NULL,
-                                 r < S - 1 ? &e->out[k] : NULL,
-                                 r == S - 1 ? &l : NULL);
+        s = rk->api->slice_forward_view(rk->h, rk->stage, k,
+                                        r == 0 ? b->images + (size_t)rk->lo[k]
+                                                     * rk->per_image
+                                               : NULL,
+                                        r == S - 1 ? b->labels + rk->lo[k]
+                                                   : NULL,
+                                        r < S - 1 ? &e->out[k] : NULL,
+                                        r == S - 1 ? &l : NULL);
         *loss += l * (rk->lo[k + 1] - rk->lo[k]) / (double)b->n;
     } else {
-        s = rk->so->backward_view(rk->h, rk->stage, k,
-                                  r > 0 ? &e->din : NULL);
+        s = rk->api->slice_backward_view(rk->h, rk->stage, k,
+                                         r > 0 ? &e->din : NULL);
     }
     if (s == DLB_OK)
-        s = rk->ro->synchronize(rk->h, rk->replica);
+        s = rk->api->synchronize(rk->h, rk->replica);
     *busy += mp_now() - t0;
     return s;
 }
@@ -177,7 +179,7 @@ static dlb_status run(struct mp_rank *p, struct dlb_model *m,
 {
     struct mp_nccl *e = (struct mp_nccl *)p;
     (void)m;
-    dlb_status s = p->so->begin(p->h, p->stage, b->n, p->lo);
+    dlb_status s = p->api->slice_begin(p->h, p->stage, b->n, p->lo);
     for (int i = 0; s == DLB_OK && i < 2 * p->M; i++) {
         s = run_group(e, &e->groups[i]);
         if (s == DLB_OK)
@@ -186,8 +188,8 @@ static dlb_status run(struct mp_rank *p, struct dlb_model *m,
     if (s == DLB_OK)
         s = run_group(e, &e->groups[2 * p->M]);
     double tu = mp_now();
-    if (s == DLB_OK && (s = p->so->update(p->h, p->stage)) == DLB_OK)
-        s = p->ro->synchronize(p->h, p->replica);
+    if (s == DLB_OK && (s = p->api->slice_step(p->h, p->stage)) == DLB_OK)
+        s = p->api->synchronize(p->h, p->replica);
     *busy += mp_now() - tu;
     return s;
 }

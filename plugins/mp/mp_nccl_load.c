@@ -36,10 +36,10 @@ static dlb_status load_probe(const struct dlb_host *h,
     const struct mp_engine *e;
     if (dlb_nccl_need_cuda(h, "runs a stage per GPU", reason, len) != DLB_OK)
         return DLB_ERR_UNSUPPORTED;
-    if (!DLB_STAGE_OPS_HAS(h->stage_ops, backward_view)) {
-        snprintf(reason, len, "engine nccl: this dlbench core's stage_ops "
-                 "has no device views of the activations (input_view, "
-                 "forward_view, backward_view)");
+    if (!DLB_MODEL_API_HAS(h->model_api, slice_backward_view)) {
+        snprintf(reason, len, "engine nccl: this dlbench core's model "
+                 "interface has no device views of the activations "
+                 "(slice_input, slice_forward_view, slice_backward_view)");
         return DLB_ERR_UNSUPPORTED;
     }
     if (!(e = dlb_nccl_load(&loader, reason, len)))

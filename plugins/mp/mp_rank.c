@@ -17,8 +17,7 @@ dlb_status mp_rank_open(const struct dlb_host *h, const struct mp_settings *s,
                         int handback_tag, struct mp_rank *p)
 {
     p->h = h;
-    p->ro = h->replica_ops;
-    p->so = h->stage_ops;
+    p->api = h->model_api;
     p->s = *s;
     p->S = s->ranks;
     p->M = s->micro;
@@ -46,17 +45,17 @@ static dlb_status start(struct mp_rank *p, struct dlb_model *m)
     unsigned first = p->cut.first[p->r], last = p->cut.first[p->r + 1];
     struct dlb_stage_spec spec = {first, last, (unsigned)p->M, 1.0f};
     /* The launcher (or the MPI world) gave this rank its CPUs already. */
-    if ((s = p->so->act_count(p->h, m, 0, &p->per_image)) ||
-        (s = p->ro->create(p->h, m, p->s.stage_threads, -1, &p->replica)) ||
-        (s = p->so->open(p->h, p->replica, &spec, &p->stage)))
+    if ((s = p->api->act_count(p->h, m, 0, &p->per_image)) ||
+        (s = dlb_model_clone(p->h, m, p->s.stage_threads, -1, &p->replica)) ||
+        (s = p->api->slice(p->h, p->replica, &spec, &p->stage)))
         return s;
-    p->ro->state_count(p->h, m, DLB_STATE_ALL, &p->state_n);
-    p->so->layers_count(p->h, m, first, last,
+    p->api->state_count(p->h, m, 0, DLB_NODES_ALL, DLB_STATE_ALL, &p->state_n);
+    p->api->state_count(p->h, m, first, last,
                         DLB_STATE_WEIGHTS | DLB_STATE_STATS, &p->handback_n);
     p->handback_max = p->handback_n;
     for (int r = 0; p->r == 0 && r < p->S; r++) {
         size_t n = 0;
-        p->so->layers_count(p->h, m, p->cut.first[r], p->cut.first[r + 1],
+        p->api->state_count(p->h, m, p->cut.first[r], p->cut.first[r + 1],
                             DLB_STATE_WEIGHTS | DLB_STATE_STATS, &n);
         p->handback_max = n > p->handback_max ? n : p->handback_max;
     }
@@ -68,7 +67,7 @@ static dlb_status start(struct mp_rank *p, struct dlb_model *m)
     if (!p->state || !p->handback || !p->ops || !p->lo)
         return DLB_ERR_NOMEM;
     mp_schedule_ops(p->s.schedule, p->r, p->S, p->M, p->ops);
-    p->version = p->ro->weights_version(p->h, m) - 1; /* sync at once */
+    p->version = p->api->weights_version(p->h, m) - 1; /* sync at once */
     p->fig.stages = p->S;
     p->fig.micro = p->M;
     memcpy(p->fig.first, p->cut.first, sizeof p->fig.first);
@@ -81,7 +80,7 @@ static dlb_status hand_back(struct mp_rank *p, struct dlb_model *m)
 {
     const unsigned parts = DLB_STATE_WEIGHTS | DLB_STATE_STATS;
     unsigned first = p->cut.first[p->r], last = p->cut.first[p->r + 1];
-    dlb_status s = p->so->layers_io(p->h, p->replica, first, last, parts,
+    dlb_status s = p->api->state_io(p->h, p->replica, first, last, parts,
                                     p->handback, p->handback_n, 0);
     if (s != DLB_OK)
         return s;
@@ -90,15 +89,15 @@ static dlb_status hand_back(struct mp_rank *p, struct dlb_model *m)
                  p->handback_tag + p->r, p->w.comm);
         return DLB_OK;
     }
-    s = p->so->layers_io(p->h, m, first, last, parts, p->handback,
+    s = p->api->state_io(p->h, m, first, last, parts, p->handback,
                          p->handback_n, 1);
     for (int r = 1; r < p->S && s == DLB_OK; r++) {
         size_t n = 0;
-        p->so->layers_count(p->h, m, p->cut.first[r], p->cut.first[r + 1],
+        p->api->state_count(p->h, m, p->cut.first[r], p->cut.first[r + 1],
                             parts, &n);
         MPI_Recv(p->handback, (int)n, MPI_FLOAT, r, p->handback_tag + r,
                  p->w.comm, MPI_STATUS_IGNORE);
-        s = p->so->layers_io(p->h, m, p->cut.first[r], p->cut.first[r + 1],
+        s = p->api->state_io(p->h, m, p->cut.first[r], p->cut.first[r + 1],
                              parts, p->handback, n, 1);
     }
     return s;
@@ -115,18 +114,20 @@ static dlb_status step(struct mp_rank *p, const struct mp_rank_engine *eng,
         return DLB_ERR_INPUT;
     }
     /* Weights set from outside (every rank does the same): copy them. */
-    if (p->ro->weights_version(p->h, m) != p->version &&
-        ((s = p->ro->state_read(p->h, m, DLB_STATE_ALL, p->state, p->state_n)) ||
-         (s = p->ro->state_write(p->h, p->replica, DLB_STATE_ALL, p->state,
-                                 p->state_n)) ||
-         (s = p->ro->copy_rng(p->h, p->replica, m))))
+    if (p->api->weights_version(p->h, m) != p->version &&
+        ((s = p->api->state_io(p->h, m, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                               p->state, p->state_n, 0)) ||
+         (s = p->api->state_io(p->h, p->replica, 0, DLB_NODES_ALL,
+                               DLB_STATE_ALL, p->state, p->state_n, 1)) ||
+         (s = ((dlb_extra_copy_rng)p->api->extra(
+                   p->h, "model.copy_rng"))(p->h, p->replica, m))))
         return s;
     s = eng->run(p, m, b, &busy, &loss);
     double end = mp_now();
     if (s != DLB_OK)
         return s;
     s = hand_back(p, m);
-    p->version = p->ro->weights_version(p->h, m);
+    p->version = p->api->weights_version(p->h, m);
     p->fig.handback_s += mp_now() - end;
     p->fig.pipe_s += end - t0;
     p->fig.busy_s[p->r] += busy;
@@ -134,7 +135,7 @@ static dlb_status step(struct mp_rank *p, const struct mp_rank_engine *eng,
     p->fig.sent_bytes = 0;
     for (int r = 0; r + 1 < p->S; r++) {
         size_t c = 0;
-        p->so->act_count(p->h, m, p->cut.first[r + 1], &c);
+        p->api->act_count(p->h, m, p->cut.first[r + 1], &c);
         p->fig.sent_bytes += 2 * (uint64_t)b->n * c * sizeof(float);
     }
     p->fig.steps++;
@@ -180,7 +181,7 @@ dlb_status mp_rank_figures(struct mp_rank *p, struct mp_figures *out)
         return DLB_ERR_NOMEM;
     }
     if (p->stage)
-        p->so->memory(p->h, p->stage, &mem);
+        p->api->slice_memory(p->h, p->stage, &mem);
     peak = mem.saved_peak;
     MPI_Gather(mine, 3, MPI_DOUBLE, all, 3, MPI_DOUBLE, 0, p->w.comm);
     MPI_Gather(&peak, 1, MPI_UNSIGNED_LONG_LONG, peaks, 1,
@@ -202,8 +203,8 @@ dlb_status mp_rank_figures(struct mp_rank *p, struct mp_figures *out)
 
 void mp_rank_close(struct mp_rank *p)
 {
-    p->so->close(p->h, p->stage);
-    p->ro->destroy(p->h, p->replica);
+    p->api->slice_close(p->h, p->stage);
+    p->api->release(p->h, p->replica);
     free(p->lo);
     free(p->ops);
     free(p->handback);

@@ -12,8 +12,7 @@
 
 struct mp_rank {
     const struct dlb_host *h;
-    const struct dlb_replica_ops *ro;
-    const struct dlb_stage_ops *so;
+    const struct dlb_model_api *api;
     struct mp_settings s;
     struct dlb_mpi_world w;
     int S, M, r;

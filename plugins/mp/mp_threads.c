@@ -26,8 +26,7 @@ struct sw;
 
 struct mp_threads {
     const struct dlb_host *h;
-    const struct dlb_replica_ops *ro;
-    const struct dlb_stage_ops *so;
+    const struct dlb_model_api *api;
     struct mp_settings s;
     int S, M;
     struct mp_cut cut;
@@ -116,10 +115,10 @@ static dlb_status run_op(struct sw *w, const struct mp_op *op)
         if (s > 0 && !wait_slot(t, &t->fwd_gen[slot_in]))
             return DLB_ERR_RUNTIME;
         t0 = mp_now();
-        st = t->so->forward(t->h, w->stage, k, in,
-                            s == S - 1 ? b->labels + t->lo[k] : NULL,
-                            s < S - 1 ? t->fwd[slot_out] : NULL,
-                            s == S - 1 ? &loss : NULL);
+        st = t->api->slice_forward(t->h, w->stage, k, in,
+                                   s == S - 1 ? b->labels + t->lo[k] : NULL,
+                                   s < S - 1 ? t->fwd[slot_out] : NULL,
+                                   s == S - 1 ? &loss : NULL);
         w->busy += mp_now() - t0;
         w->loss += loss * (double)(t->lo[k + 1] - t->lo[k]) / (double)b->n;
         if (st == DLB_OK && s < S - 1)
@@ -129,8 +128,9 @@ static dlb_status run_op(struct sw *w, const struct mp_op *op)
     if (s < S - 1 && !wait_slot(t, &t->bwd_gen[slot_out]))
         return DLB_ERR_RUNTIME;
     t0 = mp_now();
-    st = t->so->backward(t->h, w->stage, k, s < S - 1 ? t->bwd[slot_out] : NULL,
-                         s > 0 ? t->bwd[slot_in] : NULL);
+    st = t->api->slice_backward(t->h, w->stage, k,
+                                s < S - 1 ? t->bwd[slot_out] : NULL,
+                                s > 0 ? t->bwd[slot_in] : NULL);
     w->busy += mp_now() - t0;
     if (st == DLB_OK && s > 0)
         post_slot(t, &t->bwd_gen[slot_in]);
@@ -146,19 +146,19 @@ static void work(struct sw *w)
     w->status = DLB_OK;
     w->busy = w->loss = 0;
     if (t->sync)
-        s = t->ro->state_write(t->h, w->model, DLB_STATE_ALL, t->state,
-                               t->state_n);
+        s = t->api->state_io(t->h, w->model, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                             t->state, t->state_n, 1);
     if (s == DLB_OK)
-        s = t->so->begin(t->h, w->stage, t->batch->n, NULL);
+        s = t->api->slice_begin(t->h, w->stage, t->batch->n, NULL);
     for (int i = 0; s == DLB_OK && i < 2 * t->M; i++)
         s = run_op(w, &w->ops[i]);
     double t0 = mp_now();
     if (s == DLB_OK)
-        s = t->so->update(t->h, w->stage);
+        s = t->api->slice_step(t->h, w->stage);
     w->end = mp_now();
     w->busy += w->end - t0;
     if (s == DLB_OK)
-        s = t->so->layers_io(t->h, w->model, t->cut.first[w->index],
+        s = t->api->state_io(t->h, w->model, t->cut.first[w->index],
                              t->cut.first[w->index + 1],
                              DLB_STATE_WEIGHTS | DLB_STATE_STATS, w->handback,
                              w->handback_n, 0);
@@ -180,12 +180,12 @@ static void *stage_main(void *arg)
     struct dlb_stage_spec spec = {t->cut.first[w->index],
                                   t->cut.first[w->index + 1], (unsigned)t->M,
                                   1.0f};
-    dlb_status s = t->ro->create(t->h, t->model, t->s.stage_threads, w->index,
-                                 &w->model);
+    dlb_status s = dlb_model_clone(t->h, t->model, t->s.stage_threads,
+                                   w->index, &w->model);
     if (s == DLB_OK)
-        s = t->so->open(t->h, w->model, &spec, &w->stage);
+        s = t->api->slice(t->h, w->model, &spec, &w->stage);
     if (s == DLB_OK)
-        s = t->so->layers_count(t->h, w->model, spec.first, spec.last,
+        s = t->api->state_count(t->h, w->model, spec.first, spec.last,
                                 DLB_STATE_WEIGHTS | DLB_STATE_STATS,
                                 &w->handback_n);
     if (s == DLB_OK && !(w->handback = malloc((w->handback_n ? w->handback_n
@@ -206,29 +206,30 @@ static void *stage_main(void *arg)
         work(w);
         pthread_barrier_wait(&t->bar);
     }
-    t->so->close(t->h, w->stage);
-    t->ro->destroy(t->h, w->model);
+    t->api->slice_close(t->h, w->stage);
+    t->api->release(t->h, w->model);
     w->stage = NULL;
     w->model = NULL;
     return NULL;
 }
 
-static dlb_status th_probe(const struct dlb_host *h, const struct mp_settings *s,
+static dlb_status th_probe(const struct dlb_host *h,
+                           const struct mp_settings *s,
                            char *reason, size_t len)
 {
     (void)h;
     return dlb_threads_probe(s->ranks, reason, len);
 }
 
-static dlb_status th_init(const struct dlb_host *h, const struct mp_settings *s,
+static dlb_status th_init(const struct dlb_host *h,
+                          const struct mp_settings *s,
                           void **eng)
 {
     struct mp_threads *t = calloc(1, sizeof *t);
     if (!t)
         return DLB_ERR_NOMEM;
     t->h = h;
-    t->ro = h->replica_ops;
-    t->so = h->stage_ops;
+    t->api = h->model_api;
     t->s = *s;
     t->S = s->stages;
     t->M = s->micro;
@@ -282,12 +283,12 @@ static dlb_status start(struct mp_threads *t, struct dlb_model *m)
     if ((s = mp_plan_model(t->h, m, &t->s, &t->cut)) != DLB_OK)
         return s;
     for (int c = 0; c + 1 < t->S; c++)
-        if ((s = t->so->act_count(t->h, m, t->cut.first[c + 1],
-                                  &t->cut_count[c])) != DLB_OK)
+        if ((s = t->api->act_count(t->h, m, t->cut.first[c + 1],
+                                   &t->cut_count[c])) != DLB_OK)
             return s;
-    if ((s = t->so->act_count(t->h, m, 0, &t->per_image)) != DLB_OK)
+    if ((s = t->api->act_count(t->h, m, 0, &t->per_image)) != DLB_OK)
         return s;
-    t->ro->state_count(t->h, m, DLB_STATE_ALL, &t->state_n);
+    t->api->state_count(t->h, m, 0, DLB_NODES_ALL, DLB_STATE_ALL, &t->state_n);
     if (!(t->state = malloc((t->state_n ? t->state_n : 1) * sizeof *t->state)))
         return DLB_ERR_NOMEM;
     for (int r = 0; r < t->S; r++) {
@@ -314,7 +315,7 @@ static dlb_status start(struct mp_threads *t, struct dlb_model *m)
     for (int r = 0; r < t->S; r++)
         if (t->w[r].status != DLB_OK)
             return t->w[r].status;
-    t->version = t->ro->weights_version(t->h, m) - 1; /* sync at once */
+    t->version = t->api->weights_version(t->h, m) - 1; /* sync at once */
     t->fig.stages = t->S;
     t->fig.micro = t->M;
     memcpy(t->fig.first, t->cut.first, sizeof t->fig.first);
@@ -326,10 +327,10 @@ static dlb_status hand_back(struct mp_threads *t, struct dlb_model *m)
 {
     dlb_status s = DLB_OK;
     for (int r = 0; r < t->S && s == DLB_OK; r++)
-        s = t->so->layers_io(t->h, m, t->cut.first[r], t->cut.first[r + 1],
+        s = t->api->state_io(t->h, m, t->cut.first[r], t->cut.first[r + 1],
                              DLB_STATE_WEIGHTS | DLB_STATE_STATS,
                              t->w[r].handback, t->w[r].handback_n, 1);
-    t->version = t->ro->weights_version(t->h, m);
+    t->version = t->api->weights_version(t->h, m);
     return s;
 }
 
@@ -359,12 +360,15 @@ static dlb_status th_step(void *eng, struct dlb_model *m,
         t->lo[k] = (uint32_t)((uint64_t)batch->n * (uint64_t)k / (uint64_t)t->M);
     /* Weights set from outside: the stages copy them, momentum included,
      * and the dropout stream, so that they draw the model's masks. */
-    t->sync = t->ro->weights_version(t->h, m) != t->version;
+    t->sync = t->api->weights_version(t->h, m) != t->version;
     if (t->sync &&
-        (s = t->ro->state_read(t->h, m, DLB_STATE_ALL, t->state, t->state_n)))
+        (s = t->api->state_io(t->h, m, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                              t->state, t->state_n, 0)))
         return s;
+    dlb_extra_copy_rng copy_rng =
+        (dlb_extra_copy_rng)t->api->extra(t->h, "model.copy_rng");
     for (int r = 0; t->sync && r < t->S && s == DLB_OK; r++)
-        s = t->ro->copy_rng(t->h, t->w[r].model, m);
+        s = copy_rng(t->h, t->w[r].model, m);
     if (s != DLB_OK)
         return s;
     t->batch = batch;
@@ -410,7 +414,7 @@ static dlb_status th_figures(void *eng, struct mp_figures *out)
     for (int r = 0; t->started && r < t->S; r++) {
         struct dlb_stage_memory mem = {0, 0};
         if (t->w[r].stage)
-            t->so->memory(t->h, t->w[r].stage, &mem);
+            t->api->slice_memory(t->h, t->w[r].stage, &mem);
         out->saved_peak[r] = mem.saved_peak;
     }
     return DLB_OK;

@@ -3,7 +3,7 @@
  * fine-tuning and sparse execution of linear layers.
  *
  * The plugin decides what to prune from the weights it reads
- * (prune_rank.c); the core does the mechanics through h->prune_ops:
+ * (prune_rank.c); the core does the mechanics through h->model_api:
  * masks that stay through training, physical removal of filters and
  * units (a smaller network with smaller tensors, so dense kernels get
  * faster), CSR linear layers, fine-tuning. Every figure that users of
@@ -36,7 +36,8 @@
 
 static const char *const prune_methods[] = {
     "magnitude", "magnitude_global", "filters_l1", "filters_l2", NULL };
-static const char *const prune_layer_sets[] = { "all", "conv", "linear", NULL };
+static const char *const prune_layer_sets[] = { "all", "conv", "linear",
+                                               NULL };
 static const char *const prune_sparse_modes[] = { "off", "on", "auto", NULL };
 
 enum { P_METHOD, P_SPARSITY, P_LAYERS, P_STEPS, P_BATCH, P_LR, P_SPARSE,
@@ -104,10 +105,11 @@ static dlb_status prune_probe(const struct dlb_host *h,
 {
     if (!p || p->count < P_COUNT)
         return DLB_ERR_INTERNAL;
-    if (!DLB_HOST_HAS(h, prune_ops) || !h->prune_ops || !h->model_ops ||
-        h->prune_ops->struct_size < sizeof(struct dlb_prune_ops)) {
+    if (!h->model_api->extra(h, "prune.sparse_info") ||
+        !h->model_api->extra(h, "prune.finetune")) {
         snprintf(reason, reason_len, "this dlbench core has no pruning "
-                 "services (prune_ops of plugin ABI 1.2)");
+                 "services (the extras prune.sparse_info and "
+                 "prune.finetune)");
         return DLB_ERR_UNSUPPORTED;
     }
     return DLB_OK;
@@ -148,11 +150,13 @@ static dlb_status prune_metrics(void *state, const struct dlb_host *h)
     const struct prune_state *s = state;
     unsigned running = 0;
     char name[128];
-    for (unsigned k = 0; s->model && k < s->n_sparse; k++) {
+    dlb_extra_prune_sparse_info sparse_info = (dlb_extra_prune_sparse_info)
+        h->model_api->extra(h, "prune.sparse_info");
+    for (unsigned k = 0; sparse_info && s->model && k < s->n_sparse; k++) {
         struct dlb_layer_info li;
         struct dlb_prune_sparse_info si;
-        if (h->model_ops->layer_info(h, s->model, s->sparse_layers[k], &li) ||
-            h->prune_ops->sparse_info(h, s->model, s->sparse_layers[k], &si))
+        if (h->model_api->node_info(h, s->model, s->sparse_layers[k], &li) ||
+            sparse_info(h, s->model, s->sparse_layers[k], &si))
             continue;
         running += si.sparse != 0;
         snprintf(name, sizeof name, "sparse.%s", li.name);

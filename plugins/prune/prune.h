@@ -4,7 +4,7 @@
 #define DLB_PRUNE_H
 
 #include <dlbench/plugin.h>
-#include <dlbench/prune_ops.h>
+#include <dlbench/model_api.h>
 
 #include "prune_rank.h"
 
@@ -60,7 +60,8 @@ void prune_removal_figures(const struct dlb_host *h,
 /* Zeros counted, parameters, size and FLOPs after pruning. */
 dlb_status prune_after_figures(const struct prune_state *s,
                                const struct dlb_host *h, struct dlb_model *m,
-                               const struct prune_net *net, const unsigned *sel,
+                               const struct prune_net *net,
+                               const unsigned *sel,
                                unsigned n, const struct prune_totals *after);
 
 #endif

@@ -46,15 +46,17 @@ static unsigned select_layers(const struct prune_state *s,
 
 /* The weights of the selected layers, read from the model. */
 static dlb_status read_weights(const struct dlb_host *h, struct dlb_model *m,
-                               const struct prune_net *net, const unsigned *sel,
+                               const struct prune_net *net,
+                               const unsigned *sel,
                                unsigned n, float **w)
 {
     for (unsigned k = 0; k < n; k++) {
         const struct dlb_layer_info *li = &net->li[sel[k]];
         if (!(w[k] = malloc(li->weight_count * sizeof *w[k] + 1)))
             return DLB_ERR_NOMEM;
-        dlb_status s = h->model_ops->tensor_read(h, m, li->weight, w[k],
-                                                 li->weight_count);
+        dlb_status s = h->model_api->tensor_io(h, m, (unsigned)li->weight_id,
+                                               DLB_TENSOR_VALUE, w[k],
+                                               li->weight_count, 0);
         if (s != DLB_OK)
             return s;
     }
@@ -88,8 +90,11 @@ static dlb_status mask_layers(const struct prune_state *s,
         st = z == (size_t)-1 ? DLB_ERR_NOMEM : DLB_OK;
         *zeros_set += (double)z;
     }
-    for (unsigned k = 0; st == DLB_OK && k < n; k++)
-        st = h->prune_ops->set_mask(h, m, sel[k], mask[k], cnt[k]);
+    for (unsigned k = 0; st == DLB_OK && k < n; k++) {
+        struct dlb_rewrite rw = {.node = sel[k], .kind = DLB_REWRITE_MASK,
+                                 .u.mask = {mask[k], cnt[k]}};
+        st = h->model_api->rewrite(h, m, &rw, 1, NULL);
+    }
     for (unsigned k = 0; mask && k < n; k++)
         free(mask[k]);
     free(mask);
@@ -99,10 +104,11 @@ static dlb_status mask_layers(const struct prune_state *s,
 
 static dlb_status remove_units(const struct prune_state *s,
                                const struct dlb_host *h, struct dlb_model *m,
-                               const struct prune_net *net, const unsigned *sel,
+                               const struct prune_net *net,
+                               const unsigned *sel,
                                unsigned n, float **w)
 {
-    struct dlb_prune_keep *keep = calloc(n, sizeof *keep);
+    struct dlb_rewrite *keep = calloc(n, sizeof *keep);
     dlb_status st = keep ? DLB_OK : DLB_ERR_NOMEM;
     enum dlb_prune_norm norm = s->method == PRUNE_FILTERS_L1
                                    ? DLB_PRUNE_NORM_L1 : DLB_PRUNE_NORM_L2;
@@ -113,17 +119,19 @@ static dlb_status remove_units(const struct prune_state *s,
             st = DLB_ERR_NOMEM;
             break;
         }
-        keep[k] = (struct dlb_prune_keep){sel[k], list, 0};
-        keep[k].n_keep = dlb_prune_rank_units(w[k], li->out_c,
-                                              li->weight_count / li->out_c,
-                                              norm, s->sparsity, list);
-        if (!keep[k].n_keep)
+        keep[k] = (struct dlb_rewrite){.node = sel[k],
+                                       .kind = DLB_REWRITE_KEEP,
+                                       .u.keep = {list, 0}};
+        keep[k].u.keep.n = dlb_prune_rank_units(w[k], li->out_c,
+                                                li->weight_count / li->out_c,
+                                                norm, s->sparsity, list);
+        if (!keep[k].u.keep.n)
             st = DLB_ERR_NOMEM;
     }
     if (st == DLB_OK)
-        st = h->prune_ops->remove_units(h, m, keep, n);
+        st = h->model_api->rewrite(h, m, keep, n, NULL);
     for (unsigned k = 0; keep && k < n; k++)
-        free((void *)keep[k].keep);
+        free((void *)keep[k].u.keep.units);
     free(keep);
     return st;
 }
@@ -147,7 +155,9 @@ static dlb_status set_sparse(struct prune_state *s, const struct dlb_host *h,
     for (unsigned k = 0; k < n; k++) {
         if (net->li[sel[k]].kind != DLB_LAYER_LINEAR)
             continue;
-        dlb_status st = h->prune_ops->set_sparse(h, m, sel[k], s->sparse);
+        struct dlb_rewrite rw = {.node = sel[k], .kind = DLB_REWRITE_SPARSE,
+                                 .u.sparse = s->sparse};
+        dlb_status st = h->model_api->rewrite(h, m, &rw, 1, NULL);
         if (st != DLB_OK)
             return st;
         s->sparse_layers[s->n_sparse++] = sel[k];
@@ -187,6 +197,8 @@ dlb_status prune_apply(void *state, const struct dlb_host *h,
     /* Speed only: the masks and removals make the speed; fine-tuning and
      * the accuracy evaluations serve the quality figures alone. */
     int quality = !(DLB_HOST_HAS(h, measure_only) && h->measure_only);
+    dlb_extra_prune_finetune finetune = (dlb_extra_prune_finetune)
+        h->model_api->extra(h, "prune.finetune");
     s->model = m;
     dlb_status st = prune_read_net(h, m, &net, &before);
     if (st == DLB_OK && !(sel = calloc(net.n ? net.n : 1, sizeof *sel)))
@@ -227,7 +239,8 @@ dlb_status prune_apply(void *state, const struct dlb_host *h,
             h->quality_work_skipped(h);
     }
     if (st == DLB_OK && quality && s->ft.steps > 0 &&
-        (st = h->prune_ops->finetune(h, m, &s->ft, &loss, &secs)) == DLB_OK) {
+        (st = finetune ? finetune(h, m, &s->ft, &loss, &secs)
+                       : DLB_ERR_UNSUPPORTED) == DLB_OK) {
         h->metric(h, "finetune_s", "s", secs);
         h->metric(h, "finetune_loss_last", "", loss);
         st = prune_accuracy(h, m, "accuracy_finetuned", &acc);

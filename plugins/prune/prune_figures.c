@@ -9,15 +9,15 @@
 dlb_status prune_read_net(const struct dlb_host *h, struct dlb_model *m,
                           struct prune_net *net, struct prune_totals *t)
 {
-    const struct dlb_model_ops *mo = h->model_ops;
+    const struct dlb_model_api *mo = h->model_api;
     free(net->li);
-    net->n = mo->layer_count(h, m);
+    net->n = mo->node_count(h, m);
     net->li = calloc(net->n ? net->n : 1, sizeof *net->li);
     if (!net->li)
         return DLB_ERR_NOMEM;
     t->params = t->flops = 0;
     for (unsigned i = 0; i < net->n; i++) {
-        dlb_status s = mo->layer_info(h, m, i, &net->li[i]);
+        dlb_status s = mo->node_info(h, m, i, &net->li[i]);
         if (s != DLB_OK)
             return s;
         t->params += (double)net->li[i].params;
@@ -39,8 +39,9 @@ static dlb_status count_zeros(const struct dlb_host *h, struct dlb_model *m,
         float *w = malloc(li->weight_count * sizeof *w + 1);
         if (!w)
             return DLB_ERR_NOMEM;
-        dlb_status s = h->model_ops->tensor_read(h, m, li->weight, w,
-                                                 li->weight_count);
+        dlb_status s = h->model_api->tensor_io(h, m, (unsigned)li->weight_id,
+                                               DLB_TENSOR_VALUE, w,
+                                               li->weight_count, 0);
         for (size_t i = 0; s == DLB_OK && i < li->weight_count; i++)
             *zeros += w[i] == 0.0f;
         free(w);
@@ -56,7 +57,7 @@ dlb_status prune_accuracy(const struct dlb_host *h, struct dlb_model *m,
                           const char *name, double *acc)
 {
     double loss = 0.0;
-    dlb_status s = h->model_ops->evaluate(h, m, &loss, acc);
+    dlb_status s = h->model_api->evaluate(h, m, &loss, acc);
     return s == DLB_OK ? h->metric(h, name, "%", *acc) : s;
 }
 
@@ -84,7 +85,8 @@ void prune_removal_figures(const struct dlb_host *h,
 /* Zeros, parameters, size and FLOPs after pruning (and fine-tuning). */
 dlb_status prune_after_figures(const struct prune_state *s,
                                const struct dlb_host *h, struct dlb_model *m,
-                               const struct prune_net *net, const unsigned *sel,
+                               const struct prune_net *net,
+                               const unsigned *sel,
                                unsigned n, const struct prune_totals *after)
 {
     double zeros, weights, rows;

@@ -4,8 +4,8 @@
  * from the cache) and before evaluation and the measured inference steps,
  * the plugin calibrates the activations on training images with one of
  * four calibrators, chooses symmetric s8 weight scales per tensor or per
- * output channel, and hands the layers to the core (quant_ops.h), which
- * runs conv and linear layers on the backend's int8 kernels with data
+ * output channel, and hands the layers to the core (model_api.h's
+ * rewrite), which runs conv and linear layers on the backend's int8 kernels with data
  * kept in int8 between them. Its figures put the speed beside the cost:
  * accuracy before and after, model size, the signal-to-quantisation-
  * noise ratio of each int8 layer's output, and the calibration time.
@@ -13,7 +13,7 @@
  * A backend without int8 kernels makes the configuration skipped with the
  * backend's reason (probe); never an fp32 fallback. */
 #include <dlbench/plugin.h>
-#include <dlbench/quant_ops.h>
+#include <dlbench/model_api.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,9 +83,10 @@ static dlb_status q_probe(const struct dlb_host *h, const struct dlb_params *p,
 {
     if (!p || p->count < Q_N_PARAMS)
         return DLB_ERR_INTERNAL;
-    if (!DLB_HOST_HAS(h, quant_ops) || !h->quant_ops || !h->model_ops) {
-        snprintf(reason, reason_len, "quant needs a dlbench core with model "
-                 "access (plugin ABI 1.2)");
+    if (!h->model_api->extra(h, "quant.observe") ||
+        !h->model_api->extra(h, "quant.folded_weights")) {
+        snprintf(reason, reason_len, "quant needs a dlbench core with the "
+                 "extras quant.observe and quant.folded_weights");
         return DLB_ERR_UNSUPPORTED;
     }
     char why[320] = "";

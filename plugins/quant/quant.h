@@ -16,7 +16,7 @@ struct quant_settings {
     double averaging;         /* moving_minmax's constant */
 };
 
-/* Calibrate `m` on training images, quantise it through h->quant_ops and
+/* Calibrate `m` on training images, quantise it (model_api's rewrite) and
  * record the figures (accuracy before and after, sizes, per-layer SQNR,
  * calibration time) through h->metric. */
 dlb_status quant_run(const struct quant_settings *qs, const struct dlb_host *h,

@@ -1,8 +1,8 @@
 /* The quantisation run: accuracy of the fp32 model, calibration passes
- * over training images (quant_ops' observe), activation and weight
+ * over training images (the extra quant.observe), activation and weight
  * scales, apply, then the figures of the int8 model against the fp32 one:
  * accuracy, size and the SQNR of each int8 layer's output on one batch. */
-#include <dlbench/quant_ops.h>
+#include <dlbench/model_api.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +28,9 @@ struct point {
 struct run {
     const struct quant_settings *qs;
     const struct dlb_host *h;
+    const struct dlb_model_api *api;
+    dlb_extra_quant_observe observe;
+    dlb_extra_quant_folded_weights folded_weights;
     struct dlb_model *m;
     unsigned nl;
     struct point *p;           /* nl + 1 */
@@ -115,7 +118,7 @@ static dlb_status pass(struct run *r, const struct dlb_dataset *ds,
         if (s == DLB_OK && r->first_batch && r->pass == PASS_RANGE)
             s = keep_images(r, images, nb, per_image);
         if (s == DLB_OK)
-            s = h->quant_ops->observe(h, r->m, images, nb, observer, r);
+            s = r->observe(h, r->m, images, nb, observer, r);
     }
     return s;
 }
@@ -130,7 +133,7 @@ static dlb_status calibrate(struct run *r)
     const struct dlb_host *h = r->h;
     const struct dlb_dataset *ds = NULL;
     uint32_t n = 0, c = 0, hh = 0, w = 0, classes = 0;
-    dlb_status s = h->model_ops->dataset(h, 1, &ds);
+    dlb_status s = r->api->dataset(h, 1, &ds);
     if (s != DLB_OK)
         return s;
     h->dataset_shape(h, ds, &n, &c, &hh, &w, &classes);
@@ -182,7 +185,7 @@ static dlb_status weight_scales(struct run *r, unsigned i, float **out,
     uint32_t n = r->qs->per_channel ? (uint32_t)oc : 1;
     float *sc = malloc(n * sizeof *sc);
     dlb_status s = !w || !b || !sc ? oom(r->h, "weight scales")
-        : r->h->quant_ops->layer_weights(r->h, r->m, i, w, wn, b, oc);
+        : r->folded_weights(r->h, r->m, i, w, wn, b, oc);
     for (uint32_t k = 0; s == DLB_OK && k < n; k++) {
         size_t from = r->qs->per_channel ? k * per : 0;
         size_t to = r->qs->per_channel ? from + per : wn;
@@ -202,30 +205,34 @@ static dlb_status weight_scales(struct run *r, unsigned i, float **out,
     return DLB_OK;
 }
 
+/* Every node rewritten at once: int8 where calibrated, fp32 elsewhere. */
 static dlb_status quantise(struct run *r, struct dlb_quant_summary *sum)
 {
-    struct dlb_quant_layer *ql = calloc(r->nl, sizeof *ql);
-    dlb_status s = ql ? DLB_OK : oom(r->h, "layer settings");
+    struct dlb_rewrite *rw = calloc(r->nl, sizeof *rw);
+    dlb_status s = rw ? DLB_OK : oom(r->h, "layer settings");
     for (unsigned i = 0; s == DLB_OK && i < r->nl; i++) {
+        struct dlb_quant_layer *ql = &rw[i].u.quant;
         double lo, hi;
-        ql[i].act_type = DLB_F32;
+        rw[i].node = i;
+        rw[i].kind = DLB_REWRITE_INT8;
+        ql->act_type = DLB_F32;
         if (!r->p[i].quant)
             continue;
         qc_range(&r->p[i].st, r->qs->method, r->qs->percentile, !r->qs->u8,
                  &lo, &hi);
-        ql[i].act_type = r->qs->u8 ? DLB_U8 : DLB_S8;
-        qc_params(lo, hi, r->qs->u8, &ql[i].act_scale, &ql[i].act_zero_point);
+        ql->act_type = r->qs->u8 ? DLB_U8 : DLB_S8;
+        qc_params(lo, hi, r->qs->u8, &ql->act_scale, &ql->act_zero_point);
         r->h->log(r->h, DLB_LOG_INFO, "%s: input [%g, %g] seen, [%g, %g] "
                   "kept: scale %g, zero point %d", r->p[i].info.name,
                   r->p[i].st.min, r->p[i].st.max, lo, hi,
-                  (double)ql[i].act_scale, (int)ql[i].act_zero_point);
-        s = weight_scales(r, i, (float **)&ql[i].w_scale, &ql[i].n_w_scale);
+                  (double)ql->act_scale, (int)ql->act_zero_point);
+        s = weight_scales(r, i, (float **)&ql->w_scale, &ql->n_w_scale);
     }
     if (s == DLB_OK)
-        s = r->h->quant_ops->apply(r->h, r->m, ql, r->nl, sum);
-    for (unsigned i = 0; ql && i < r->nl; i++)
-        free((void *)ql[i].w_scale);
-    free(ql);
+        s = r->api->rewrite(r->h, r->m, rw, r->nl, sum);
+    for (unsigned i = 0; rw && i < r->nl; i++)
+        free((void *)rw[i].u.quant.w_scale);
+    free(rw);
     return s;
 }
 
@@ -265,15 +272,14 @@ static void record_summary(const struct dlb_host *h,
 
 static dlb_status layers_of(struct run *r)
 {
-    r->nl = r->h->model_ops->layer_count(r->h, r->m);
+    r->nl = r->api->node_count(r->h, r->m);
     r->p = calloc(r->nl + 1, sizeof *r->p);
     if (!r->p)
         return oom(r->h, "calibration statistics");
     for (unsigned i = 0; i <= r->nl; i++)
         qc_stats_init(&r->p[i].st);
     for (unsigned i = 0; i < r->nl; i++) {
-        dlb_status s = r->h->model_ops->layer_info(r->h, r->m, i,
-                                                   &r->p[i].info);
+        dlb_status s = r->api->node_info(r->h, r->m, i, &r->p[i].info);
         if (s != DLB_OK)
             return s;
         r->p[i].quant = r->p[i].info.kind == DLB_LAYER_CONV ||
@@ -285,7 +291,13 @@ static dlb_status layers_of(struct run *r)
 dlb_status quant_run(const struct quant_settings *qs, const struct dlb_host *h,
                      struct dlb_model *m)
 {
-    struct run r = { .qs = qs, .h = h, .m = m };
+    const struct dlb_model_api *api = h->model_api;
+    struct run r = {
+        .qs = qs, .h = h, .api = api, .m = m,
+        .observe = (dlb_extra_quant_observe)api->extra(h, "quant.observe"),
+        .folded_weights = (dlb_extra_quant_folded_weights)api->extra(
+            h, "quant.folded_weights")};
+    const struct dlb_rewrite fp32 = {.kind = DLB_REWRITE_FP32};
     struct dlb_quant_summary sum;
     double loss, acc_fp32 = 0.0, acc_int8 = 0.0;
     /* Speed only (a search's screening): calibration and the int8 layers
@@ -293,12 +305,13 @@ dlb_status quant_run(const struct quant_settings *qs, const struct dlb_host *h,
      * several times its calibration, and the SQNR pass serve the quality
      * figures alone. */
     int quality = !(DLB_HOST_HAS(h, measure_only) && h->measure_only);
-    if (!h->quant_ops || !h->model_ops || !m)
+    if (!r.observe || !r.folded_weights || !m)
         return DLB_ERR_UNSUPPORTED;
-    h->quant_ops->clear(h, m);
-    dlb_status s = layers_of(&r);
+    dlb_status s = api->rewrite(h, m, &fp32, 1, NULL);
+    if (s == DLB_OK)
+        s = layers_of(&r);
     if (s == DLB_OK && quality)
-        s = h->model_ops->evaluate(h, m, &loss, &acc_fp32);
+        s = api->evaluate(h, m, &loss, &acc_fp32);
     double t0 = h->now(h);
     if (s == DLB_OK)
         s = calibrate(&r);
@@ -307,10 +320,10 @@ dlb_status quant_run(const struct quant_settings *qs, const struct dlb_host *h,
     double t1 = h->now(h);
     if (s == DLB_OK && quality) {
         r.pass = PASS_SQNR;
-        s = h->quant_ops->observe(h, m, r.sqnr_images, r.sqnr_n, observer, &r);
+        s = r.observe(h, m, r.sqnr_images, r.sqnr_n, observer, &r);
     }
     if (s == DLB_OK && quality)
-        s = h->model_ops->evaluate(h, m, &loss, &acc_int8);
+        s = api->evaluate(h, m, &loss, &acc_int8);
     if (s == DLB_OK) {
         h->metric(h, "calib_time_s", "s", t1 - t0);
         record_summary(h, &sum);

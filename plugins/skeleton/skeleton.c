@@ -36,6 +36,7 @@
  *     so keep no state in globals: put it in the state init returns.
  */
 #include <dlbench/plugin.h>
+#include <dlbench/model_api.h> /* only for plugins that touch the model */
 
 #include <stdlib.h>
 #include <string.h>
@@ -362,15 +363,39 @@ static const struct dlb_precision_hooks skeleton_precision
 /* Model transform. Baseline: none. Provided by: quant, prune.
  *   apply  REQUIRED. Called once after training, before evaluation and
  *          inference; change the model's weights or layers in place. The
- *          evaluation that follows measures the accuracy it costs. */
+ *          evaluation that follows measures the accuracy it costs.
+ * The model is opaque: read and change it through h->model_api, the one
+ * model interface (<dlbench/model_api.h>, ABI 2.0): node_count and
+ * node_info walk the layers, tensor_io reads or writes a tensor by the id
+ * node_info gives, and rewrite is the one hook that changes how a layer
+ * computes (int8, a weight mask, fewer units, a sparse kernel). What only
+ * one plugin needs is an extra: h->model_api->extra(h, "NAME") gives its
+ * function, or NULL; look it up in probe and skip without it. This one
+ * only reads: it counts the zero weights of the conv layers. */
 static dlb_status sk_transform_apply(void *state, const struct dlb_host *h,
                                      struct dlb_model *model)
 {
     const struct skeleton_state *s = state;
-    (void)model; /* a real transform rewrites the model's weights here */
-    if (s->verbose)
-        h->log(h, DLB_LOG_INFO, "transform: leaving the model unchanged");
-    return DLB_OK;
+    const struct dlb_model_api *api = h->model_api;
+    size_t zeros = 0;
+    dlb_status st = DLB_OK;
+    for (unsigned i = 0; st == DLB_OK && i < api->node_count(h, model); i++) {
+        struct dlb_layer_info li;
+        if ((st = api->node_info(h, model, i, &li)) != DLB_OK ||
+            li.kind != DLB_LAYER_CONV || li.weight_id < 0)
+            continue;
+        float *w = malloc(li.weight_count * sizeof *w + 1);
+        st = w ? api->tensor_io(h, model, (unsigned)li.weight_id,
+                                DLB_TENSOR_VALUE, w, li.weight_count, 0)
+               : DLB_ERR_NOMEM;
+        for (size_t k = 0; st == DLB_OK && k < li.weight_count; k++)
+            zeros += w[k] == 0.0f;
+        free(w);
+    }
+    if (st == DLB_OK && s->verbose)
+        h->log(h, DLB_LOG_INFO, "transform: %zu conv weights are zero; "
+               "leaving the model unchanged", zeros);
+    return st;
 }
 
 static const struct dlb_transform_hooks skeleton_transform
@@ -378,12 +403,16 @@ static const struct dlb_transform_hooks skeleton_transform
     .apply = sk_transform_apply, /* REQUIRED */
 };
 
-/* Step executor. Baseline: one replica. Provided by: dp.
+/* Step executor. Baseline: one replica. Provided by: dp, mp, distill.
  *   train_step  REQUIRED. Run one whole training step on `batch`: split it
  *               over the replicas, forward and backward on each, all-reduce
  *               the gradients, apply the update. The core times the call.
- * A real executor drives the backend's operations; the skeleton has none to
- * drive, so it says so and the configuration is skipped, not failed. */
+ * A real executor drives the model through h->model_api: dlb_model_clone
+ * for a replica per worker, forward_backward on a shard, the gradients by
+ * tensor id (tensor_map, tensor_io), state_io to keep replicas in step,
+ * step for the update; slice for a pipeline stage of nodes [first, last).
+ * The skeleton says it cannot train, and the configuration is skipped,
+ * not failed. */
 static dlb_status sk_train_step(void *state, const struct dlb_host *h,
                                 struct dlb_model *model,
                                 const struct dlb_batch *batch)
@@ -411,7 +440,7 @@ static const struct dlb_executor_hooks skeleton_executor
  *   evaluate  OPTIONAL. After measuring: record quality figures (accuracy,
  *             a checksum) with h->metric.
  *   teardown  REQUIRED. Release everything setup made.
- *   now       OPTIONAL (ABI 1.7). Only for a workload that simulates its
+ *   now       OPTIONAL. Only for a workload that simulates its
  *             step times instead of spending them (a test workload):
  *             its own clock in seconds, advanced by each step; read >= 0
  *             after setup, the core measures on it instead of the

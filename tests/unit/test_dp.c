@@ -1,5 +1,5 @@
 /* The dp plugin's threads engine and gradient buckets, on the core's
- * replica services (replica_ops) with the cpu backend (ref without it):
+ * replica services (model_api.h) with the cpu backend (ref without it):
  *   - buckets cover every learnable tensor once, in backward's order;
  *   - the reduced gradient of a two-replica step equals the sum of the two
  *     shards' gradients computed one after the other on one worker, and,
@@ -23,22 +23,23 @@
 
 static struct dp_settings settings(int replicas, int overlap, size_t bucket)
 {
-    return (struct dp_settings){DP_THREADS, replicas, 1, bucket, overlap, 1, 1};
+    return (struct dp_settings){DP_THREADS, replicas, 1, bucket, overlap, 1,
+                                1};
 }
 
 static float *grads(const struct dlb_host *h, struct dlb_model *m, size_t *n)
 {
-    const struct dlb_replica_ops *ro = h->replica_ops;
-    unsigned np = ro->param_count(h, m);
+    const struct dlb_model_api *api = h->model_api;
+    unsigned np = api->tensor_count(h, m);
     size_t total = 0, off = 0;
     struct dlb_param_info pi;
     for (unsigned p = 0; p < np; p++)
-        if (ro->param_info(h, m, p, &pi) == DLB_OK)
+        if (api->tensor_info(h, m, p, &pi) == DLB_OK)
             total += pi.count;
     float *g = calloc(total ? total : 1, sizeof *g);
     for (unsigned p = 0; g && p < np; p++) {
-        ro->param_info(h, m, p, &pi);
-        ro->grad_read(h, m, p, g + off, pi.count);
+        api->tensor_info(h, m, p, &pi);
+        api->tensor_io(h, m, p, DLB_TENSOR_GRAD, g + off, pi.count, 0);
         off += pi.count;
     }
     *n = total;
@@ -80,7 +81,7 @@ static void test_reduced_gradient(const char *model_file, int whole_batch)
 {
     struct env e;
     const struct dlb_host *h = env_open(&e, "dp");
-    const struct dlb_replica_ops *ro = h->replica_ops;
+    const struct dlb_model_api *api = h->model_api;
     struct dlb_model_spec *sp = spec_load(model_file);
     struct dlb_model *m = sp ? model_open(&e, sp) : NULL;
     struct dlb_model *ref = sp ? model_open(&e, sp) : NULL;
@@ -104,14 +105,16 @@ static void test_reduced_gradient(const char *model_file, int whole_batch)
     /* The same shards on one worker, one after the other. */
     uint32_t lo, hi;
     dp_shard(BATCH, 0, 2, &lo, &hi);
-    CHECK(ro->forward_backward(h, ref, img, labels, hi - lo,
-                               dp_shard_scale(&s, hi - lo, BATCH), NULL, NULL,
-                               NULL) == DLB_OK);
+    CHECK(api->forward_backward(h, ref, img, labels, hi - lo,
+                                dp_shard_scale(&s, hi - lo,
+                                               BATCH), NULL, NULL,
+                                               NULL) == DLB_OK);
     float *g0 = grads(h, ref, &n0);
     dp_shard(BATCH, 1, 2, &lo, &hi);
-    CHECK(ro->forward_backward(h, ref, img + lo * per, labels + lo, hi - lo,
-                               dp_shard_scale(&s, hi - lo, BATCH), NULL, NULL,
-                               NULL) == DLB_OK);
+    CHECK(api->forward_backward(h, ref, img + lo * per, labels + lo, hi - lo,
+                                dp_shard_scale(&s, hi - lo,
+                                               BATCH), NULL, NULL,
+                                               NULL) == DLB_OK);
     float *g1 = grads(h, ref, &n0);
     CHECK(n == n0 && n > 0);
     double worst = 0, scale = 0;
@@ -126,8 +129,8 @@ static void test_reduced_gradient(const char *model_file, int whole_batch)
     CHECK(worst <= 1e-6 * (scale > 1 ? scale : 1));
 
     if (whole_batch) {
-        CHECK(ro->forward_backward(h, ref, img, labels, BATCH, 1.0f, NULL, NULL,
-                                   NULL) == DLB_OK);
+        CHECK(api->forward_backward(h, ref, img, labels, BATCH, 1.0f, NULL,
+                                    NULL, NULL) == DLB_OK);
         float *gw = grads(h, ref, &n0);
         worst = 0;
         for (size_t j = 0; gw && j < n && j < n0; j++) {
@@ -166,7 +169,8 @@ static float *train(int replicas, int overlap, int steps, size_t *count,
     int32_t labels[BATCH];
     struct dlb_batch b;
     void *eng = NULL;
-    dlb_status st = m && img ? dp_engine_threads.init(h, &s, &eng) : DLB_ERR_NOMEM;
+    dlb_status st = m && img ? dp_engine_threads.init(h, &s,
+                                                      &eng) : DLB_ERR_NOMEM;
     for (int k = 0; st == DLB_OK && k < steps; k++) {
         make_batch(sp, (uint64_t)k, BATCH, img, labels, &b);
         st = dp_engine_threads.step(eng, m, &b);
@@ -175,10 +179,12 @@ static float *train(int replicas, int overlap, int steps, size_t *count,
     if (st == DLB_OK) {
         memset(fig, 0, sizeof *fig);
         CHECK(dp_engine_threads.figures(eng, m, fig) == DLB_OK);
-        h->replica_ops->state_count(h, m, DLB_STATE_ALL, count);
+        h->model_api->state_count(h, m, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                                  count);
         state = malloc(*count * sizeof *state);
         if (state)
-            h->replica_ops->state_read(h, m, DLB_STATE_ALL, state, *count);
+            h->model_api->state_io(h, m, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                                   state, *count, 0);
     }
     if (eng)
         dp_engine_threads.fini(eng);

@@ -1,4 +1,4 @@
-/* The mp plugin's threads engine on the core's stage services (stage_ops),
+/* The mp plugin's threads engine on the core's slices (model_api.h),
  * with the cpu backend (ref without it):
  *   - after two steps the weights and running statistics of a pipeline
  *     are bit-identical to one worker that accumulates gradients over the
@@ -13,7 +13,7 @@
  *   - 1F1B keeps fewer micro-batches for backward than GPipe;
  *   - schedules run each micro-batch's forward before its backward and
  *     the backwards in order; cut points are checked by name and count;
- *   - the view variants of stage_ops (activations in the backend's
+ *   - the view variants of the slices (activations in the backend's
  *     memory, engine nccl's) train to the same bits as the host ones;
  *   - engine nccl's grouped transfers complete under blocking semantics
  *     for both schedules (one transfer per group would deadlock 1F1B). */
@@ -46,8 +46,7 @@ static struct run train(const char *file, enum how how, int S, int M,
     struct run out = {NULL, 0, {0}};
     struct env e;
     const struct dlb_host *h = env_open(&e, "mp");
-    const struct dlb_replica_ops *ro = h->replica_ops;
-    const struct dlb_stage_ops *so = h->stage_ops;
+    const struct dlb_model_api *api = h->model_api;
     struct dlb_model_spec *sp = spec_load(file);
     struct dlb_model *m = sp ? model_open(&e, sp) : NULL;
     size_t per = sp ? (size_t)sp->in_c * sp->in_h * sp->in_w : 0;
@@ -58,10 +57,10 @@ static struct run train(const char *file, enum how how, int S, int M,
     void *eng = NULL;
     struct mp_settings s = {MP_THREADS, S, 1, "", M, sched, 1};
     dlb_status rc = m && img ? DLB_OK : DLB_ERR_NOMEM;
-    unsigned nl = m ? h->model_ops->layer_count(h, m) : 0;
+    unsigned nl = m ? h->model_api->node_count(h, m) : 0;
     struct dlb_stage_spec whole = {0, nl, (unsigned)M, 1.0f};
     if (rc == DLB_OK && how == ACCUMULATE)
-        rc = so->open(h, m, &whole, &st);
+        rc = api->slice(h, m, &whole, &st);
     if (rc == DLB_OK && how == PIPELINE)
         rc = mp_engine_threads.init(h, &s, &eng);
     for (int k = 0; rc == DLB_OK && k < STEPS; k++) {
@@ -69,20 +68,20 @@ static struct run train(const char *file, enum how how, int S, int M,
         uint32_t lo[8];
         switch (how) {
         case FULL_BATCH:
-            rc = ro->forward_backward(h, m, img, labels, BATCH, 1.0f, NULL,
-                                      NULL, NULL);
+            rc = api->forward_backward(h, m, img, labels, BATCH, 1.0f, NULL,
+                                       NULL, NULL);
             if (rc == DLB_OK)
-                rc = ro->sgd_step(h, m);
+                rc = api->step(h, m);
             break;
         case ACCUMULATE: /* one worker, the micro-batches one by one */
-            rc = so->begin(h, st, BATCH, lo);
+            rc = api->slice_begin(h, st, BATCH, lo);
             for (int q = 0; rc == DLB_OK && q < M; q++)
-                rc = so->forward(h, st, (unsigned)q, img + lo[q] * per,
-                                 labels + lo[q], NULL, NULL);
+                rc = api->slice_forward(h, st, (unsigned)q, img + lo[q] * per,
+                                        labels + lo[q], NULL, NULL);
             for (int q = 0; rc == DLB_OK && q < M; q++)
-                rc = so->backward(h, st, (unsigned)q, NULL, NULL);
+                rc = api->slice_backward(h, st, (unsigned)q, NULL, NULL);
             if (rc == DLB_OK)
-                rc = so->update(h, st);
+                rc = api->slice_step(h, st);
             break;
         case PIPELINE:
             rc = mp_engine_threads.step(eng, m, &b);
@@ -93,14 +92,14 @@ static struct run train(const char *file, enum how how, int S, int M,
     if (rc == DLB_OK) {
         if (eng)
             CHECK(mp_engine_threads.figures(eng, &out.fig) == DLB_OK);
-        ro->state_count(h, m, PARTS, &out.n);
+        api->state_count(h, m, 0, DLB_NODES_ALL, PARTS, &out.n);
         out.state = malloc(out.n * sizeof *out.state);
         if (out.state)
-            ro->state_read(h, m, PARTS, out.state, out.n);
+            api->state_io(h, m, 0, DLB_NODES_ALL, PARTS, out.state, out.n, 0);
     }
     if (eng)
         mp_engine_threads.fini(eng);
-    so->close(h, st);
+    api->slice_close(h, st);
     model_close(m);
     dlb_model_spec_free(sp);
     free(img);
@@ -141,7 +140,8 @@ static void test_equal_weights(const char *file, int no_batchnorm)
         }
         for (int S = 1; S <= 3; S++)
             for (int sc = 0; sc < 2; sc++) {
-                struct run p = train(file, PIPELINE, S, M, (enum mp_schedule)sc);
+                struct run p = train(file, PIPELINE, S, M,
+                                     (enum mp_schedule)sc);
                 /* Without batch norm: bit for bit. With it, a cut hands
                  * the activations over in the plain layout, where the cpu
                  * backend's batch-norm sums may round otherwise than on
@@ -193,7 +193,7 @@ static void test_schedules(void)
                 }
 }
 
-/* The view variants of stage_ops (what engine nccl runs on device
+/* The view variants of the slices (what engine nccl runs on device
  * memory), on this backend's host views: S stages on replicas of one
  * model, micro-batch k's activations copied from stage r's forward_view
  * into stage r + 1's input_view, and its gradients from backward_view's
@@ -207,11 +207,11 @@ static dlb_status view_copy(const struct dlb_host *h, struct dlb_stage *to,
                             const struct dlb_act_view *from)
 {
     struct dlb_act_view in, again;
-    dlb_status rc = h->stage_ops->input_view(h, to, k, which, &in);
+    dlb_status rc = h->model_api->slice_input(h, to, k, which, &in);
     if (rc != DLB_OK)
         return rc;
     /* Asking again gives the same buffer. */
-    rc = h->stage_ops->input_view(h, to, k, which, &again);
+    rc = h->model_api->slice_input(h, to, k, which, &again);
     CHECK(rc == DLB_OK && again.data == in.data);
     CHECK(in.count == from->count && !in.device && !from->device);
     if (in.count != from->count)
@@ -224,22 +224,23 @@ static dlb_status view_step(const struct dlb_host *h, struct dlb_stage **st,
                             int S, int M, const float *img, size_t per,
                             const int32_t *labels)
 {
-    const struct dlb_stage_ops *so = h->stage_ops;
+    const struct dlb_model_api *api = h->model_api;
     struct dlb_act_view out[VIEW_MAX_S][VIEW_MAX_M], din[VIEW_MAX_S];
     uint32_t lo[VIEW_MAX_M + 1];
     dlb_status rc = DLB_OK;
     for (int r = 0; rc == DLB_OK && r < S; r++)
-        rc = so->begin(h, st[r], BATCH, lo);
+        rc = api->slice_begin(h, st[r], BATCH, lo);
     for (int k = 0; rc == DLB_OK && k < M; k++)
         for (int r = 0; rc == DLB_OK && r < S; r++) {
             if (r > 0)
                 rc = view_copy(h, st[r], (unsigned)k, DLB_STAGE_ACT,
                                &out[r - 1][k]);
             if (rc == DLB_OK)
-                rc = so->forward_view(h, st[r], (unsigned)k,
-                                      r == 0 ? img + lo[k] * per : NULL,
-                                      r == S - 1 ? labels + lo[k] : NULL,
-                                      r < S - 1 ? &out[r][k] : NULL, NULL);
+                rc = api->slice_forward_view(h, st[r], (unsigned)k,
+                                             r == 0 ? img + lo[k] * per : NULL,
+                                             r == S - 1 ? labels + lo[k] : NULL,
+                                             r < S - 1 ? &out[r][k] : NULL,
+                                             NULL);
         }
     for (int k = 0; rc == DLB_OK && k < M; k++)
         for (int r = S - 1; rc == DLB_OK && r >= 0; r--) {
@@ -247,11 +248,11 @@ static dlb_status view_step(const struct dlb_host *h, struct dlb_stage **st,
                 rc = view_copy(h, st[r], (unsigned)k, DLB_STAGE_GRAD,
                                &din[r + 1]);
             if (rc == DLB_OK)
-                rc = so->backward_view(h, st[r], (unsigned)k,
-                                       r > 0 ? &din[r] : NULL);
+                rc = api->slice_backward_view(h, st[r], (unsigned)k,
+                                              r > 0 ? &din[r] : NULL);
         }
     for (int r = 0; rc == DLB_OK && r < S; r++)
-        rc = so->update(h, st[r]);
+        rc = api->slice_step(h, st[r]);
     return rc;
 }
 
@@ -260,8 +261,7 @@ static struct run train_views(const char *file, int S, int M)
     struct run out = {NULL, 0, {0}};
     struct env e;
     const struct dlb_host *h = env_open(&e, "mp");
-    const struct dlb_replica_ops *ro = h->replica_ops;
-    const struct dlb_stage_ops *so = h->stage_ops;
+    const struct dlb_model_api *api = h->model_api;
     struct dlb_model_spec *sp = spec_load(file);
     struct dlb_model *m = sp ? model_open(&e, sp) : NULL;
     struct dlb_model *rep[VIEW_MAX_S] = {NULL};
@@ -273,23 +273,25 @@ static struct run train_views(const char *file, int S, int M)
     struct mp_settings set = {MP_THREADS, S, 1, "", M, MP_GPIPE, 1};
     struct mp_cut cut;
     dlb_status rc = m && img ? DLB_OK : DLB_ERR_NOMEM;
-    CHECK(DLB_STAGE_OPS_HAS(so, backward_view));
+    CHECK(DLB_MODEL_API_HAS(api, slice_backward_view));
     if (rc == DLB_OK)
         rc = mp_plan_model(h, m, &set, &cut);
     if (rc == DLB_OK) {
-        ro->state_count(h, m, DLB_STATE_ALL, &n);
+        api->state_count(h, m, 0, DLB_NODES_ALL, DLB_STATE_ALL, &n);
         state = malloc(n * sizeof *state);
-        rc = state ? ro->state_read(h, m, DLB_STATE_ALL, state, n)
+        rc = state ? api->state_io(h, m, 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                                   state, n, 0)
                    : DLB_ERR_NOMEM;
     }
     for (int r = 0; rc == DLB_OK && r < S; r++) {
         struct dlb_stage_spec spec = {cut.first[r], cut.first[r + 1],
                                       (unsigned)M, 1.0f};
-        if ((rc = ro->create(h, m, 1, -1, &rep[r])) == DLB_OK &&
-            (rc = ro->state_write(h, rep[r], DLB_STATE_ALL, state, n)) ==
-                DLB_OK &&
-            (rc = ro->copy_rng(h, rep[r], m)) == DLB_OK)
-            rc = so->open(h, rep[r], &spec, &st[r]);
+        if ((rc = dlb_model_clone(h, m, 1, -1, &rep[r])) == DLB_OK &&
+            (rc = api->state_io(h, rep[r], 0, DLB_NODES_ALL, DLB_STATE_ALL,
+                                state, n, 1)) == DLB_OK &&
+            (rc = ((dlb_extra_copy_rng)api->extra(h, "model.copy_rng"))(
+                 h, rep[r], m)) == DLB_OK)
+            rc = api->slice(h, rep[r], &spec, &st[r]);
     }
     for (int k = 0; rc == DLB_OK && k < STEPS; k++) {
         make_batch(sp, (uint64_t)k, BATCH, img, labels, &b);
@@ -298,26 +300,26 @@ static struct run train_views(const char *file, int S, int M)
     /* Each stage's layers back into the model, as the engines do. */
     for (int r = 0; rc == DLB_OK && r < S; r++) {
         size_t c = 0;
-        so->layers_count(h, m, cut.first[r], cut.first[r + 1], PARTS, &c);
+        api->state_count(h, m, cut.first[r], cut.first[r + 1], PARTS, &c);
         float *flat = malloc((c ? c : 1) * sizeof *flat);
-        rc = flat ? so->layers_io(h, rep[r], cut.first[r], cut.first[r + 1],
+        rc = flat ? api->state_io(h, rep[r], cut.first[r], cut.first[r + 1],
                                   PARTS, flat, c, 0)
                   : DLB_ERR_NOMEM;
         if (rc == DLB_OK)
-            rc = so->layers_io(h, m, cut.first[r], cut.first[r + 1], PARTS,
+            rc = api->state_io(h, m, cut.first[r], cut.first[r + 1], PARTS,
                                flat, c, 1);
         free(flat);
     }
     CHECK(rc == DLB_OK);
     if (rc == DLB_OK) {
-        ro->state_count(h, m, PARTS, &out.n);
+        api->state_count(h, m, 0, DLB_NODES_ALL, PARTS, &out.n);
         out.state = malloc(out.n * sizeof *out.state);
         if (out.state)
-            ro->state_read(h, m, PARTS, out.state, out.n);
+            api->state_io(h, m, 0, DLB_NODES_ALL, PARTS, out.state, out.n, 0);
     }
     for (int r = 0; r < S; r++) {
-        so->close(h, st[r]);
-        ro->destroy(h, rep[r]);
+        api->slice_close(h, st[r]);
+        api->release(h, rep[r]);
     }
     free(state);
     model_close(m);
@@ -468,18 +470,22 @@ static void test_cuts(void)
     CHECK(cut.n == 2 && cut.first[0] == 0 && cut.first[1] == 3 &&
           cut.first[2] == 5);
     snprintf(s.cuts, sizeof s.cuts, "fc9");
-    CHECK(mp_cut_check(&s, 5, names, &param, why, sizeof why) == DLB_ERR_INPUT);
+    CHECK(mp_cut_check(&s, 5, names, &param, why,
+                       sizeof why) == DLB_ERR_INPUT);
     CHECK(param == MP_CUTS && strstr(why, "'fc9' names no layer"));
     snprintf(s.cuts, sizeof s.cuts, "fc1,pool1");
     s.stages = 3;
-    CHECK(mp_cut_check(&s, 5, names, &param, why, sizeof why) == DLB_ERR_INPUT);
+    CHECK(mp_cut_check(&s, 5, names, &param, why,
+                       sizeof why) == DLB_ERR_INPUT);
     CHECK(param == MP_CUTS && strstr(why, "does not come after"));
     snprintf(s.cuts, sizeof s.cuts, "pool1");
-    CHECK(mp_cut_check(&s, 5, names, &param, why, sizeof why) == DLB_ERR_INPUT);
+    CHECK(mp_cut_check(&s, 5, names, &param, why,
+                       sizeof why) == DLB_ERR_INPUT);
     CHECK(param == MP_CUTS && strstr(why, "makes 2 stages"));
     s.cuts[0] = '\0';
     s.stages = 6;
-    CHECK(mp_cut_check(&s, 5, names, &param, why, sizeof why) == DLB_ERR_INPUT);
+    CHECK(mp_cut_check(&s, 5, names, &param, why,
+                       sizeof why) == DLB_ERR_INPUT);
     CHECK(param == MP_STAGES && strstr(why, "6 stages for a network of 5"));
     /* Without cuts, the costliest stage is as cheap as it can be. */
     s.stages = 2;

@@ -264,7 +264,8 @@ static void test_testload_faults(void)
     CHECK(d->workload->evaluate(wl) == DLB_OK);
     CHECK(strcmp(metric_name, "checksum") == 0);
     CHECK_NEAR(metric_value, 40.0, 0);
-    CHECK(d->abi_minor >= 7 && d->workload->now && d->workload->now(wl) < 0);
+    CHECK(d->abi_major == DLB_PLUGIN_ABI_MAJOR && d->workload->now &&
+          d->workload->now(wl) < 0);
     d->workload->teardown(wl);
     d->fini(state);
 
@@ -354,10 +355,18 @@ static void test_faulty_plugins_refused(void)
         const char *name, *phrase;
     } cases[] = {
         { "abi_major", "plugin abi_major (" },
-        { "abi_major", "was built for plugin ABI 99.0, this dlbench has "
+        { "abi_major", "was built for plugin ABI 99.0; this dlbench speaks "
                        REG_STR(DLB_PLUGIN_ABI_MAJOR) "."
                        REG_STR(DLB_PLUGIN_ABI_MINOR) ": "
-                       "rebuild it against this dlbench's headers" },
+                       "rebuild it against dlbench "
+                       REG_STR(DLB_PLUGIN_ABI_MAJOR) "."
+                       REG_STR(DLB_PLUGIN_ABI_MINOR) "'s headers" },
+        { "abi_1x", "plugin abi_1x (" },
+        { "abi_1x", "was built for plugin ABI 1.7; this dlbench speaks "
+                    REG_STR(DLB_PLUGIN_ABI_MAJOR) "."
+                    REG_STR(DLB_PLUGIN_ABI_MINOR) ": rebuild it against "
+                    "dlbench " REG_STR(DLB_PLUGIN_ABI_MAJOR) "."
+                    REG_STR(DLB_PLUGIN_ABI_MINOR) "'s headers" },
         { "no_entry", "no symbol dlb_plugin_entry; is it a dlbench plugin?" },
         { "wrong_name", "the descriptor is named \"right_name\"" },
         { "short_desc", "short descriptor" },

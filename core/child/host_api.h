@@ -1,0 +1,33 @@
+/* h->model_api (ABI 2.0), assembled from the files that implement it:
+ * host_model.c (lifetime, inspect, run; the table), host_slice.c
+ * (slices), host_rewrite.c (rewrite and the extras). Each entry checks
+ * what a plugin may get wrong, calls the core, and logs a failure under
+ * the plugin's name (dlb_host_fail). */
+#ifndef DLB_CORE_HOST_API_H
+#define DLB_CORE_HOST_API_H
+
+#include <dlbench/model_api.h>
+
+#include "util/error.h"
+
+/* The table, filled on first use. */
+const struct dlb_model_api *dlb_host_model_api(void);
+
+/* Set the entries of one file. */
+void dlb_host_slice_entries(struct dlb_model_api *api);
+void dlb_host_rewrite_entries(struct dlb_model_api *api);
+
+/* Log "WHAT: a NULL model or argument" and return DLB_ERR_INTERNAL. */
+dlb_status dlb_host_null(const struct dlb_host *h, const char *what);
+
+/* The body of an entry: `ok` or the NULL-argument error, else `call`
+ * (which reports into `err`) with its failure logged. */
+#define DLB_HOST_CALL(what, ok, call)                                       \
+    do {                                                                    \
+        struct dlb_error err = {""};                                        \
+        if (!(ok))                                                          \
+            return dlb_host_null(h, what);                                  \
+        return dlb_host_fail(h, (call), &err);                              \
+    } while (0)
+
+#endif
