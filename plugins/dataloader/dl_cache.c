@@ -172,6 +172,15 @@ dlb_status dl_cache_open(const struct dlb_host *h, const struct dlb_dataset *ds,
     const uint8_t *im, *lb;
     char dir[4096 - 64];
     memset(c, 0, sizeof *c);
+    h->dataset_bytes(h, ds, &im, &lb);
+    if (!im || !lb) {
+        /* an image folder decodes per batch: there are no decoded bytes
+         * to map */
+        h->log(h, DLB_LOG_ERROR, "source = mmap needs a data set held "
+               "decoded in memory (Fashion-MNIST or synthetic); an image "
+               "folder is decoded per batch: use source = memory");
+        return DLB_ERR_INPUT;
+    }
     if (h->cache_dir(h, dir, sizeof dir) != DLB_OK) {
         h->log(h, DLB_LOG_ERROR, "source = mmap: no cache directory: set "
                "DLBENCH_CACHE_DIR, XDG_CACHE_HOME or HOME");

@@ -49,6 +49,14 @@ ok "the console says the folder and its corrupt files" grep -q \
 ok "the report says it" grep -q "^- data: image folder .*162 training and 40 test images (2 corrupt" run/report.md
 ok "records round-trip" round_trips run
 
+# The loader's mmap source needs decoded bytes: a folder is refused in the
+# configuration, with the reason, never a crash.
+"$DLBENCH" --suite folder.ini --set dataloader.source=mmap --set dataloader.enable=on \
+    --out mm >mm.out 2>mm.err
+ok "dataloader.source = mmap on a folder: the configuration fails" \
+    [ "$(json mm/results.json "d['records'][0]['status']")" = failed ]
+ok "... saying why" grep -rq "source = mmap needs a data set held decoded in memory" mm/logs
+
 # Held out: no test/ folder, every sixth file of a class is a test image;
 # RGB JPEGs at 32x32 into LeNet's 1x28x28 (luma, scaled, centre-cropped).
 "$MAKE_FOLDER" --size 32 --channels 3 --format jpeg --train 12 --test 0 rgb32 2>>make.err
