@@ -60,7 +60,9 @@ static dlb_status add_layer_params(struct dlb_model *m, size_t i,
     ml->weight = ml->bias = ml->run_mean = ml->run_var = -1;
     switch (L->kind) {
     case DLB_LAYER_CONV:
-        w[0] = L->filters, w[1] = L->in_c, w[2] = L->size, w[3] = L->size;
+        /* each filter reads its group's channels, as PyTorch's weight */
+        w[0] = L->filters, w[1] = L->in_c / (L->groups ? L->groups : 1);
+        w[2] = L->size, w[3] = L->size;
         b[0] = L->filters;
         break;
     case DLB_LAYER_LINEAR:
