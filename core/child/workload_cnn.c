@@ -251,6 +251,10 @@ static dlb_status open_model(struct cnn *c, struct dlb_error *err)
     dlb_model_set_sgd(c->model, c->lr, c->momentum);
     c->host->metric(c->host, "params", "", (double)c->spec->params);
     c->host->metric(c->host, "model_flops_fwd", "FLOP", c->spec->flops_fwd);
+    /* An ONNX model starts from its own trained weights, not the seed's:
+     * the record says so. */
+    if (c->spec->weights)
+        c->host->metric(c->host, "weights_from_file", "", 1);
     return DLB_OK;
 }
 

@@ -232,9 +232,17 @@ static void structure(void)
     CHECK(dlb_model_weights_find(s->weights, "fc.weight")->shape[0] == 10);
     dlb_model_spec_free(s);
 
-    /* A suite's `model = x.onnx` is a path as x.ini is. */
+    /* A suite's `model = x.onnx` is a path as x.ini is, and a bare NAME
+     * finds models/NAME.onnx. */
     char *p = dlb_model_file_find("tiny_res.onnx", NULL, 0, NULL, &err);
-    CHECK(p == NULL && strstr(err.msg, "tiny_res.onnx") != NULL);
+    CHECK(p == NULL && strstr(err.msg, "model file tiny_res.onnx cannot be "
+                              "read") != NULL);
+    free(p);
+    char suite[1200];
+    snprintf(suite, sizeof suite, "%s/../x.ini", dir); /* tests/data/x.ini */
+    const char *sp = suite;
+    p = dlb_model_file_find("onnx", &sp, 1, NULL, &err); /* data/models/? */
+    CHECK(p == NULL && strstr(err.msg, "models/onnx.onnx") != NULL);
     free(p);
 }
 

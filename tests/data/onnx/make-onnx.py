@@ -167,7 +167,7 @@ def tiny_res():
 def tiny_dw():
     p = {'conv1.w': rand(8, 3, 3, 3, scale=0.4), 'conv1.b': rand(8, scale=0.1),
          'dw.w': rand(8, 1, 3, 3, scale=0.5), 'pw.w': rand(4, 8, 1, 1, scale=0.5),
-         'fc.w': rand(12 * 4 * 4, 5, scale=0.1), 'fc.b': rand(5, scale=0.1)}
+         'fc.w': rand(12 * 4 * 4, 10, scale=0.1), 'fc.b': rand(10, scale=0.1)}
     consts = [init('zero', np.array(0, np.float32)), init('six', np.array(6, np.float32)),
               init('flat_shape', np.array([0, -1], np.int64)),
               init('drop_ratio', np.array(0.25, np.float32))]
@@ -197,7 +197,7 @@ def tiny_dw():
     ap = pool(np.concatenate([a2, p1], 1), 2, 2, 'avg')
     logits = ap.reshape(3, -1) @ f['fc.w'] + f['fc.b']
     inits = [init(k, v) for k, v in p.items()] + consts
-    save('tiny_dw', nodes, inits, [3, 8, 8], 5, 17, x, log_softmax(logits))
+    save('tiny_dw', nodes, inits, [3, 8, 8], 10, 17, x, log_softmax(logits))
 
 
 # ---- external data -----------------------------------------------------------
