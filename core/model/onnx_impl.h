@@ -67,6 +67,34 @@ struct dlb_layer_spec *onnx_layer(struct onnx_map *m, enum dlb_layer_kind kind,
  * node's words. */
 dlb_status onnx_finish(struct onnx_map *m, struct dlb_layer_spec *L);
 
+/* onnx_attr.c: the current node's attributes. */
+#define A_INT ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT
+#define A_INTS ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS
+#define A_FLOAT ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT
+#define A_STRING ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING
+#define A_TENSOR ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR
+const Onnx__AttributeProto *onnx_attr(const Onnx__NodeProto *n,
+                                      const char *name);
+int64_t onnx_attr_int(const Onnx__NodeProto *n, const char *name, int64_t def);
+float onnx_attr_float(const Onnx__NodeProto *n, const char *name, float def);
+/* 1 when the STRING attribute (or `def` when absent) is `value`. */
+int onnx_attr_is(const Onnx__NodeProto *n, const char *name, const char *def,
+                 const char *value);
+/* Every attribute is one of `known` (NULL-terminated) with its `types`;
+ * else the error names it. */
+dlb_status onnx_check_attrs(struct onnx_map *m, const char *const *known,
+                            const Onnx__AttributeProto__AttributeType *types);
+/* "[2,2]" */
+const char *onnx_ints_text(char *buf, size_t len, const int64_t *v, size_t n);
+
+struct window {
+    uint32_t size, stride, pad;
+};
+/* kh x kw from the weight (0: from kernel_shape), the input's h x w for
+ * auto_pad = SAME_*. */
+dlb_status onnx_read_window(struct onnx_map *m, int64_t kh, int64_t kw,
+                            uint32_t in_h, uint32_t in_w, struct window *w);
+
 /* onnx_ops.c: map the current node. */
 dlb_status onnx_map_node(struct onnx_map *m);
 

@@ -10,167 +10,6 @@
 
 #include "model/onnx_impl.h"
 
-/* ---- attributes ---------------------------------------------------- */
-
-static const Onnx__AttributeProto *attr(const Onnx__NodeProto *n,
-                                        const char *name)
-{
-    for (size_t i = 0; i < n->n_attribute; i++)
-        if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name))
-            return n->attribute[i];
-    return NULL;
-}
-
-/* Every attribute of the node is one of `known` (NULL-terminated), with
- * the type the operator gives it: a misspelt or newer attribute is an
- * error rather than ignored. */
-static dlb_status check_attrs(struct onnx_map *m, const char *const *known,
-                              const Onnx__AttributeProto__AttributeType *types)
-{
-    const Onnx__NodeProto *n = m->node;
-    for (size_t i = 0; i < n->n_attribute; i++) {
-        const Onnx__AttributeProto *a = n->attribute[i];
-        size_t k = 0;
-        while (known[k] && (!a->name || strcmp(a->name, known[k])))
-            k++;
-        if (!known[k])
-            return onnx_unsupported(m, "attribute '%.64s' is not supported",
-                                    a->name ? a->name : "");
-        if (a->type != types[k])
-            return onnx_fail(m, DLB_ERR_INPUT, "attribute '%s' has type %d; "
-                             "the operator defines it as type %d", known[k],
-                             (int)a->type, (int)types[k]);
-    }
-    return DLB_OK;
-}
-
-#define A_INT ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT
-#define A_INTS ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS
-#define A_FLOAT ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT
-#define A_STRING ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING
-#define A_TENSOR ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR
-
-static int64_t attr_int(const Onnx__NodeProto *n, const char *name, int64_t def)
-{
-    const Onnx__AttributeProto *a = attr(n, name);
-    return a ? a->i : def;
-}
-
-static float attr_float(const Onnx__NodeProto *n, const char *name, float def)
-{
-    const Onnx__AttributeProto *a = attr(n, name);
-    return a ? a->f : def;
-}
-
-static int attr_is(const Onnx__NodeProto *n, const char *name, const char *def,
-                   const char *value)
-{
-    const Onnx__AttributeProto *a = attr(n, name);
-    if (!a)
-        return !strcmp(def, value);
-    return a->s.len == strlen(value) && !memcmp(a->s.data, value, a->s.len);
-}
-
-/* "[2,2]" */
-static const char *ints_text(char *buf, size_t len, const int64_t *v, size_t n)
-{
-    size_t at = (size_t)snprintf(buf, len, "[");
-    for (size_t k = 0; k < n && at + 24 < len; k++)
-        at += (size_t)snprintf(buf + at, len - at, "%s%lld", k ? "," : "",
-                               (long long)v[k]);
-    snprintf(buf + at, len - at, "]");
-    return buf;
-}
-
-/* ---- windows: Conv, MaxPool, AveragePool ------------------------------- */
-
-struct window {
-    uint32_t size, stride, pad;
-};
-
-/* kernel_shape (or the weight's k x k), strides, pads, dilations and
- * auto_pad onto one square window, equal strides and equal padding on
- * every side, as dlbench's kernels compute them. */
-static dlb_status read_window(struct onnx_map *m, int64_t kh, int64_t kw,
-                              uint32_t in_h, uint32_t in_w, struct window *w)
-{
-    const Onnx__NodeProto *n = m->node;
-    const Onnx__AttributeProto *a;
-    char b[96];
-    if ((a = attr(n, "kernel_shape"))) {
-        if (a->n_ints != 2 || (kh > 0 && (a->ints[0] != kh || a->ints[1] != kw)))
-            return onnx_fail(m, DLB_ERR_INPUT, "attribute kernel_shape = %s "
-                             "does not match a 2-D window%s", ints_text(b,
-                             sizeof b, a->ints, a->n_ints),
-                             kh > 0 ? " of the weight's shape" : "");
-        kh = a->ints[0], kw = a->ints[1];
-    }
-    if (kh <= 0)
-        return onnx_fail(m, DLB_ERR_INPUT, "needs attribute kernel_shape");
-    if (kh != kw || kh > 1024) {
-        int64_t k[2] = { kh, kw };
-        return onnx_unsupported(m, "attribute kernel_shape = %s is not "
-                                "supported (dlbench supports square windows "
-                                "up to 1024)", ints_text(b, sizeof b, k, 2));
-    }
-    w->size = (uint32_t)kh;
-    w->stride = 1;
-    w->pad = 0;
-    if ((a = attr(n, "dilations"))) {
-        for (size_t k = 0; k < a->n_ints; k++)
-            if (a->ints[k] != 1)
-                return onnx_unsupported(m, "attribute dilations = %s is not "
-                                        "supported (dlbench supports dilations "
-                                        "1)", ints_text(b, sizeof b, a->ints,
-                                                        a->n_ints));
-    }
-    if ((a = attr(n, "strides"))) {
-        if (a->n_ints != 2 || a->ints[0] != a->ints[1] || a->ints[0] < 1 ||
-            a->ints[0] > 1024)
-            return onnx_unsupported(m, "attribute strides = %s is not "
-                                    "supported (dlbench supports one stride "
-                                    "from 1 to 1024 for both axes)",
-                                    ints_text(b, sizeof b, a->ints, a->n_ints));
-        w->stride = (uint32_t)a->ints[0];
-    }
-    if (attr_is(n, "auto_pad", "NOTSET", "SAME_UPPER") ||
-        attr_is(n, "auto_pad", "NOTSET", "SAME_LOWER")) {
-        /* out = ceil(in / stride): the total padding of each axis must be
-         * even to fall on both sides alike. */
-        uint32_t in[2] = { in_h, in_w };
-        int64_t tot[2];
-        for (int k = 0; k < 2; k++) {
-            int64_t out = (in[k] + w->stride - 1) / w->stride;
-            tot[k] = (out - 1) * w->stride + w->size - in[k];
-            if (tot[k] < 0)
-                tot[k] = 0;
-        }
-        if (tot[0] != tot[1] || tot[0] % 2)
-            return onnx_unsupported(m, "attribute auto_pad = SAME_* needs "
-                                    "padding %lld x %lld here, which does not "
-                                    "split evenly between the sides (dlbench "
-                                    "pads all sides alike)", (long long)tot[0],
-                                    (long long)tot[1]);
-        w->pad = (uint32_t)(tot[0] / 2);
-    } else if (!attr_is(n, "auto_pad", "NOTSET", "NOTSET") &&
-               !attr_is(n, "auto_pad", "NOTSET", "VALID")) {
-        return onnx_unsupported(m, "attribute auto_pad = '%.*s' is not "
-                                "supported (NOTSET, VALID, SAME_UPPER, "
-                                "SAME_LOWER)", (int)attr(n, "auto_pad")->s.len,
-                                (const char *)attr(n, "auto_pad")->s.data);
-    } else if ((a = attr(n, "pads")) && attr_is(n, "auto_pad", "NOTSET", "NOTSET")) {
-        int same = a->n_ints == 4;
-        for (size_t k = 1; same && k < 4; k++)
-            same = a->ints[k] == a->ints[0];
-        if (!same || a->ints[0] < 0 || a->ints[0] > 1024)
-            return onnx_unsupported(m, "attribute pads = %s is not supported "
-                                    "(dlbench pads all four sides alike)",
-                                    ints_text(b, sizeof b, a->ints, a->n_ints));
-        w->pad = (uint32_t)a->ints[0];
-    }
-    return DLB_OK;
-}
-
 /* ---- operators --------------------------------------------------------- */
 
 static dlb_status op_conv(struct onnx_map *m)
@@ -185,7 +24,7 @@ static dlb_status op_conv(struct onnx_map *m)
     uint32_t c, h, wd;
     int flat;
     char buf[96];
-    if (check_attrs(m, known, types) || !(x = onnx_input(m, 0)) ||
+    if (onnx_check_attrs(m, known, types) || !(x = onnx_input(m, 0)) ||
         !(w = onnx_const_input(m, 1, "weight")) ||
         (m->node->n_input > 2 && *m->node->input[2] &&
          !(b = onnx_const_input(m, 2, "bias"))))
@@ -195,7 +34,7 @@ static dlb_status op_conv(struct onnx_map *m)
         return onnx_unsupported(m, "weight '%.100s' has %zu dimensions; "
                                 "dlbench supports 2-D convolutions", w->name,
                                 w->n_dims);
-    int64_t group = attr_int(m->node, "group", 1);
+    int64_t group = onnx_attr_int(m->node, "group", 1);
     if (group < 1 || group > 65536 || w->dims[0] < 1 || w->dims[0] > 65536 ||
         w->dims[0] % group)
         return onnx_fail(m, DLB_ERR_INPUT, "attribute group = %lld does not "
@@ -204,9 +43,9 @@ static dlb_status op_conv(struct onnx_map *m)
     if (w->dims[1] * group != (int64_t)c)
         return onnx_fail(m, DLB_ERR_INPUT, "the shapes do not infer: weight "
                          "'%.100s' is %s, which reads %lld channels, but the "
-                         "input has %u", w->name, ints_text(buf, sizeof buf,
+                         "input has %u", w->name, onnx_ints_text(buf, sizeof buf,
                          w->dims, 4), (long long)(w->dims[1] * group), c);
-    if (read_window(m, w->dims[2], w->dims[3], h, wd, &win))
+    if (onnx_read_window(m, w->dims[2], w->dims[3], h, wd, &win))
         return DLB_ERR_INPUT;
     struct dlb_layer_spec *L = onnx_layer(m, DLB_LAYER_CONV, "",
                                           onnx_value_layer(x));
@@ -234,20 +73,20 @@ static dlb_status op_batchnorm(struct onnx_map *m)
         "running_var" };
     const struct onnx_value *x;
     const Onnx__TensorProto *t[4];
-    if (check_attrs(m, known, types) || !(x = onnx_input(m, 0)))
+    if (onnx_check_attrs(m, known, types) || !(x = onnx_input(m, 0)))
         return DLB_ERR_INPUT;
     for (int k = 0; k < 4; k++)
         if (!(t[k] = onnx_const_input(m, (size_t)k + 1, roles[k])))
             return DLB_ERR_INPUT;
-    if (attr_int(m->node, "training_mode", 0) != 0 ||
-        attr_int(m->node, "spatial", 1) != 1)
+    if (onnx_attr_int(m->node, "training_mode", 0) != 0 ||
+        onnx_attr_int(m->node, "spatial", 1) != 1)
         return onnx_unsupported(m, "attribute %s is not supported (dlbench "
                                 "reads inference-mode, spatial batch "
                                 "normalization and trains it itself)",
-                                attr_int(m->node, "spatial", 1) != 1
+                                onnx_attr_int(m->node, "spatial", 1) != 1
                                     ? "spatial = 0" : "training_mode = 1");
-    float eps = attr_float(m->node, "epsilon", 1e-5f);
-    float mom = attr_float(m->node, "momentum", 0.9f);
+    float eps = onnx_attr_float(m->node, "epsilon", 1e-5f);
+    float mom = onnx_attr_float(m->node, "momentum", 0.9f);
     if (!(eps > 0 && eps <= 1) || !(mom >= 0 && mom <= 1))
         return onnx_unsupported(m, "attribute epsilon = %g or momentum = %g is "
                                 "not supported (epsilon in (0, 1], momentum "
@@ -288,14 +127,14 @@ static dlb_status simple(struct onnx_map *m, enum dlb_layer_kind kind,
 static dlb_status op_relu(struct onnx_map *m)
 {
     static const char *const known[] = { NULL };
-    return check_attrs(m, known, NULL) ? DLB_ERR_INPUT
+    return onnx_check_attrs(m, known, NULL) ? DLB_ERR_INPUT
                                        : simple(m, DLB_LAYER_RELU, 0);
 }
 
 static dlb_status op_global_avgpool(struct onnx_map *m)
 {
     static const char *const known[] = { NULL };
-    return check_attrs(m, known, NULL) ? DLB_ERR_INPUT
+    return onnx_check_attrs(m, known, NULL) ? DLB_ERR_INPUT
                                        : simple(m, DLB_LAYER_GLOBAL_AVGPOOL, 0);
 }
 
@@ -309,12 +148,12 @@ static dlb_status op_clip(struct onnx_map *m)
     const Onnx__NodeProto *n = m->node;
     double lo = -INFINITY, hi = INFINITY;
     const Onnx__TensorProto *t;
-    if (check_attrs(m, known, types))
+    if (onnx_check_attrs(m, known, types))
         return DLB_ERR_INPUT;
-    if (attr(n, "min"))
-        lo = attr_float(n, "min", 0);
-    if (attr(n, "max"))
-        hi = attr_float(n, "max", 0);
+    if (onnx_attr(n, "min"))
+        lo = onnx_attr_float(n, "min", 0);
+    if (onnx_attr(n, "max"))
+        hi = onnx_attr_float(n, "max", 0);
     if (n->n_input > 1 && *n->input[1] &&
         (!(t = onnx_const_input(m, 1, "min")) || onnx_scalar(m, t, "min", &lo)))
         return DLB_ERR_INPUT;
@@ -374,7 +213,7 @@ static dlb_status op_add(struct onnx_map *m)
 {
     static const char *const known[] = { NULL };
     const Onnx__NodeProto *n = m->node;
-    if (check_attrs(m, known, NULL))
+    if (onnx_check_attrs(m, known, NULL))
         return DLB_ERR_INPUT;
     if (n->n_input == 2) {
         const struct onnx_value *a = onnx_input(m, 0), *b;
@@ -400,10 +239,10 @@ static dlb_status op_concat(struct onnx_map *m)
 {
     static const char *const known[] = { "axis", NULL };
     static const Onnx__AttributeProto__AttributeType types[] = { A_INT };
-    if (check_attrs(m, known, types))
+    if (onnx_check_attrs(m, known, types))
         return DLB_ERR_INPUT;
-    int64_t axis = attr_int(m->node, "axis", 0);
-    if (!attr(m->node, "axis") || (axis != 1 && axis != -3))
+    int64_t axis = onnx_attr_int(m->node, "axis", 0);
+    if (!onnx_attr(m->node, "axis") || (axis != 1 && axis != -3))
         return onnx_unsupported(m, "attribute axis = %lld is not supported "
                                 "(dlbench joins the channels: axis 1)",
                                 (long long)axis);
@@ -422,30 +261,30 @@ static dlb_status op_pool(struct onnx_map *m, enum dlb_layer_kind kind)
     struct window w;
     uint32_t c, h, wd;
     int flat;
-    if (check_attrs(m, known, types) || !(x = onnx_input(m, 0)))
+    if (onnx_check_attrs(m, known, types) || !(x = onnx_input(m, 0)))
         return DLB_ERR_INPUT;
     int is_max = kind == DLB_LAYER_MAXPOOL;
-    if ((is_max && attr(n, "count_include_pad")) ||
-        (!is_max && (attr(n, "storage_order") || attr(n, "dilations"))))
+    if ((is_max && onnx_attr(n, "count_include_pad")) ||
+        (!is_max && (onnx_attr(n, "storage_order") || onnx_attr(n, "dilations"))))
         return onnx_unsupported(m, "attribute '%s' is not one of %s's",
                                 is_max ? "count_include_pad"
-                                       : attr(n, "dilations") ? "dilations"
+                                       : onnx_attr(n, "dilations") ? "dilations"
                                                               : "storage_order",
                                 n->op_type);
     if (n->n_output > 1 && n->output[1] && *n->output[1])
         return onnx_unsupported(m, "output 'Indices' is not supported");
-    if (attr_int(n, "storage_order", 0) != 0)
+    if (onnx_attr_int(n, "storage_order", 0) != 0)
         return onnx_unsupported(m, "attribute storage_order = 1 is not "
                                 "supported (dlbench supports 0)");
     onnx_value_shape(m, x, &c, &h, &wd, &flat);
-    if (read_window(m, 0, 0, h, wd, &w))
+    if (onnx_read_window(m, 0, 0, h, wd, &w))
         return DLB_ERR_INPUT;
-    if (!is_max && w.pad > 0 && attr_int(n, "count_include_pad", 0) == 0)
+    if (!is_max && w.pad > 0 && onnx_attr_int(n, "count_include_pad", 0) == 0)
         return onnx_unsupported(m, "attribute count_include_pad = 0 with pads "
                                 "%u is not supported (dlbench's average "
                                 "divides by the whole window: "
                                 "count_include_pad = 1)", w.pad);
-    if (attr_int(n, "ceil_mode", 0) != 0) {
+    if (onnx_attr_int(n, "ceil_mode", 0) != 0) {
         /* ceil_mode changes nothing where the windows tile exactly. */
         uint32_t span[2] = { h + 2 * w.pad, wd + 2 * w.pad };
         for (int k = 0; k < 2; k++)
@@ -512,9 +351,9 @@ static dlb_status op_flatten(struct onnx_map *m)
     static const char *const known[] = { "axis", NULL };
     static const Onnx__AttributeProto__AttributeType types[] = { A_INT };
     const struct onnx_value *x;
-    if (check_attrs(m, known, types) || !(x = onnx_input(m, 0)))
+    if (onnx_check_attrs(m, known, types) || !(x = onnx_input(m, 0)))
         return DLB_ERR_INPUT;
-    int64_t axis = attr_int(m->node, "axis", 1);
+    int64_t axis = onnx_attr_int(m->node, "axis", 1);
     if (axis != 1)
         return onnx_unsupported(m, "attribute axis = %lld is not supported "
                                 "(dlbench flattens each image: axis 1)",
@@ -535,7 +374,7 @@ static dlb_status op_reshape(struct onnx_map *m)
     int flat;
     char buf[128];
     struct dlb_error e = { "" };
-    if (check_attrs(m, known, types) || !(x = onnx_input(m, 0)) ||
+    if (onnx_check_attrs(m, known, types) || !(x = onnx_input(m, 0)) ||
         !(t = onnx_const_input(m, 1, "shape")))
         return DLB_ERR_INPUT;
     if (dlb_onnx_tensor_ints(&m->o, t, "the shape", &v, &n, &e))
@@ -544,8 +383,8 @@ static dlb_status op_reshape(struct onnx_map *m)
     int64_t k = (int64_t)c * h * w;
     int ok = n == 2 && (v[1] == -1 || v[1] == k) && v[0] >= -1 &&
              !(v[0] == -1 && v[1] == -1) &&
-             !(attr_int(m->node, "allowzero", 0) && v[0] == 0);
-    ints_text(buf, sizeof buf, v, n);
+             !(onnx_attr_int(m->node, "allowzero", 0) && v[0] == 0);
+    onnx_ints_text(buf, sizeof buf, v, n);
     free(v);
     if (!ok)
         return onnx_unsupported(m, "Reshape to %s is not supported (dlbench "
@@ -608,25 +447,25 @@ static dlb_status op_gemm(struct onnx_map *m)
         A_FLOAT, A_INT, A_INT };
     const Onnx__NodeProto *n = m->node;
     const Onnx__TensorProto *b, *c = NULL;
-    if (check_attrs(m, known, types) || !(b = onnx_const_input(m, 1, "weight")) ||
+    if (onnx_check_attrs(m, known, types) || !(b = onnx_const_input(m, 1, "weight")) ||
         (n->n_input > 2 && *n->input[2] && !(c = onnx_const_input(m, 2, "bias"))))
         return DLB_ERR_INPUT;
-    if (attr_float(n, "alpha", 1) != 1 || attr_float(n, "beta", 1) != 1 ||
-        attr_int(n, "transA", 0) != 0)
+    if (onnx_attr_float(n, "alpha", 1) != 1 || onnx_attr_float(n, "beta", 1) != 1 ||
+        onnx_attr_int(n, "transA", 0) != 0)
         return onnx_unsupported(m, "attributes alpha = %g, beta = %g, transA "
                                 "= %lld are not supported (dlbench maps Gemm "
                                 "with alpha 1, beta 1, transA 0)",
-                                attr_float(n, "alpha", 1),
-                                attr_float(n, "beta", 1),
-                                (long long)attr_int(n, "transA", 0));
-    return linear(m, b, attr_int(n, "transB", 0) != 0, c);
+                                onnx_attr_float(n, "alpha", 1),
+                                onnx_attr_float(n, "beta", 1),
+                                (long long)onnx_attr_int(n, "transA", 0));
+    return linear(m, b, onnx_attr_int(n, "transB", 0) != 0, c);
 }
 
 static dlb_status op_matmul(struct onnx_map *m)
 {
     static const char *const known[] = { NULL };
     const Onnx__TensorProto *b;
-    if (check_attrs(m, known, NULL) || !(b = onnx_const_input(m, 1, "weight")))
+    if (onnx_check_attrs(m, known, NULL) || !(b = onnx_const_input(m, 1, "weight")))
         return DLB_ERR_INPUT;
     return linear(m, b, 0, NULL);
 }
@@ -640,10 +479,10 @@ static dlb_status op_softmax(struct onnx_map *m)
     const struct onnx_value *x;
     uint32_t c, h, w;
     int flat;
-    if (check_attrs(m, known, types) || !(x = onnx_input(m, 0)))
+    if (onnx_check_attrs(m, known, types) || !(x = onnx_input(m, 0)))
         return DLB_ERR_INPUT;
     onnx_value_shape(m, x, &c, &h, &w, &flat);
-    int64_t axis = attr_int(m->node, "axis", m->o.opset >= 13 ? -1 : 1);
+    int64_t axis = onnx_attr_int(m->node, "axis", m->o.opset >= 13 ? -1 : 1);
     if (x->kind != OV_LAYER || !flat || (axis != 1 && axis != -1))
         return onnx_unsupported(m, "a softmax over axis %lld of a %s input is "
                                 "not supported (dlbench drops the last "
@@ -661,8 +500,8 @@ static dlb_status op_dropout(struct onnx_map *m)
         A_INT };
     const Onnx__NodeProto *n = m->node;
     const Onnx__TensorProto *t;
-    double ratio = attr_float(n, "ratio", 0.5f), train = 0;
-    if (check_attrs(m, known, types))
+    double ratio = onnx_attr_float(n, "ratio", 0.5f), train = 0;
+    if (onnx_check_attrs(m, known, types))
         return DLB_ERR_INPUT;
     if (n->n_input > 1 && *n->input[1] &&
         (!(t = onnx_const_input(m, 1, "ratio")) ||
@@ -696,7 +535,7 @@ static dlb_status op_identity(struct onnx_map *m)
 {
     static const char *const known[] = { NULL };
     const struct onnx_value *x;
-    if (check_attrs(m, known, NULL) || !(x = onnx_input(m, 0)))
+    if (onnx_check_attrs(m, known, NULL) || !(x = onnx_input(m, 0)))
         return DLB_ERR_INPUT;
     return onnx_bind(m, 0, x->kind, x->layer, x->t);
 }
@@ -705,8 +544,8 @@ static dlb_status op_constant(struct onnx_map *m)
 {
     static const char *const known[] = { "value", NULL };
     static const Onnx__AttributeProto__AttributeType types[] = { A_TENSOR };
-    const Onnx__AttributeProto *a = attr(m->node, "value");
-    if (check_attrs(m, known, types))
+    const Onnx__AttributeProto *a = onnx_attr(m->node, "value");
+    if (onnx_check_attrs(m, known, types))
         return DLB_ERR_INPUT;
     if (!a || !a->t)
         return onnx_unsupported(m, "a Constant without a 'value' tensor is "
