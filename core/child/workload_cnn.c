@@ -322,7 +322,10 @@ static dlb_status setup_infer(struct cnn *c, struct dlb_workload_info *info,
                                               : CNN_DEFAULT_REF_STEPS,
         c->lr, c->momentum, c->synthetic ? "synthetic" : "fashion-mnist",
         load_train, c, c->host};
-    dlb_status s = dlb_ref_weights_get(c->model, &req, NULL, err);
+    /* An ONNX model's weights are its trained ones: inference runs them
+     * as they are, rather than the reference training's. */
+    dlb_status s = c->spec->weights ? DLB_OK
+                                    : dlb_ref_weights_get(c->model, &req, NULL, err);
     if (s == DLB_OK)
         s = apply_transform(c, err);
     if (s == DLB_OK)

@@ -23,6 +23,16 @@ assert 0 <= m['accuracy']['value'] <= 100, m
 assert rs[0]['config']['model'].endswith('tiny_res.onnx'), rs[0]['config']"
 ok "results.csv written" [ -s a/results.csv ]
 
+# Inference runs the file's weights as they are: no reference training
+# (which would log its steps and leave a checkpoint in the cache).
+"$DLBENCH" run "$suite" --set mode=infer --set train_samples=0 --set model="$data/ext_data.onnx" --out i >i.out 2>i.err
+ok "mode = infer of ext_data.onnx (external weights) exits 0" [ $? -eq 0 ]
+ok "its record is ok, from the file's weights" python3 -c "
+import json
+r = json.load(open('i/results.json'))['records'][0]
+assert r['status'] == 'ok' and r['metrics']['weights_from_file']['value'] == 1, r"
+ok "no reference weights trained for it" [ -z "$(find "$DLBENCH_CACHE_DIR" -name '*ext_data*' 2>/dev/null)" ]
+
 # A sweep over an ONNX model and an INI one, speed only (LeNet's accuracy
 # on ref would take long): two workloads.
 cat >sweep.ini <<EOF2
