@@ -2,15 +2,16 @@
 # Check, run by hand (not part of `make check`: it needs PyTorch,
 # torchvision and onnxruntime from PyPI): dlbench's inference of ONNX
 # models agrees with the framework that made them. PyTorch exports
-# torchvision's ResNet-18 and MobileNetV2 (random weights, seeded, eval
-# mode) with torch.onnx.export at opset 17; dlbench imports each .onnx and
-# runs inference on ref and cpu on a fixed random batch; its
+# torchvision's ResNet-18 and MobileNetV2 (random weights, seeded, with
+# random batch-norm statistics so that the logits differ, eval mode)
+# with torch.onnx.export at opset 17; dlbench imports each .onnx and runs
+# inference on ref and cpu on a fixed random batch; its
 # log-probabilities must match PyTorch's and onnxruntime's within
 #
 #   |dlbench - peer| <= 1e-3 * max(1, |peer|)   for every value,
 #
 # with the same top-1 class for every image (fp32 through 20 to 50 layers
-# whose sums run in different orders: observed differences are ~1e-5).
+# whose sums run in different orders: observed differences are ~1e-6).
 #
 #   top_srcdir=. sh tests/bench/onnx-vs-torch.sh [--build DIR] [--venv DIR]
 #       [--size S] [--batch N] [--backends ref,cpu] [--out DIR]
