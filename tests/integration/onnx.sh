@@ -1,8 +1,10 @@
 #!/bin/sh
 # ONNX models in a suite, end to end on the real binary: `--set
 # model=FILE.onnx` trains and measures the imported network (its weights
-# from the file, said in the record), as a sweep axis beside an INI
-# model, and a bad model exits 2 naming the node, with nothing written.
+# from the file, said in the record), inference runs the file's weights
+# (external data included) as they are, it is a sweep axis beside an INI
+# model, the prune plugin applies to it, and a bad model exits 2 naming
+# the node, with nothing written.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 export DLBENCH_CACHE_DIR="$T/cache"
@@ -59,6 +61,38 @@ assert len(rs) == 2 and all(r['status'] == 'ok' for r in rs.values()), rs
 dw = [v for k, v in rs.items() if k.endswith('tiny_res.onnx')][0]
 assert dw['metrics']['weights_from_file']['value'] == 1, dw['metrics']
 assert 'weights_from_file' not in rs['lenet']['metrics'], rs['lenet']['metrics']"
+
+# A plugin applies as on an INI model: magnitude pruning of the imported
+# weights, fine-tuned for 2 steps (training through the plugin).
+cat >prune.ini <<EOF2
+[suite]
+name = onnx-prune
+mode = infer
+dataset = synthetic
+backend = ref
+batch = 8
+seed = 1
+warmup = 0.01s
+time_cap = 0.05s
+min_samples = 3
+[prune]
+layers = all
+[sweep]
+prune.enable = off, on
+prune.method = magnitude
+prune.sparsity = 0.5
+prune.finetune_steps = 2
+EOF2
+"$DLBENCH" run prune.ini --set model="$data/tiny_res.onnx" --out p >p.out 2>p.err
+ok "pruning tiny_res.onnx exits 0" [ $? -eq 0 ]
+ok "half of its conv and linear weights zeroed, then fine-tuned" python3 -c "
+import json
+rs = json.load(open('p/results.json'))['records']
+assert [r['status'] for r in rs] == ['ok', 'ok'], rs
+m = rs[1]['metrics']
+assert m['prune.sparsity_measured']['value'] == 0.5, m
+assert m['prune.params_before']['value'] == 246, m
+assert 'prune.finetune_loss_last' in m and m['weights_from_file']['value'] == 1, m"
 
 # Bad models: exit 2, the node named, nothing in --out.
 for m in bad_attr:Conv_12 bad_op:Leaky_3 bad_shape:Add_7; do
