@@ -194,6 +194,19 @@ static dlb_status join(struct onnx_map *m, enum dlb_layer_kind kind)
     return onnx_bind(m, 0, OV_LAYER, (int32_t)(L - m->spec->layers), NULL);
 }
 
+/* How many node inputs and graph outputs read the value `name`. */
+static size_t readers(const struct onnx_map *m, const char *name)
+{
+    const Onnx__GraphProto *g = m->o.model->graph;
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_node; i++)
+        for (size_t k = 0; k < g->node[i]->n_input; k++)
+            n += g->node[i]->input[k] && !strcmp(g->node[i]->input[k], name);
+    for (size_t i = 0; i < g->n_output; i++)
+        n += g->output[i]->name && !strcmp(g->output[i]->name, name);
+    return n;
+}
+
 /* MatMul then Add of a constant vector: the linear layer's bias. */
 static dlb_status add_bias(struct onnx_map *m, const struct onnx_value *x,
                            const Onnx__TensorProto *b)
@@ -217,19 +230,23 @@ static dlb_status op_add(struct onnx_map *m)
         return DLB_ERR_INPUT;
     if (n->n_input == 2) {
         const struct onnx_value *a = onnx_input(m, 0), *b;
+        size_t ai = 0; /* which input `a` is */
         if (!a || !(b = onnx_input(m, 1)))
             return DLB_ERR_INPUT;
         if (a->kind == OV_CONST) {
             const struct onnx_value *t = a;
             a = b, b = t;
+            ai = 1;
         }
         /* Only a bias-free linear layer that nothing read yet (the last
-         * one made) can take the constant as its bias. */
+         * one made) and nothing else will read can take the constant as
+         * its bias. */
         if (b->kind == OV_CONST && a->kind == OV_LAYER &&
             a->layer + 1 == (int32_t)m->spec->n_layers &&
             m->spec->layers[a->layer].kind == DLB_LAYER_LINEAR &&
             !m->spec->layers[a->layer].bias &&
-            m->spec->layers[a->layer].n_uses == 0 && b->t->n_dims <= 2)
+            m->spec->layers[a->layer].n_uses == 0 && b->t->n_dims <= 2 &&
+            readers(m, n->input[ai]) == 1)
             return add_bias(m, a, b->t);
     }
     return join(m, DLB_LAYER_ADD);
