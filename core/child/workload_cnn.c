@@ -322,6 +322,10 @@ static dlb_status open_model(struct cnn *c, struct dlb_error *err)
     dlb_model_set_sgd(c->model, c->lr, c->momentum);
     c->host->metric(c->host, "params", "", (double)c->spec->params);
     c->host->metric(c->host, "model_flops_fwd", "FLOP", c->spec->flops_fwd);
+    /* An ONNX model starts from its own trained weights, not the seed's:
+     * the record says so. */
+    if (c->spec->weights)
+        c->host->metric(c->host, "weights_from_file", "", 1);
     return DLB_OK;
 }
 
@@ -389,7 +393,10 @@ static dlb_status setup_infer(struct cnn *c, struct dlb_workload_info *info,
                                               : CNN_DEFAULT_REF_STEPS,
         c->lr, c->momentum, data_kind(c),
         load_train, c, c->host};
-    dlb_status s = dlb_ref_weights_get(c->model, &req, NULL, err);
+    /* An ONNX model's weights are its trained ones: inference runs them
+     * as they are, rather than the reference training's. */
+    dlb_status s = c->spec->weights ? DLB_OK
+                                    : dlb_ref_weights_get(c->model, &req, NULL, err);
     if (s == DLB_OK)
         s = apply_transform(c, err);
     if (s == DLB_OK)

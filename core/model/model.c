@@ -60,7 +60,7 @@ static dlb_status add_layer_params(struct dlb_model *m, size_t i,
     ml->weight = ml->bias = ml->run_mean = ml->run_var = -1;
     switch (L->kind) {
     case DLB_LAYER_CONV:
-        /* a grouped convolution's filters each see their group's inputs */
+        /* each filter reads its group's channels, as PyTorch's weight */
         w[0] = L->filters, w[1] = L->in_c / (L->groups ? L->groups : 1);
         w[2] = L->size, w[3] = L->size;
         b[0] = L->filters;

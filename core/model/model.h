@@ -47,7 +47,9 @@ void dlb_model_destroy(struct dlb_model *m);
  * biases U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (kaiming_uniform_ with
  * a = sqrt(5)), batchnorm gamma 1, beta 0, running mean 0, variance 1;
  * momentum buffers zero; the dropout stream restarts. Each layer draws
- * from its own stream of `seed`, so one seed gives bit-identical weights. */
+ * from its own stream of `seed`, so one seed gives bit-identical weights.
+ * A spec with weights from its file (an ONNX model's) starts from those
+ * instead, whatever the seed. */
 dlb_status dlb_model_init(struct dlb_model *m, uint64_t seed,
                           struct dlb_error *err);
 

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/model_weights.h"
+#include "model/onnx_map.h"
 #include "util/ini_lines.h"
 #include "suite/param.h" /* the typed reader of parameter tables */
 
@@ -550,6 +552,7 @@ void dlb_model_spec_free(struct dlb_model_spec *spec)
         return;
     free(spec->path);
     free(spec->layers);
+    dlb_model_weights_unref(spec->weights);
     free(spec);
 }
 
@@ -591,6 +594,10 @@ dlb_status dlb_model_file_load(const char *path, struct dlb_model_spec **out,
     if (!f)
         return dlb_errorf(err, DLB_ERR_IO, "%s: cannot open the model file: %s",
                           path, strerror(errno));
+    if (dlb_onnx_is_path(path)) {
+        fclose(f);
+        return dlb_onnx_load(path, out, err);
+    }
     do {
         if (len == cap) {
             char *nb = realloc(buf, cap = cap ? 2 * cap : 4096);

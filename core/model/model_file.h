@@ -47,6 +47,8 @@
 
 #include "util/error.h"
 
+struct dlb_model_weights;
+
 enum dlb_loss_kind { DLB_LOSS_NLL, DLB_LOSS_CROSS_ENTROPY };
 
 /* A layer's input that is the network's input, not a layer's output. */
@@ -97,9 +99,17 @@ struct dlb_model_spec {
     struct dlb_layer_spec *layers;
     uint64_t params;                 /* sum over layers */
     double flops_fwd, flops_bwd;     /* per image, sum over layers */
+    /* Initial values of the tensors that came with the file (an ONNX
+     * model's initializers; model_weights.h), used instead of the seeded
+     * initialisation; NULL for INI files. A copy of the spec takes a
+     * reference (dlb_model_weights_ref); dlb_model_spec_free drops one. */
+    struct dlb_model_weights *weights;
 };
 
-/* Read and check a network file. On failure err says FILE:LINE: what. */
+/* Read and check a network file. On failure err says FILE:LINE: what.
+ * A path ending in .onnx is an ONNX model (onnx_map.h): its graph becomes
+ * the spec's layers and its initializers the spec's weights; its errors
+ * say FILE: node 'NAME' (OP): what. */
 dlb_status dlb_model_file_load(const char *path, struct dlb_model_spec **out,
                                struct dlb_error *err);
 /* The same for text in memory; `name` stands for the file in messages. */

@@ -1,5 +1,6 @@
 /* Finding a network file by name, in the order suites are found. */
 #include "model/model_find.h"
+#include "model/onnx_map.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,15 +10,15 @@
 
 #include "model/model_file.h"
 
-/* Try DIR/models/NAME.ini; append DIR to `tried` for the message. */
-static char *try_dir(const char *dir, size_t dir_len, const char *name,
-                     char *tried, size_t tried_len)
+/* Try DIR/models/NAME.EXT; append it to `tried` for the message. */
+static char *try_ext(const char *dir, size_t dir_len, const char *name,
+                     const char *ext, char *tried, size_t tried_len)
 {
     size_t len = dir_len + strlen(name) + 16, at = strlen(tried);
     char *p = malloc(len);
     if (!p)
         return NULL;
-    snprintf(p, len, "%.*s/models/%s.ini", (int)dir_len, dir, name);
+    snprintf(p, len, "%.*s/models/%s.%s", (int)dir_len, dir, name, ext);
     if (access(p, R_OK) == 0)
         return p;
     /* A folder reached two ways (the suite's own and ./suites) is said once. */
@@ -31,10 +32,19 @@ static char *try_dir(const char *dir, size_t dir_len, const char *name,
     return NULL;
 }
 
+/* NAME.ini first: an ONNX export of an INI network does not hide it. */
+static char *try_dir(const char *dir, size_t dir_len, const char *name,
+                     char *tried, size_t tried_len)
+{
+    char *p = try_ext(dir, dir_len, name, "ini", tried, tried_len);
+    return p ? p : try_ext(dir, dir_len, name, "onnx", tried, tried_len);
+}
+
 static int is_path(const char *model)
 {
     size_t n = strlen(model);
-    return strchr(model, '/') || (n > 4 && !strcmp(model + n - 4, ".ini"));
+    return strchr(model, '/') || (n > 4 && !strcmp(model + n - 4, ".ini")) ||
+           dlb_onnx_is_path(model);
 }
 
 char *dlb_model_file_find(const char *model, const char *const *suite_paths,
@@ -72,7 +82,7 @@ char *dlb_model_file_find(const char *model, const char *const *suite_paths,
                     sizeof tried);
     if (!p)
         dlb_errorf(err, DLB_ERR_INPUT, "model '%s' not found (looked for %s); "
-                   "give a path to a model file, or put NAME.ini in a models/ "
+                   "give a path to a model file, or put NAME.ini or NAME.onnx in a models/ "
                    "directory beside the suite", model, tried);
     return p;
 }

@@ -6,8 +6,9 @@
 
 #include "util/error.h"
 
-/* `model` is a path when it contains '/' or ends in ".ini"; otherwise the
- * name NAME is looked up as models/NAME.ini beside each of the suite files
+/* `model` is a path when it contains '/' or ends in ".ini" or ".onnx";
+ * otherwise the name NAME is looked up as models/NAME.ini, then
+ * models/NAME.onnx, beside each of the suite files
  * `suite_paths` (NULL entries are skipped), in ./suites, in each directory
  * of $DLBENCH_SUITE_PATH (colon-separated), then in `installed_dir` (the
  * installed suites). Returns a malloc'ed path, or NULL with err listing

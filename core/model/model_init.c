@@ -1,4 +1,5 @@
-/* Seeded initialisation with PyTorch's defaults. */
+/* Seeded initialisation with PyTorch's defaults, or the weights that came
+ * with the model file. */
 #include "model/model_impl.h"
 
 #include <math.h>
@@ -6,6 +7,7 @@
 
 #include "backend/backend.h"
 #include "backend/dtype.h"
+#include "model/model_weights.h"
 
 /* Host doubles into a device buffer of the model's type: F32 and F64 are
  * converted here; other float types go through an F32 buffer and the
@@ -107,13 +109,45 @@ static dlb_status init_layer(struct dlb_model *m, size_t i, uint64_t seed,
     }
 }
 
+/* The weights the model file brought (an ONNX model's initializers):
+ * every tensor of the model must be there with its element count, which
+ * the importer made sure of. */
+static dlb_status load_file_weights(struct dlb_model *m, struct dlb_error *err)
+{
+    const struct dlb_model_weights *w = m->spec->weights;
+    for (size_t i = 0; i < m->n_params; i++) {
+        const struct dlb_model_param *p = &m->params[i];
+        const struct dlb_weight *t = dlb_model_weights_find(w, p->name);
+        if (!t || t->count != p->t.count)
+            return dlb_errorf(err, DLB_ERR_INTERNAL, "%s: no tensor %s of %zu "
+                              "values among the file's weights", w->source,
+                              p->name, p->t.count);
+        double *v = malloc(t->count * sizeof *v + 1);
+        if (!v)
+            return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory loading %s",
+                              p->name);
+        for (size_t k = 0; k < t->count; k++)
+            v[k] = t->data[k];
+        dlb_status s = put_values(m, p->t.buf, v, t->count, p->name, err);
+        free(v);
+        if (s != DLB_OK)
+            return s;
+    }
+    return DLB_OK;
+}
+
 dlb_status dlb_model_init(struct dlb_model *m, uint64_t seed,
                           struct dlb_error *err)
 {
     dlb_status s;
-    for (size_t i = 0; i < m->spec->n_layers; i++)
-        if ((s = init_layer(m, i, seed, err)) != DLB_OK)
+    if (m->spec->weights) {
+        if ((s = load_file_weights(m, err)) != DLB_OK)
             return s;
+    } else {
+        for (size_t i = 0; i < m->spec->n_layers; i++)
+            if ((s = init_layer(m, i, seed, err)) != DLB_OK)
+                return s;
+    }
     for (size_t i = 0; i < m->n_params; i++)
         if (m->params[i].mom &&
             (s = fill(m, m->params[i].mom, 0.0, m->params[i].name, err)))

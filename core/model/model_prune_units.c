@@ -190,6 +190,9 @@ static dlb_status smaller_spec(const struct dlb_model_spec *sp,
         return DLB_ERR_NOMEM;
     *ns = *sp;
     ns->path = NULL;
+    /* The file's weights have the unpruned shapes; the rebuild copies the
+     * kept units from the model instead. */
+    ns->weights = NULL;
     ns->layers = malloc(sp->n_layers * sizeof *ns->layers);
     size_t len = strlen(sp->path) + 1;
     if (ns->layers)

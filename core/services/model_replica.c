@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "model/model_weights.h"
 #include "model/model_impl.h"
 
 /* The i-th tensor with a gradient, or NULL. */
@@ -52,6 +53,7 @@ static struct dlb_model_spec *spec_dup(const struct dlb_model_spec *s)
     if (!d)
         return NULL;
     *d = *s;
+    d->weights = dlb_model_weights_ref(s->weights); /* the master's start */
     d->path = strdup(s->path ? s->path : "");
     d->layers = malloc((s->n_layers ? s->n_layers : 1) * sizeof *d->layers);
     if (!d->path || !d->layers) {

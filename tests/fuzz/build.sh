@@ -5,7 +5,8 @@
 # The core's sources (the libdlbcore list from Makefile.am, without the
 # oneDNN and CUDA backends, which no parser needs) are compiled once with
 # coverage and AddressSanitizer + UndefinedBehaviorSanitizer into
-# tests/fuzz/libcore-fuzz.a; each tests/fuzz/fuzz_NAME.c is linked against
+# tests/fuzz/libcore-fuzz.a (sources generated in the build directory, such
+# as the ONNX reader, are taken from there); each tests/fuzz/fuzz_NAME.c is linked against
 # it as tests/fuzz/fuzz_NAME. FUZZ_CC (default clang) and FUZZ_CFLAGS
 # override the compiler and its flags; FUZZ_DEP_CFLAGS (from the makefile)
 # are the include flags of the core's libraries.
@@ -15,9 +16,9 @@ shift 3
 cc=${FUZZ_CC:-clang}
 san='-fsanitize=address,undefined -fno-sanitize-recover=undefined'
 cflags="${FUZZ_CFLAGS:--g -O1 -fno-omit-frame-pointer} $san -std=c11 -D_GNU_SOURCE \
--I$srcdir/include -I$srcdir/core -I$builddir ${FUZZ_DEP_CFLAGS:-}"
+-I$srcdir/include -I$srcdir/core -I$builddir -I$builddir/core ${FUZZ_DEP_CFLAGS:-}"
 out=$builddir/tests/fuzz
-harnesses='suite model idx results safetensors'
+harnesses='suite model idx results safetensors onnx'
 mkdir -p "$out/obj" || exit 1
 
 # libFuzzer ships with clang, but distributions split it out: say what is
@@ -48,8 +49,10 @@ if [ $stale -eq 1 ]; then
         esac
     done | xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} sh -c '
         o=$3/obj/$(echo "$1" | tr / _ | sed "s/\.c$/.o/")
-        $2 -c $4 -fsanitize=fuzzer-no-link "$5/$1" -o "$o" || { echo "make fuzz: cannot compile $1" >&2; exit 255; }
-    ' _ {} "$cc" "$out" "$cflags" "$srcdir" || exit 1
+        f=$5/$1
+        [ -f "$f" ] || f=$6/$1   # generated (the ONNX reader)
+        $2 -c $4 -fsanitize=fuzzer-no-link "$f" -o "$o" || { echo "make fuzz: cannot compile $1" >&2; exit 255; }
+    ' _ {} "$cc" "$out" "$cflags" "$srcdir" "$builddir" || exit 1
     ar rcs "$lib" "$out"/obj/*.o || exit 1
 fi
 

@@ -14,7 +14,7 @@ seconds=${FUZZ_SECONDS:-60}
 dir=${FUZZ_DIR:-./tests/fuzz}
 src=${FUZZ_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 out=${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/dlbench-fuzz.XXXXXX")}
-names=${*:-suite model idx results safetensors}
+names=${*:-suite model idx results safetensors onnx}
 
 # seeds NAME DIR: copy the tree's files of that kind into DIR.
 seeds() {
@@ -27,6 +27,7 @@ seeds() {
     results) set -- "$2" "$src"/results/baselines/*.json "$src"/tests/bad-input/results/*.json \
                  "$src"/tests/bad-input/journal/*.jsonl "$src"/tests/bad-input/fixtures/*.json ;;
     safetensors) set -- "$2" "$src"/tests/bad-input/safetensors/*.safetensors ;;
+    onnx) set -- "$2" "$src"/tests/data/onnx/*.onnx ;;
     esac
     d=$1
     shift
