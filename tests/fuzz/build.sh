@@ -18,7 +18,7 @@ san='-fsanitize=address,undefined -fno-sanitize-recover=undefined'
 cflags="${FUZZ_CFLAGS:--g -O1 -fno-omit-frame-pointer} $san -std=c11 -D_GNU_SOURCE \
 -I$srcdir/include -I$srcdir/core -I$builddir -I$builddir/core ${FUZZ_DEP_CFLAGS:-}"
 out=$builddir/tests/fuzz
-harnesses='suite model idx results safetensors onnx'
+harnesses='suite model idx results safetensors onnx image'
 mkdir -p "$out/obj" || exit 1
 
 # libFuzzer ships with clang, but distributions split it out: say what is

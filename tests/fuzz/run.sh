@@ -14,7 +14,7 @@ seconds=${FUZZ_SECONDS:-60}
 dir=${FUZZ_DIR:-./tests/fuzz}
 src=${FUZZ_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 out=${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/dlbench-fuzz.XXXXXX")}
-names=${*:-suite model idx results safetensors onnx}
+names=${*:-suite model idx results safetensors onnx image}
 
 # seeds NAME DIR: copy the tree's files of that kind into DIR.
 seeds() {
@@ -28,6 +28,7 @@ seeds() {
                  "$src"/tests/bad-input/journal/*.jsonl "$src"/tests/bad-input/fixtures/*.json ;;
     safetensors) set -- "$2" "$src"/tests/bad-input/safetensors/*.safetensors ;;
     onnx) set -- "$2" "$src"/tests/data/onnx/*.onnx ;;
+    image) set -- "$2" "$src"/tests/fuzz/seeds/image/* ;;
     esac
     d=$1
     shift
