@@ -40,6 +40,15 @@ dlb_status dlb_model_layer_info(const struct dlb_model *m, unsigned i,
         out->stride = L->stride;
         out->pad = L->pad;
     }
+    if (L->kind == DLB_LAYER_CONV)
+        out->groups = L->groups ? L->groups : 1;
+    if (L->kind == DLB_LAYER_RELU)
+        out->relu_max = L->relu_max;
+    _Static_assert(DLB_LAYER_MAX_INPUTS <= sizeof out->inputs /
+                   sizeof out->inputs[0], "dlb_layer_info holds every input");
+    out->n_inputs = L->n_inputs;
+    for (uint32_t k = 0; k < L->n_inputs; k++)
+        out->inputs[k] = L->inputs[k];
     tensor_name(m, ml->weight, out->weight, sizeof out->weight,
                 &out->weight_count);
     tensor_name(m, ml->bias, out->bias, sizeof out->bias, &out->bias_count);

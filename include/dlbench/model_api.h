@@ -14,8 +14,8 @@
  * The table starts with struct_size; an entry appended by a later minor
  * version is tested with DLB_MODEL_API_HAS. Every call returns a status
  * and, on failure, logs the reason under the plugin's name. Tensors cross
- * as dense fp32 arrays in backend.h's layouts ([out][in][kh][kw] for conv
- * weights, [out][in] for linear ones), whatever the backend keeps.
+ * as dense fp32 arrays in backend.h's layouts ([out][in / groups][kh][kw]
+ * for conv weights, [out][in] for linear ones), whatever the backend keeps.
  *
  * Threads: calls on different models may run at once on different
  * threads, provided each model, with its backend and its slices, is used
@@ -57,8 +57,14 @@ struct dlb_layer_info {
     uint32_t in_c, in_h, in_w;
     uint32_t out_c, out_h, out_w;
     uint32_t size, stride, pad;   /* conv and pooling; 0 elsewhere */
-    char weight[96],
-    bias[96];    /* tensor names; "" when the layer has none */
+    uint32_t groups;              /* conv: 1, or channel groups (depthwise:
+                                   * the channels); 0 elsewhere */
+    float relu_max;               /* relu: the upper clip (6: ReLU6), 0 none */
+    /* The nodes it reads, in order; -1 is the network's input. A chain's
+     * node reads the one before it; an add or concat reads several. */
+    uint32_t n_inputs;
+    int32_t inputs[8];
+    char weight[96], bias[96];    /* tensor names; "" when the layer has none */
     size_t weight_count, bias_count;
     uint64_t params;              /* learnable parameters */
     double flops_fwd;             /* per image */

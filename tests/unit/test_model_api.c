@@ -8,7 +8,10 @@
  *     given it holds it bit for bit;
  *   - infer's logits are the log-probabilities before the log-softmax;
  *   - rewrite refuses mixed kinds and an int8 rewrite out of node order,
- *     and a mask zeroes exactly the masked weights.
+ *     and a mask zeroes exactly the masked weights;
+ *   - on tests/unit/models/residual.ini, node_info gives the graph: a
+ *     chain node reads the one before, an add its named inputs in order,
+ *     a node reading the network's input -1; a conv's groups are 1.
  * Expected: all hold. Bugs they guard against: an entry left unset, ids
  * off by one between nodes and tensors, a clone or slice reading another
  * range than it says. */
@@ -176,6 +179,38 @@ static void test_rewrite(const struct dlb_host *h, struct dlb_model *m)
     free(after);
 }
 
+/* The graph through node_info (residual.ini: sum = add(b2, r1), proj reads
+ * the network's input, sum2 = add(r2, proj, r1)). */
+static int node_named(const struct dlb_host *h, struct dlb_model *m,
+                      const char *name)
+{
+    const struct dlb_model_api *a = h->model_api;
+    struct dlb_layer_info li;
+    for (unsigned i = 0; i < a->node_count(h, m); i++)
+        if (a->node_info(h, m, i, &li) == DLB_OK && !strcmp(li.name, name))
+            return (int)i;
+    return -2;
+}
+
+static void test_graph(const struct dlb_host *h, struct dlb_model *m)
+{
+    const struct dlb_model_api *a = h->model_api;
+    struct dlb_layer_info li;
+    int sum = node_named(h, m, "sum"), sum2 = node_named(h, m, "sum2");
+    int proj = node_named(h, m, "proj"), c2 = node_named(h, m, "c2");
+    CHECK(sum >= 0 && sum2 >= 0 && proj >= 0 && c2 >= 0);
+    CHECK(a->node_info(h, m, (unsigned)sum, &li) == DLB_OK);
+    CHECK(li.n_inputs == 2 && li.inputs[0] == node_named(h, m, "b2") &&
+          li.inputs[1] == node_named(h, m, "r1"));
+    CHECK(a->node_info(h, m, (unsigned)sum2, &li) == DLB_OK);
+    CHECK(li.n_inputs == 3 && li.inputs[0] == node_named(h, m, "r2") &&
+          li.inputs[1] == proj && li.inputs[2] == node_named(h, m, "r1"));
+    CHECK(a->node_info(h, m, (unsigned)proj, &li) == DLB_OK);
+    CHECK(li.n_inputs == 1 && li.inputs[0] == -1 && li.groups == 1);
+    CHECK(a->node_info(h, m, (unsigned)c2, &li) == DLB_OK);
+    CHECK(li.n_inputs == 1 && li.inputs[0] == c2 - 1 && li.groups == 1);
+}
+
 int main(void)
 {
     struct env e;
@@ -192,6 +227,13 @@ int main(void)
     }
     model_close(m);
     dlb_model_spec_free(sp);
+    struct dlb_model_spec *rs = spec_load("tests/unit/models/residual.ini");
+    struct dlb_model *rm = rs ? model_open(&e, rs) : NULL;
+    CHECK(rm != NULL);
+    if (rm)
+        test_graph(h, rm);
+    model_close(rm);
+    dlb_model_spec_free(rs);
     env_close(&e);
     return check_exit();
 }
