@@ -1,6 +1,7 @@
 #include "child/host.h"
 #include "child/host_api.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,12 +26,31 @@ static void host_log(const struct dlb_host *h, enum dlb_log_level lvl,
     const struct dlb_host_priv *p = priv(h);
     if (lvl == DLB_LOG_DEBUG && !p->shared->verbose)
         return;
+    /* a replica's threads may log at once */
+    static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
     va_list ap;
     va_start(ap, fmt);
+    if (lvl == DLB_LOG_ERROR) {
+        va_list again;
+        va_copy(again, ap);
+        pthread_mutex_lock(&last_lock);
+        int n = snprintf(p->shared->last_error, sizeof p->shared->last_error,
+                         "%s: ", p->who);
+        if (n > 0 && (size_t)n < sizeof p->shared->last_error)
+            vsnprintf(p->shared->last_error + n,
+                      sizeof p->shared->last_error - (size_t)n, fmt, again);
+        pthread_mutex_unlock(&last_lock);
+        va_end(again);
+    }
     fprintf(stderr, "%s: %s: ", p->who, names[lvl]);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+const char *dlb_host_last_error(const struct dlb_host *h)
+{
+    return h ? priv(h)->shared->last_error : "";
 }
 
 static dlb_status host_metric(const struct dlb_host *h, const char *name,

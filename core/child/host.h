@@ -12,6 +12,9 @@
 /* State shared by every host of one configuration. */
 struct dlb_host_shared {
     json_t *metrics;                          /* { "name": {value, unit} } */
+    /* The last error a plugin logged ("who: message"), so that a failed
+     * hook's configuration gives the plugin's reason, not only a status. */
+    char last_error[512];
     const struct dlb_allocator_hooks *pool;   /* NULL: system allocator */
     void *pool_state;
     const struct dlb_host *pool_host;
@@ -98,6 +101,9 @@ int dlb_host_quality_work_skipped(const struct dlb_host *h);
 /* Close the named models plugins opened (they live on the
  * workload's backend): dlb_host_set_data does when the data goes. */
 void dlb_host_close_models(struct dlb_host_shared *shared);
+
+/* The last error any host of this configuration logged, "" when none. */
+const char *dlb_host_last_error(const struct dlb_host *h);
 
 /* The core's log line for a failed model service, under the plugin's name. */
 dlb_status dlb_host_fail(const struct dlb_host *h, dlb_status s,

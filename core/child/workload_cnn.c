@@ -336,8 +336,10 @@ static dlb_status apply_transform(struct cnn *c, struct dlb_error *err)
         return DLB_OK;
     dlb_status s = x->transform->apply(x->transform_state, x->transform_host,
                                        c->model);
-    return s == DLB_OK ? s : dlb_errorf(err, s, "model transform failed (%s)",
-                                        dlb_status_name(s));
+    const char *why = dlb_host_last_error(x->transform_host);
+    return s == DLB_OK ? s : dlb_errorf(err, s, "model transform failed (%s)%s%s",
+                                        dlb_status_name(s), *why ? ": " : "",
+                                        why);
 }
 
 static dlb_status setup_train(struct cnn *c, struct dlb_workload_info *info,

@@ -158,6 +158,21 @@ sys.exit(0 if any(ft == 0 for ft, _ in rows) and any(ft > 0 for ft, _ in rows) a
          all(has == (ft == 0) for ft, has in rows) else 1)"
 ok "screen_accuracy: the reason is logged" grep -q "no accuracy scored; a plugin skipped work" sa/logs/*.log
 
+# A network that branches (ResNet-20's residual adds): filter pruning is
+# refused there with the plugin's own reason in the record and on the
+# console, not a bare status; magnitude pruning masks it.
+"$DLBENCH" --suite "$top_srcdir/suites/prune.ini" --quick --set measure_only=on \
+    --set model=resnet20 --set prune.sparsity=0.5 --set prune.finetune_steps=0 \
+    --out rn >rn.out 2>rn.err
+rn_filters="batch=64 prune.enable=on prune.method=filters_l1 prune.sparsity=0.5 prune.finetune_steps=0"
+rn_mag="batch=64 prune.enable=on prune.method=magnitude prune.sparsity=0.5 prune.finetune_steps=0"
+ok "resnet20: filters refused, the reason the plugin's" grep -q \
+    "model transform failed (unsupported): prune: .*resnet20.ini: removing units follows channels along a chain of layers, and this network branches" rn.out
+ok "... in results.json too" [ "$(json rn/results.json \
+    "[r for r in d['records'] if r['id']=='$rn_filters'][0]['status']")" = skipped ]
+ok "resnet20: magnitude pruning runs" [ "$(json rn/results.json \
+    "[r for r in d['records'] if r['id']=='$rn_mag'][0]['status']")" = ok ]
+
 "$DLBENCH" plugin-help prune >help.txt 2>&1
 for k in method sparsity layers finetune_steps finetune_batch finetune_lr sparse; do
     ok "plugin-help lists $k" grep -q "$k" help.txt
