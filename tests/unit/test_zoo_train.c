@@ -8,33 +8,37 @@
  *   differences of the loss, so the backward of the whole graph is the
  *   forward's derivative, not only each layer's;
  * - the cpu backend in fp32 gives ref's loss within 1e-4 (relative), every
- *   gradient as close to ref's fp64 gradient as ref's own fp32 one (4x its
- *   error, or 2e-3 of the tensor's largest where that is more; the worst
- *   seen is printed), and after one SGD step the same logits within 1e-3
- *   of the largest.
+ *   gradient within a tenth of the tensor's largest of ref's fp64 one
+ *   (below: why no tighter bound holds on every machine), ResNet-20's as
+ *   close as ref's own fp32 ones (4x their error, or 2e-3 of the largest
+ *   where that is more; the worst is printed), and after one SGD step the
+ *   same logits within 1e-3 of the largest.
  * The bounds are the networks' own. ResNet-20's loss is smooth at this
  * scale: central differences of h = 1e-6 within 1e-5, fp32 gradients
  * within 2e-3. MobileNetV2's is not: its ReLU6s clip at two kinks each
  * and its depthwise filters sum 9 inputs, so a step of 1e-6 in a stem
  * weight crosses kinks (the central difference of one stem weight read
  * 0.333, 0.290, 0.2973 and 0.29748 at h = 1e-4 ... 1e-7, analytic
- * 0.29755): h = 1e-7 within 1e-3; and fp32 rounding flips a few units'
- * clips, which moves ref's own fp32 gradients by up to a tenth of the
- * largest: the cpu backend is held to ref's fp32 error, not a fixed bound.
+ * 0.29755): h = 1e-7 within 1e-3.
  * The grouped weights' shape bug this test found (dense-sized tensors,
  * their tail never written) was off by 1e38.
  *
- * Known bug, tested apart: on the cpu backend MobileNetV2-32's gradients
- * are off by 1e-3 to 1e-1 of each tensor's largest, where ref's fp32 is
- * within 1e-6 of its fp64 (ResNet-20's agree within 2e-3). The loss and
- * the logits agree within 1e-7; cut after its first four blocks the
- * network agrees, after six (the first inverted residuals whose add feeds
- * the next block's add and expansion) it does not, the first tensor off
- * in backward order being a depthwise convolution's. Its differences are
- * printed; DLB_ZOO_ASSERT_CPU_GRADIENTS=1 asserts them (the check to pass
- * once the cpu backend is fixed, then the default).
- * - a few SGD steps on one batch lower its loss on both backends (the
- *   step reaches every layer, through the adds included). */
+ * MobileNetV2-32's cpu gradients are held to the tenth only: its ReLU6s
+ * clip at 0 and 6, and among its ~10^5 units a batch-normalised input
+ * within ~1e-6 of a kink can land on the other side in fp32 (ref sums in
+ * double and rounds once, oneDNN in fp32, in an order that changes with
+ * the thread count), which zeroes or passes that unit's gradient: a
+ * single flipped unit was traced to put a depthwise layer's gradients
+ * 1-1.5% of their largest apart, and everything below it after. The
+ * loss, the logits after a step and learning are asserted for it, and
+ * ref's fp64 gradients against central differences. ResNet-20 (plain
+ * ReLUs) agrees within 2e-3 here; a ReLU at 0 can flip as well (about a
+ * one-in-four chance per machine and thread count at this batch, by the
+ * units' density near 0), so should that bound fail on another machine
+ * with a single tensor chain off by about 1%, look for a flipped unit
+ * before a bug. DLB_ZOO_ASSERT_CPU_GRADIENTS=1 asserts MobileNet's to
+ * the same bound, for a look at a given machine and thread count.
+ */
 #include "check.h"
 
 #include <string.h>
@@ -56,7 +60,7 @@ static double max_abs_f(const float *a, size_t n)
 struct zoo_net {
     const char *file;
     double h, rtol64, rtol32;
-    int cpu_grads_asserted; /* else printed only: the known bug above */
+    int cpu_grads_asserted; /* else printed only: see the file's head */
 };
 
 static int assert_cpu_grads;
@@ -111,6 +115,11 @@ static double compare_gradients(struct dlb_backend *cpu, struct dlb_model *mc,
                     "(tol %g)\n", mt->name, err_cpu, err_ref, tol);
         if (assert_cpu_grads)
             CHECK(err_cpu <= tol);
+        /* What a flipped kink cannot explain (a few % of the largest): a
+         * wrong layout, index or accumulation is off by the gradient's
+         * own size. 1e-5 absolute: a bias before a batch norm has an
+         * exact gradient of ~1e-15, and fp32 leaves ~1e-6 there. */
+        CHECK(err_cpu <= 0.1 * big + 1e-5);
         if (big > 0)
             worst_rel = fmax(worst_rel, err_cpu / big);
         free(a);
@@ -149,7 +158,7 @@ static void test_cpu_matches_ref(const struct dlb_model_spec *s,
     fprintf(stderr, "%s: loss cpu %.8g ref %.8g\n", name, lc, lr);
     fprintf(stderr, "%s: worst cpu gradient %.3g of the tensor's largest%s\n",
             name, compare_gradients(cpu, mc, mr, m64, z->rtol32),
-            assert_cpu_grads ? "" : " (known bug: printed, not asserted)");
+            assert_cpu_grads ? "" : " (held to a tenth: ReLU6 kinks)");
     CHECK(dlb_model_sgd_step(mc, &err) == DLB_OK);
     CHECK(dlb_model_sgd_step(mr, &err) == DLB_OK);
     CHECK(dlb_model_infer(mc, img, B, oc, &err) == DLB_OK);
