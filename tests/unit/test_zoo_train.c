@@ -8,11 +8,10 @@
  *   differences of the loss, so the backward of the whole graph is the
  *   forward's derivative, not only each layer's;
  * - the cpu backend in fp32 gives ref's loss within 1e-4 (relative), every
- *   gradient within a tenth of the tensor's largest of ref's fp64 one
- *   (below: why no tighter bound holds on every machine), ResNet-20's as
- *   close as ref's own fp32 ones (4x their error, or 2e-3 of the largest
- *   where that is more; the worst is printed), and after one SGD step the
- *   same logits within 1e-3 of the largest.
+ *   gradient tensor within 5% of its norm of ref's fp64 one (below: why
+ *   no tighter bound holds on every machine; the tighter one, 4x ref's
+ *   own fp32 error or 2e-3 of the largest, is printed where it fails),
+ *   and after one SGD step the same logits within 1e-3 of the largest.
  * The bounds are the networks' own. ResNet-20's loss is smooth at this
  * scale: central differences of h = 1e-6 within 1e-5, fp32 gradients
  * within 2e-3. MobileNetV2's is not: its ReLU6s clip at two kinks each
@@ -23,7 +22,7 @@
  * The grouped weights' shape bug this test found (dense-sized tensors,
  * their tail never written) was off by 1e38.
  *
- * MobileNetV2-32's cpu gradients are held to the tenth only: its ReLU6s
+ * Why not tighter: MobileNetV2-32's ReLU6s
  * clip at 0 and 6, and among its ~10^5 units a batch-normalised input
  * within ~1e-6 of a kink can land on the other side in fp32 (ref sums in
  * double and rounds once, oneDNN in fp32, in an order that changes with
@@ -32,12 +31,12 @@
  * 1-1.5% of their largest apart, and everything below it after. The
  * loss, the logits after a step and learning are asserted for it, and
  * ref's fp64 gradients against central differences. ResNet-20 (plain
- * ReLUs) agrees within 2e-3 here; a ReLU at 0 can flip as well (about a
- * one-in-four chance per machine and thread count at this batch, by the
- * units' density near 0), so should that bound fail on another machine
- * with a single tensor chain off by about 1%, look for a flipped unit
- * before a bug. DLB_ZOO_ASSERT_CPU_GRADIENTS=1 asserts MobileNet's to
- * the same bound, for a look at a given machine and thread count.
+ * ReLUs) meets the tighter bound here (worst 1.6e-5 of a tensor's
+ * largest), but a ReLU at 0 can flip as well (about a one-in-four chance
+ * per machine and thread count at this batch, by the units' density near
+ * 0), so it too is asserted to the norm only. DLB_ZOO_ASSERT_CPU_GRADIENTS=1
+ * asserts the tighter bound, for a look at a given machine and thread
+ * count.
  */
 #include "check.h"
 
@@ -115,11 +114,20 @@ static double compare_gradients(struct dlb_backend *cpu, struct dlb_model *mc,
                     "(tol %g)\n", mt->name, err_cpu, err_ref, tol);
         if (assert_cpu_grads)
             CHECK(err_cpu <= tol);
-        /* What a flipped kink cannot explain (a few % of the largest): a
-         * wrong layout, index or accumulation is off by the gradient's
-         * own size. 1e-5 absolute: a bias before a batch norm has an
-         * exact gradient of ~1e-15, and fp32 leaves ~1e-6 there. */
-        CHECK(err_cpu <= 0.1 * big + 1e-5);
+        /* What a flipped kink cannot explain: it moves the gradients of
+         * the units it reaches (a 1x1 convolution's row by up to a tenth
+         * of the largest at this batch), a few thousandths of the whole
+         * tensor's norm; a wrong layout, index or accumulation moves the
+         * norm by its own size. */
+        double d2 = 0, e2 = 0;
+        for (size_t k = 0; k < mt->count; k++) {
+            d2 += (a[k] - e[k]) * (a[k] - e[k]);
+            e2 += e[k] * e[k];
+        }
+        if (sqrt(d2) > 0.05 * sqrt(e2) + 1e-5)
+            fprintf(stderr, "%s: off by %g of its norm\n", mt->name,
+                    sqrt(d2 / (e2 > 0 ? e2 : 1)));
+        CHECK(sqrt(d2) <= 0.05 * sqrt(e2) + 1e-5);
         if (big > 0)
             worst_rel = fmax(worst_rel, err_cpu / big);
         free(a);
@@ -158,7 +166,7 @@ static void test_cpu_matches_ref(const struct dlb_model_spec *s,
     fprintf(stderr, "%s: loss cpu %.8g ref %.8g\n", name, lc, lr);
     fprintf(stderr, "%s: worst cpu gradient %.3g of the tensor's largest%s\n",
             name, compare_gradients(cpu, mc, mr, m64, z->rtol32),
-            assert_cpu_grads ? "" : " (held to a tenth: ReLU6 kinks)");
+            assert_cpu_grads ? "" : " (asserted: 5% of each tensor's norm)");
     CHECK(dlb_model_sgd_step(mc, &err) == DLB_OK);
     CHECK(dlb_model_sgd_step(mr, &err) == DLB_OK);
     CHECK(dlb_model_infer(mc, img, B, oc, &err) == DLB_OK);
@@ -206,7 +214,7 @@ static void test_learns(const struct dlb_model_spec *s, struct dlb_backend *be,
 int main(void)
 {
     static const struct zoo_net nets[] = {
-        {"suites/models/resnet20.ini", 1e-6, 1e-5, 2e-3, 1},
+        {"suites/models/resnet20.ini", 1e-6, 1e-5, 2e-3, 0},
         {"suites/models/mobilenet-v2-32.ini", 1e-7, 1e-3, 2e-3, 0}};
     struct dlb_backend_config cfg = {.seed = 1};
     struct dlb_backend *cpu = NULL;
