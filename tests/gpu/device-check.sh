@@ -1,6 +1,7 @@
 #!/bin/sh
 # The GPU checks in one call, for a machine with a GPU (see doc/gpu.md):
-# the cuda backend op by op against ref, LeNet training against cpu, the
+# the cuda backend op by op against ref, the 32x32 ResNet and MobileNet
+# and an ONNX model trained on it, LeNet training against cpu, the
 # mempool over cudaMalloc (its alloc+free pair against cudaMalloc+cudaFree),
 # the gradient scaler on the device against ref, pinned batches uploaded
 # on the copy stream against the pageable path (dataloader.pinned), the
@@ -198,8 +199,18 @@ else
     export DLBENCH="$BUNDLE/bin/dlbench" DLBENCH_BACKEND_PATH="$BUNDLE/backends"
     export DLBENCH_PLUGIN_PATH="$BUNDLE/plugins" DLBENCH_SUITE_PATH="$SRC/suites"
     export DLBENCH_CACHE_DIR="$OUT/cache" top_srcdir="$SRC" srcdir="$SRC"
+    export top_builddir="$BUNDLE" # lib.sh reads it; the checks use $DLBENCH
     ldd "$DLBENCH_BACKEND_PATH/dlbench_cuda.so" >"$OUT/ldd-module.txt" 2>&1
     check ops 90 "$BUNDLE/bin/test_cuda_ops"
+    # The networks after vgg-small on the device, trained and scored:
+    # ResNet-20's adds and projection shortcuts, MobileNetV2-32's grouped
+    # (depthwise) convolutions and ReLU6, and an imported ONNX model.
+    for n in resnet20 mobilenet-v2-32; do
+        check "net-$n" 60 "$DLBENCH" --suite baseline --quick --backend cuda \
+            --set model=$n --out "$OUT/net-$n"
+    done
+    check net-onnx 40 "$DLBENCH" --suite baseline --quick --backend cuda \
+        --set model="$SRC/tests/data/onnx/tiny_res.onnx" --out "$OUT/net-onnx"
     check mempool 45 "$BUNDLE/bin/test_cuda_mempool"
     check graph 45 "$BUNDLE/bin/test_cuda_graph"
     # pinned batches on the copy stream: the same batches and losses as
