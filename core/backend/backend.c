@@ -71,6 +71,7 @@ void dlb_backend_close(struct dlb_backend *be)
         return;
     if (be->ops->destroy)
         be->ops->destroy(be);
+    dlb_backend_profile_reset(be);
     free(be->prof);
     free(be);
 }

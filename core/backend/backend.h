@@ -64,8 +64,7 @@ const char *dlb_prop_name(enum dlb_prop p);
 /* The profile since the last reset: one entry per layer label, kind,
  * propagation and kernel, in the order first run. */
 struct dlb_op_profile {
-    const char *label;        /* the op's label (the model's layer names
-                                 live as long as the model), or NULL */
+    const char *label;        /* a copy of the op's label, or NULL */
     enum dlb_op_kind kind;
     enum dlb_prop prop;
     const char *kernel;       /* the kernel's name */

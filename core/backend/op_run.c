@@ -23,6 +23,7 @@ static const char *const kind_names[DLB_OP_KIND_COUNT] = {
     [DLB_OP_DEQUANTIZE] = "dequantize", [DLB_OP_ALLREDUCE_SUM] = "allreduce_sum",
     [DLB_OP_CONV2D_INT8] = "conv2d_int8", [DLB_OP_LINEAR_INT8] = "linear_int8",
     [DLB_OP_ADD] = "add", [DLB_OP_CONCAT] = "concat",
+    [DLB_OP_CONV2D_RELU] = "conv2d_relu",
 };
 
 static const char *const prop_names[DLB_PROP_COUNT] = {
@@ -72,8 +73,10 @@ static double now_s(void)
 }
 
 /* The profile's entry for (label, kind, prop, kernel), made on first use;
- * NULL without memory (the run is then not counted). Labels are compared
- * by address first: the model hands the same name each step. */
+ * NULL without memory (the run is then not counted). The entry keeps its
+ * own copy of the label: the profile is read after the model that named
+ * the operations may be gone (the child writes it at the end of the
+ * configuration). */
 static struct dlb_op_profile *entry(struct dlb_backend *be,
                                     const struct dlb_op *op,
                                     const struct dlb_kernel *k)
@@ -94,8 +97,11 @@ static struct dlb_op_profile *entry(struct dlb_backend *be,
         be->prof = p;
         be->cap_prof = cap;
     }
+    char *label = NULL;
+    if (op->label && !(label = strdup(op->label)))
+        return NULL;
     struct dlb_op_profile *e = &be->prof[be->n_prof++];
-    *e = (struct dlb_op_profile){op->label, op->kind, op->prop, k->name, 0, 0};
+    *e = (struct dlb_op_profile){label, op->kind, op->prop, k->name, 0, 0};
     return e;
 }
 
@@ -138,6 +144,8 @@ size_t dlb_backend_profile(const struct dlb_backend *be,
 
 void dlb_backend_profile_reset(struct dlb_backend *be)
 {
+    for (size_t i = 0; i < be->n_prof; i++)
+        free((char *)be->prof[i].label);
     be->n_prof = 0;
 }
 

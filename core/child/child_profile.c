@@ -15,11 +15,16 @@ void dlb_child_profile_end(struct dlb_backend *be, struct dlb_child_profile *p)
     if (!be || !dlb_backend_profiling(be))
         return;
     size_t n = dlb_backend_profile(be, &ops);
-    free(p->ops);
+    dlb_child_profile_free(p);
     p->ops = n ? malloc(n * sizeof *p->ops) : NULL;
     p->n = p->ops ? n : 0;
-    if (p->ops)
-        memcpy(p->ops, ops, n * sizeof *ops);
+    /* The labels copied too: the record is written after the backend
+     * (and the model that named the operations) is closed. */
+    for (size_t i = 0; i < p->n; i++) {
+        p->ops[i] = ops[i];
+        if (ops[i].label)
+            p->ops[i].label = strdup(ops[i].label); /* NULL: no label */
+    }
     p->taken = 1;
 }
 
@@ -50,6 +55,8 @@ json_t *dlb_child_profile_json(const struct dlb_child_profile *p, double steps,
 
 void dlb_child_profile_free(struct dlb_child_profile *p)
 {
+    for (size_t i = 0; i < p->n; i++)
+        free((char *)p->ops[i].label);
     free(p->ops);
     p->ops = NULL;
     p->n = 0;

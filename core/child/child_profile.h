@@ -11,7 +11,8 @@
 #include "backend/backend.h"
 
 struct dlb_child_profile {
-    struct dlb_op_profile *ops;   /* a copy of the backend's entries */
+    struct dlb_op_profile *ops;   /* a copy of the backend's entries,
+                                     labels owned */
     size_t n;
     int taken;                    /* the sampling's end was seen */
 };

@@ -1,6 +1,7 @@
 /* Layers fused into one backend pass where the backend has a kernel for
  * the fused operation (CONV2D_POOL): a convolution and the max pooling
- * after it, and in inference the ReLU after that too. Its output is never
+ * after it, and in inference the ReLU after that too; in inference a
+ * convolution and the ReLU after it (CONV2D_RELU). Its output is never
  * written: for LeNet's conv1 the pass saves a write and a read of the
  * largest activation.
  *
@@ -76,6 +77,24 @@ static size_t span_of(struct dlb_model *m, size_t i, int train,
     return op->relu ? 2 : 1;
 }
 
+/* In inference, a convolution whose output only a ReLU reads: one
+ * CONV2D_RELU (op filled in) where the backend has a kernel for it, as an
+ * ONNX model's Conv -> Relu with the batch norm folded into the weights
+ * is. Returns the layers it covers after the convolution (0 or 1). */
+static size_t relu_span(struct dlb_model *m, size_t i, struct dlb_op *op)
+{
+    if (!dlb_model_spec_feeds_next(m->spec, i) ||
+        m->layers[i + 1].spec->kind != DLB_LAYER_RELU || !f32_layer(m, i + 1))
+        return 0;
+    struct dlb_op fused = *op;
+    fused.kind = DLB_OP_CONV2D_RELU;
+    fused.relu_max = m->layers[i + 1].spec->relu_max;
+    if (!dlb_backend_kernel_for(m->be, &fused))
+        return 0;
+    *op = fused;
+    return 1;
+}
+
 int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
                         struct dlb_buffer *x, struct dlb_buffer **y,
                         int *owned, dlb_status *st, struct dlb_error *err)
@@ -100,6 +119,10 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
      * training, as the layer's usual one (model_fwd.c). */
     if (!span && train)
         return 0;
+    if (!span) {
+        op.kind = DLB_OP_CONV2D;
+        span = relu_span(m, i, &op);
+    }
     mark(m, i, span);
     /* Backward of the pooling reads where each maximum was. */
     if ((span && train &&
@@ -115,8 +138,6 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
     op.y = *y;
     if (span && train)
         op.ws = m->layers[i + 1].ws;
-    if (!span)
-        op.kind = DLB_OP_CONV2D;
     *st = dlb_backend_run(m->be, &op);
     if (*st != DLB_OK)
         *st = dlb_model_be_fail(m, *st, ml->spec->name, "forward", err);

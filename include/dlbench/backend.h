@@ -302,6 +302,10 @@ struct dlb_graph_seed {
  *   BWD_WEIGHTS: x, dy (the pooling's output gradient), ws, dw, db?: the
  *     convolution's weight gradient from what POOL's BWD would have made
  *     of dy, for a first layer (no dx).
+ * CONV2D_RELU (conv, relu_max): FWD_INFER only: x, w, b?, y =
+ *   relu(conv(x, w) + b), clipped at relu_max when it is positive (ReLU6),
+ *   as CONV2D then RELU in place would write it; a backend without a
+ *   kernel for it leaves the two apart (an inference pass asks first).
  * POOL (pool): max pooling pads with -infinity, average pooling divides by
  *   kh*kw, padding included (PyTorch's count_include_pad); output size as
  *   for a convolution; ties pick the first maximum.
@@ -390,6 +394,7 @@ enum dlb_op_kind {
     DLB_OP_UNSCALE_CHECK, DLB_OP_CAST, DLB_OP_SCALE, DLB_OP_CHECK_FINITE,
     DLB_OP_FILL, DLB_OP_QUANTIZE, DLB_OP_DEQUANTIZE, DLB_OP_ALLREDUCE_SUM,
     DLB_OP_CONV2D_INT8, DLB_OP_LINEAR_INT8, DLB_OP_ADD, DLB_OP_CONCAT,
+    DLB_OP_CONV2D_RELU,
     DLB_OP_KIND_COUNT
 };
 

@@ -13,6 +13,11 @@
 #
 #   top_srcdir=. DLBENCH=build/dlbench sh tests/bench/bisect.sh [RUNS]
 #
+# Called again with the same OUT, it reuses OUT/repo and its builds
+# (so the builds can be made first, under load, and the timed runs later
+# on a quiet machine: PREBUILD="0 8 10 11 12 16" builds those positions
+# after GOOD, the ones a bisection of the 11th commit measures, and exits).
+#
 # OUT (a new temporary folder), SUITE (baseline), PLANT (11), SPIN
 # (200000: about 10% of LeNet training at batch 64 on 2 cores of a
 # Sapphire Rapids; more on a slower machine). The first run builds the
@@ -32,6 +37,10 @@ XDG_CACHE_HOME=$out/cache
 export XDG_CACHE_HOME
 
 repo=$out/repo
+if [ -f "$out/planted" ]; then
+    planted=$(cat "$out/planted")
+    echo "bisect bench: reusing $repo (planted $planted)" >&2
+else
 git clone -q --no-local "$top" "$repo" || exit 2
 git -C "$repo" config user.email bench@example.org
 git -C "$repo" config user.name bisect-bench
@@ -57,7 +66,16 @@ PY
     i=$((i + 1))
 done
 planted=$(git -C "$repo" rev-parse "HEAD~$((16 - plant))")
+echo "$planted" >"$out/planted"
 echo "bisect bench: 16 commits in $repo, planted $planted (#$plant), suite $suite" >&2
+fi
+if [ -n "${PREBUILD:-}" ]; then
+    for pos in $PREBUILD; do
+        "$top/ci/build-rev" --repo "$repo" "HEAD~$((16 - pos))" >/dev/null || exit 1
+    done
+    echo "bisect bench: built positions $PREBUILD in $XDG_CACHE_HOME" >&2
+    exit 0
+fi
 
 found=0
 r=1

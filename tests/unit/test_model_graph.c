@@ -23,6 +23,7 @@
 #include "services/model_stage.h"
 
 #define RES "tests/unit/models/residual.ini"
+#define CONV_RELU "tests/unit/models/conv_relu.ini"
 enum { N = 3, PER = 2 * 8 * 8 };
 
 static struct dlb_backend *ref;
@@ -156,9 +157,12 @@ static double max_abs(const float *a, size_t n)
     return mx;
 }
 
-static void test_cpu_matches_ref(const struct dlb_model_spec *s)
+/* Training's gradients and inference's outputs on cpu against ref; the
+ * cpu side's inference runs `fused` convolutions with their ReLU as one
+ * operation (its profile counts them). */
+static void test_cpu_matches_ref(const struct dlb_model_spec *s, int fused)
 {
-    struct dlb_backend_config cfg = {.seed = 42};
+    struct dlb_backend_config cfg = {.seed = 42, .profile = 1};
     struct dlb_backend *cpu = NULL;
     struct dlb_error err = {""};
     char why[256];
@@ -197,10 +201,19 @@ static void test_cpu_matches_ref(const struct dlb_model_spec *s)
     }
     CHECK(dlb_model_sgd_step(mc, &err) == DLB_OK);
     CHECK(dlb_model_sgd_step(mr, &err) == DLB_OK);
+    dlb_backend_profile_reset(cpu);
     CHECK(dlb_model_infer(mc, img, 8, oc, &err) == DLB_OK);
     CHECK(dlb_model_infer(mr, img, 8, orf, &err) == DLB_OK);
     for (size_t k = 0; k < 8 * 5; k++)
         CHECK_NEAR(oc[k], orf[k], 1e-4);
+    const struct dlb_op_profile *ops;
+    size_t n_ops = dlb_backend_profile(cpu, &ops);
+    int seen = 0;
+    for (size_t k = 0; k < n_ops; k++)
+        seen += ops[k].kind == DLB_OP_CONV2D_RELU;
+    if (seen != fused)
+        fprintf(stderr, "%d fused convolutions in inference, not %d\n", seen, fused);
+    CHECK(seen == fused);
     dlb_model_destroy(mc);
     dlb_model_destroy(mr);
     dlb_backend_close(cpu);
@@ -301,11 +314,19 @@ int main(void)
     test_gradients(s);
     test_no_leak(s);
     test_lifetimes(s);
-    test_cpu_matches_ref(s);
+    test_cpu_matches_ref(s, 0);
     test_mixed_precision(s);
     test_quant_observe(s);
     test_refusals(s);
     dlb_model_spec_free(s);
+    /* convolutions and their ReLUs fused in inference (CONV2D_RELU on
+     * both backends), one of them read twice */
+    s = fx_load_spec(CONV_RELU);
+    CHECK(s != NULL);
+    if (s) {
+        test_cpu_matches_ref(s, 3);
+        dlb_model_spec_free(s);
+    }
     dlb_backend_close(ref);
     return check_exit();
 }

@@ -347,6 +347,9 @@ DLB_CPU_KFN(DLB_KFN_DECLARE)
  * concat. */
 dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op);
 dlb_status dlb_cpu_concat(struct dlb_backend *be, const struct dlb_op *op);
+/* CONV2D_RELU (cpu_conv.c): oneDNN's inference convolution with the ReLU
+ * (or ReLU6's clip) as its post-op. */
+dlb_status dlb_cpu_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op);
 extern const struct dlb_backend_ops dlb_cpu_ops;
 
 /* cpu_conv.c: a convolution's weight dims for oneDNN into wd, 4 ([out_c]

@@ -13,12 +13,20 @@
 
 #include <string.h>
 
-/* The key: kind, the descriptor (its groups too), and the element types
- * of x, w, b, y (for the backward passes: dx, w, db, dy); 0xff for an
- * absent one. */
+/* A forward's ReLU post-op (CONV2D_RELU): none, or max(v, 0) clipped at
+ * relu_max when that is positive. */
+struct conv_post {
+    int relu;
+    float relu_max;
+};
+
+/* The key: kind, the descriptor (its groups too), the element types of
+ * x, w, b, y (for the backward passes: dx, w, db, dy; 0xff for an absent
+ * one), and the post-op. */
 static struct dlb_cpu_key conv_key(enum dlb_cpu_op op,
                                    const struct dlb_conv2d_desc *d,
-                                   const struct dlb_buffer *const t[4])
+                                   const struct dlb_buffer *const t[4],
+                                   struct conv_post post)
 {
     struct dlb_cpu_key k;
     memset(&k, 0, sizeof k);
@@ -29,6 +37,8 @@ static struct dlb_cpu_key conv_key(enum dlb_cpu_op op,
     for (int i = 0; i < 4; i++)
         k.w[11 + i] = t[i] ? (uint32_t)t[i]->dtype : 0xffu;
     k.w[15] = dlb_conv2d_groups(d);
+    k.w[16] = (uint32_t)post.relu;
+    memcpy(&k.w[17], &post.relu_max, sizeof post.relu_max);
     return k;
 }
 
@@ -150,11 +160,34 @@ static dnnl_status_t fwd_pd(struct dlb_cpu *cpu,
                                 strides, pad, pad, NULL);
 }
 
+/* The inference forward with the ReLU as a post-op: the output is written
+ * once, already rectified, where a ReLU apart reads and writes it again. */
+static dnnl_status_t fwd_relu_pd(struct dlb_cpu *cpu,
+                                 const struct dlb_conv2d_desc *d,
+                                 const struct conv_mds *m, int bias,
+                                 struct conv_post post,
+                                 dnnl_primitive_desc_t *pd)
+{
+    dnnl_dims_t strides = { d->stride_h, d->stride_w };
+    dnnl_dims_t pad = { d->pad_h, d->pad_w };
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_status_t st;
+    if ((st = dnnl_primitive_attr_create(&attr)) ||
+        (st = dlb_dnnl_attr_relu(attr, post.relu_max)) ||
+        (st = dlb_dnnl_conv_fwd_pd(pd, cpu->engine, dnnl_forward_inference,
+                                   &m->xa, &m->wa, bias ? &m->b : NULL, &m->ya,
+                                   strides, pad, pad, attr)))
+        *pd = NULL;
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    return st;
+}
+
 /* Create the entry's primitives; on failure the reason is recorded. */
 static dlb_status build(struct dlb_backend *be, const char *op,
                         enum dlb_cpu_op kind, const struct dlb_conv2d_desc *d,
                         const struct dlb_buffer *const t[4],
-                        struct dlb_cpu_prim *p)
+                        struct conv_post post, struct dlb_cpu_prim *p)
 {
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
     dnnl_dims_t strides = { d->stride_h, d->stride_w };
@@ -163,7 +196,10 @@ static dlb_status build(struct dlb_backend *be, const char *op,
     dlb_status s = DLB_OK;
     DLB_DNNL(be, op, conv_mds(kind, d, t, &m));
     if (kind == DLB_CPU_CONV_FWD) {
-        DLB_DNNL(be, op, fwd_pd(cpu, d, &m, t[2] != NULL, 0, &p->pd[0]));
+        if (post.relu)
+            DLB_DNNL(be, op, fwd_relu_pd(cpu, d, &m, t[2] != NULL, post, &p->pd[0]));
+        else
+            DLB_DNNL(be, op, fwd_pd(cpu, d, &m, t[2] != NULL, 0, &p->pd[0]));
         DLB_DNNL(be, op, dlb_cpu_make(p, 0));
         struct dlb_cpu_tensor io[3] = {
             { DNNL_ARG_SRC, dnnl_query_src_md, DLB_CPU_IN, m.x },
@@ -211,13 +247,24 @@ struct build_arg {
     enum dlb_cpu_op kind;
     const struct dlb_conv2d_desc *d;
     const struct dlb_buffer *const *t;
+    struct conv_post post;
 };
 
 static dlb_status build_cb(struct dlb_backend *be, struct dlb_cpu_prim *p,
                            const void *arg)
 {
     const struct build_arg *a = arg;
-    return build(be, a->op, a->kind, a->d, a->t, p);
+    return build(be, a->op, a->kind, a->d, a->t, a->post, p);
+}
+
+static dlb_status get_post(struct dlb_backend *be, const char *op,
+                           enum dlb_cpu_op kind, const struct dlb_conv2d_desc *d,
+                           const struct dlb_buffer *const t[4],
+                           struct conv_post post, struct dlb_cpu_prim **out)
+{
+    struct dlb_cpu_key key = conv_key(kind, d, t, post);
+    struct build_arg a = { op, kind, d, t, post };
+    return dlb_cpu_cache_get(be, &key, build_cb, &a, out);
 }
 
 static dlb_status get(struct dlb_backend *be, const char *op,
@@ -225,9 +272,7 @@ static dlb_status get(struct dlb_backend *be, const char *op,
                       const struct dlb_buffer *const t[4],
                       struct dlb_cpu_prim **out)
 {
-    struct dlb_cpu_key key = conv_key(kind, d, t);
-    struct build_arg a = { op, kind, d, t };
-    return dlb_cpu_cache_get(be, &key, build_cb, &a, out);
+    return get_post(be, op, kind, d, t, (struct conv_post){0, 0.0f}, out);
 }
 
 /* The forward's descriptor and tensors, checked as every kernel needs. */
@@ -247,19 +292,17 @@ static dlb_status fwd_check(struct dlb_backend *be, const char *op,
     return dlb_cpu_check_float(be, op, "y", y, dlb_conv2d_y_count(d));
 }
 
-dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
-                              const struct dlb_conv2d_desc *d,
-                              const struct dlb_buffer *x,
-                              const struct dlb_buffer *w,
-                              const struct dlb_buffer *b, struct dlb_buffer *y)
+static dlb_status fwd(struct dlb_backend *be, const char *op,
+                      const struct dlb_conv2d_desc *d, struct conv_post post,
+                      const struct dlb_buffer *x, const struct dlb_buffer *w,
+                      const struct dlb_buffer *b, struct dlb_buffer *y)
 {
-    const char *op = "conv2d_fwd";
     const struct dlb_buffer *t[4] = { x, w, b, y };
     struct dlb_cpu_prim *p;
     dlb_status s;
     if ((s = fwd_check(be, op, d, x, w, b, y)))
         return s;
-    if ((s = get(be, op, DLB_CPU_CONV_FWD, d, t, &p)))
+    if ((s = get_post(be, op, DLB_CPU_CONV_FWD, d, t, post, &p)))
         return s;
     dnnl_exec_arg_t bias = { DNNL_ARG_BIAS, p->mem[12] };
     dnnl_status_t st = b ? dlb_cpu_bind(p->mem[12], b->data) : dnnl_success;
@@ -267,6 +310,22 @@ dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
         return dlb_cpu_dnnl_fail(be, st, op, "bind(bias)");
     const struct dlb_buffer *io[3] = { x, w, y };
     return dlb_cpu_io_run(be, p, op, io, b ? 1 : 0, &bias);
+}
+
+dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
+                              const struct dlb_conv2d_desc *d,
+                              const struct dlb_buffer *x,
+                              const struct dlb_buffer *w,
+                              const struct dlb_buffer *b, struct dlb_buffer *y)
+{
+    return fwd(be, "conv2d_fwd", d, (struct conv_post){0, 0.0f}, x, w, b, y);
+}
+
+dlb_status dlb_cpu_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op)
+{
+    return fwd(be, "conv2d_relu", &op->conv,
+               (struct conv_post){1, op->relu_max > 0.0f ? op->relu_max : 0.0f},
+               op->x, op->w, op->b, op->y);
 }
 
 dlb_status dlb_cpu_conv2d_bwd_data(struct dlb_backend *be,

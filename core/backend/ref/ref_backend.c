@@ -206,6 +206,8 @@ static const struct dlb_kernel ref_kernels[] = {
     {"ref", DLB_OP_ADD, DLB_PROPS(DLB_PROP_NONE), NULL, dlb_ref_add},
     {"ref", DLB_OP_CONCAT, DLB_PROPS_FWD | DLB_PROPS(DLB_PROP_BWD), NULL,
      dlb_ref_concat},
+    {"ref", DLB_OP_CONV2D_RELU, DLB_PROPS(DLB_PROP_FWD_INFER), NULL,
+     dlb_ref_conv2d_relu},
 };
 
 static const struct dlb_backend_ops ref_ops = {

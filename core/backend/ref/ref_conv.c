@@ -116,3 +116,15 @@ out:
     dlb_ref_free_all(t, 4);
     return s;
 }
+
+/* The ReLU of the rounded output is the rounded ReLU (both are monotone
+ * and keep zero), so this is what a fused kernel must write, bit for bit
+ * in F32. */
+dlb_status dlb_ref_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op)
+{
+    dlb_status s = dlb_ref_conv2d_fwd(be, &op->conv, op->x, op->w, op->b, op->y);
+    if (s != DLB_OK)
+        return s;
+    return dlb_ref_relu_fwd(be, dlb_conv2d_y_count(&op->conv), op->relu_max,
+                            op->y, op->y);
+}

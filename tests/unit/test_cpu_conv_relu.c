@@ -1,0 +1,141 @@
+/* A convolution fused with the ReLU after it (CONV2D_RELU, inference):
+ * the cpu backend's oneDNN convolution with the ReLU as a post-op against
+ * the ref backend, which runs the convolution and then the ReLU, on
+ * random inputs that are never zero, for the shapes ONNX models bring
+ * (batch-norm-folded convolutions with a bias): 3x3 and 1x1, stride 2,
+ * grouped and depthwise (MobileNetV2's ReLU6 as relu_max = 6), a stem
+ * with 3 input channels, odd channel counts (nhwc) and multiples of 16
+ * (blocked). Bound: relative to the norm, 1e-5 (fp32, as
+ * test_cpu_backend.c's convolutions). Beyond it: the output is never
+ * negative nor above relu_max, the ReLU zeroes a real share of it, and
+ * the cpu backend's fused output equals its own convolution (FWD_INFER)
+ * then ReLU within 1e-6 relative (the same sums, rounded once more
+ * apart). A training propagation and a NaN relu_max are refused. Exits
+ * 77 when the cpu backend is not built in. */
+#include "check.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backend/backend.h"
+#include "backend/backend_impl.h"
+#include "backend/dtype.h"
+#include "backend_pair.h" /* dev: the cpu backend */
+#include "util/rng.h"
+
+#define TOL_F32 1e-5
+
+static double tol_of(enum dlb_dtype t, int dnn)
+{
+    (void)t, (void)dnn;
+    return TOL_F32;
+}
+
+/* The cpu side's output: the share of exact zeros, or -1 when a value is
+ * negative, above `hi` (> 0) or not finite. */
+static double zero_share(const struct dlb_buffer *y, size_t n, float hi)
+{
+    double *v = download(dev, y, n, DLB_F32), zeros = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(v[i] >= 0.0) || !isfinite(v[i]) || (hi > 0.0f && v[i] > hi)) {
+            free(v);
+            return -1.0;
+        }
+        zeros += v[i] == 0.0;
+    }
+    free(v);
+    return zeros / (double)n;
+}
+
+static double max_rel_diff(const struct dlb_buffer *a, const struct dlb_buffer *b,
+                           size_t n)
+{
+    double *u = download(dev, a, n, DLB_F32), *v = download(dev, b, n, DLB_F32);
+    double m = 0.0, scale = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        m = fmax(m, fabs(u[i] - v[i]));
+        scale = fmax(scale, fabs(v[i]));
+    }
+    free(u);
+    free(v);
+    return scale > 0.0 ? m / scale : m;
+}
+
+static void test_conv_relu(const char *name, uint32_t n, uint32_t in_c,
+                           uint32_t hw, uint32_t out_c, uint32_t k,
+                           uint32_t stride, uint32_t groups, float relu_max)
+{
+    struct dlb_conv2d_desc d = conv_desc(n, in_c, hw, hw, out_c, k, stride, k / 2);
+    d.groups = groups;
+    size_t xs = dlb_conv2d_x_count(&d), ws = dlb_conv2d_w_count(&d);
+    size_t ys = dlb_conv2d_y_count(&d);
+    char what[160];
+    /* ReLU6 needs values above 6 to clip: larger inputs there */
+    struct pair x = rand_pair(DLB_F32, xs, relu_max > 0.0f ? 8.0 : 1.0);
+    struct pair w = rand_pair(DLB_F32, ws, 1.0 / sqrt((double)(in_c / groups) * k * k));
+    struct pair b = rand_pair(DLB_F32, out_c, 0.5);
+    struct pair y = out_pair(DLB_F32, ys), y2 = out_pair(DLB_F32, ys);
+    BOTH CHECK(dlb_backend_run(BE, &(struct dlb_op){
+        .kind = DLB_OP_CONV2D_RELU, .prop = DLB_PROP_FWD_INFER, .conv = d,
+        .relu_max = relu_max, .x = B(x), .w = B(w), .b = B(b),
+        .y = B(y)}) == DLB_OK);
+    snprintf(what, sizeof what, "conv2d_relu %s", name);
+    NEAR_DNN(what, y);
+    double z = zero_share(y.d, ys, relu_max);
+    snprintf(what, sizeof what, "conv2d_relu %s: output in [0, %s], %.0f%% zeros",
+             name, relu_max > 0.0f ? "6" : "inf", 100.0 * z);
+    expect_true(what, z > 0.05 && z < 0.95);
+    /* the cpu side's own two operations */
+    CHECK(DLB_RUN(dev, conv2d_fwd_infer, &d, x.d, w.d, b.d, y2.d) == DLB_OK);
+    CHECK(dlb_backend_run(dev, &(struct dlb_op){
+        .kind = DLB_OP_RELU, .prop = DLB_PROP_FWD_INFER, .count = ys,
+        .relu_max = relu_max, .x = y2.d, .y = y2.d}) == DLB_OK);
+    double r = max_rel_diff(y.d, y2.d, ys);
+    snprintf(what, sizeof what, "conv2d_relu %s: = its conv then relu (%.1e)", name, r);
+    expect_true(what, r <= 1e-6);
+    RELEASE(&x, &w, &b, &y, &y2);
+}
+
+int main(void)
+{
+    char reason[512];
+    int rc = pair_open("cpu", reason, sizeof reason);
+    if (rc >= 0)
+        return rc;
+    dlb_rng_seed(&rng, 2029);
+    (void)expect_same;
+    int has = dlb_backend_has_kind(dev, DLB_OP_CONV2D_RELU) &&
+              dlb_backend_has_kind(ref, DLB_OP_CONV2D_RELU);
+    CHECK(has);
+    if (!has)
+        return check_exit();
+    test_conv_relu("3x3 32->32 @8", 2, 32, 8, 32, 3, 1, 1, 0.0f);
+    test_conv_relu("1x1 64->16 @7", 2, 64, 7, 16, 1, 1, 1, 0.0f);
+    test_conv_relu("3x3 stride 2 16->32 @9", 2, 16, 9, 32, 3, 2, 1, 0.0f);
+    test_conv_relu("stem 7x7 stride 2 3->16 @15", 2, 3, 15, 16, 7, 2, 1, 0.0f);
+    test_conv_relu("odd 3x3 5->7 @6", 3, 5, 6, 7, 3, 1, 1, 0.0f);
+    test_conv_relu("grouped 3x3 32->32 g4 @6", 2, 32, 6, 32, 3, 1, 4, 0.0f);
+    test_conv_relu("depthwise relu6 3x3 32 @8", 2, 32, 8, 32, 3, 1, 32, 6.0f);
+    test_conv_relu("1x1 relu6 16->48 @5", 2, 16, 5, 48, 1, 1, 1, 6.0f);
+
+    /* refused: training (its backward would need the pre-ReLU output) and
+     * a NaN clip */
+    struct dlb_conv2d_desc d = conv_desc(1, 16, 4, 4, 16, 3, 1, 1);
+    struct pair x = rand_pair(DLB_F32, dlb_conv2d_x_count(&d), 1.0);
+    struct pair w = rand_pair(DLB_F32, dlb_conv2d_w_count(&d), 0.1);
+    struct pair y = out_pair(DLB_F32, dlb_conv2d_y_count(&d));
+    BOTH {
+        struct dlb_op op = { .kind = DLB_OP_CONV2D_RELU, .prop = DLB_PROP_FWD_TRAIN,
+                             .conv = d, .x = B(x), .w = B(w), .y = B(y) };
+        expect_true("conv2d_relu: FWD_TRAIN refused", dlb_backend_run(BE, &op) != DLB_OK);
+        op.prop = DLB_PROP_FWD_INFER;
+        op.relu_max = NAN;
+        expect_true("conv2d_relu: NaN relu_max refused", dlb_backend_run(BE, &op) != DLB_OK);
+    }
+    RELEASE(&x, &w, &y);
+    dlb_backend_close(dev);
+    dlb_backend_close(ref);
+    return check_exit();
+}
