@@ -270,6 +270,11 @@ static void elementwise(struct chk *c)
         break;
     case DLB_OP_QUANTIZE: NEED(o->x, FLOAT, n); NEED(o->y, INT8, n); break;
     case DLB_OP_DEQUANTIZE: NEED(o->x, INT8, n); NEED(o->y, FLOAT, n); break;
+    case DLB_OP_ADD_RELU:
+        if (!(o->relu_max >= 0.0f)) /* NaN too */
+            fail(c, "relu_max must be 0 (no clip) or positive, not %g",
+                 (double)o->relu_max);
+        /* fall through */
     case DLB_OP_ADD:
         NEED(o->x, FLOAT, n); NEED(o->g, FLOAT, n); NEED(o->y, FLOAT, n);
         if (c->st == DLB_OK && (o->x->dtype != o->y->dtype ||
@@ -337,6 +342,7 @@ dlb_status dlb_op_check(struct dlb_backend *be, const struct dlb_op *op)
     case DLB_OP_QUANTIZE:
     case DLB_OP_DEQUANTIZE:
     case DLB_OP_ADD:
+    case DLB_OP_ADD_RELU:
     case DLB_OP_ALLREDUCE_SUM: elementwise(c); break;
     case DLB_OP_CONCAT: {
         const struct dlb_concat_desc *d = &op->concat;

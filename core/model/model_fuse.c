@@ -95,6 +95,20 @@ static size_t relu_span(struct dlb_model *m, size_t i, struct dlb_op *op)
     return 1;
 }
 
+float dlb_model_fused_add_relu(struct dlb_model *m, size_t i, int train,
+                               size_t count, enum dlb_dtype t)
+{
+    if (!m->fuse || train || t != DLB_F32 || !dlb_model_spec_feeds_next(m->spec, i) ||
+        m->layers[i + 1].spec->kind != DLB_LAYER_RELU || !f32_layer(m, i + 1))
+        return -1.0f;
+    struct dlb_op op = {.kind = DLB_OP_ADD_RELU, .count = count,
+                        .relu_max = m->layers[i + 1].spec->relu_max};
+    if (!dlb_backend_kernel_for(m->be, &op))
+        return -1.0f;
+    mark(m, i, 1);
+    return op.relu_max;
+}
+
 int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
                         struct dlb_buffer *x, struct dlb_buffer **y,
                         int *owned, dlb_status *st, struct dlb_error *err)

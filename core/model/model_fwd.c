@@ -198,7 +198,7 @@ dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
 
 /* An add: its inputs, each in the layer's type (cast copies freed after),
  * summed left to right into a new output. */
-static dlb_status add_fwd(struct dlb_model *m, size_t i,
+static dlb_status add_fwd(struct dlb_model *m, size_t i, int train,
                           struct dlb_error *err)
 {
     const struct dlb_layer_spec *L = m->layers[i].spec;
@@ -216,11 +216,17 @@ static dlb_status add_fwd(struct dlb_model *m, size_t i,
     }
     if (s == DLB_OK)
         s = dlb_model_step_alloc(m, t, count, L->name, &y, err);
-    for (unsigned k = 1; k < L->n_inputs && s == DLB_OK; k++)
+    /* in inference, the ReLU after it on the last sum (model_fuse.c) */
+    float relu_max = s == DLB_OK ? dlb_model_fused_add_relu(m, i, train, count, t)
+                                 : -1.0f;
+    for (unsigned k = 1; k < L->n_inputs && s == DLB_OK; k++) {
+        int last_relu = k + 1 == L->n_inputs && relu_max >= 0.0f;
         if ((s = dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
-                 .kind = DLB_OP_ADD, .count = count,
+                 .kind = last_relu ? DLB_OP_ADD_RELU : DLB_OP_ADD,
+                 .count = count, .relu_max = last_relu ? relu_max : 0.0f,
                  .x = k == 1 ? x[0] : y, .g = x[k], .y = y})) != DLB_OK)
             s = dlb_model_be_fail(m, s, L->name, "forward", err);
+    }
     for (unsigned k = 0; k < L->n_inputs; k++)
         dlb_model_step_free(m, &xc[k]);
     if (s != DLB_OK)
@@ -272,7 +278,7 @@ dlb_status dlb_model_node_fwd(struct dlb_model *m, size_t i, int train,
     int owned = 0;
     dlb_status s;
     if (m->layers[i].spec->kind == DLB_LAYER_ADD)
-        return add_fwd(m, i, err);
+        return add_fwd(m, i, train, err);
     if (m->layers[i].spec->kind == DLB_LAYER_CONCAT)
         return concat_fwd(m, i, err);
     s = dlb_model_layer_fwd(m, i, train, m->act[dlb_model_in(m, i, 0)],

@@ -176,6 +176,12 @@ void dlb_model_fuse_end(struct dlb_model *m);
 int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
                         struct dlb_buffer *x, struct dlb_buffer **y,
                         int *owned, dlb_status *st, struct dlb_error *err);
+/* An add (layer i, `count` elements of type t) in an inference pass whose
+ * output only a ReLU reads: that ReLU's relu_max (>= 0) when the backend
+ * fuses the two (ADD_RELU) and the ReLU is marked to pass its input
+ * through, else -1. */
+float dlb_model_fused_add_relu(struct dlb_model *m, size_t i, int train,
+                               size_t count, enum dlb_dtype t);
 
 /* Backward from the loss (the last layer is a logsoftmax) to the first
  * layer, after a training forward; releases the activations on the way. */

@@ -320,6 +320,10 @@ struct dlb_graph_seed {
  *   where x > 0), dy, dx = dy where y > 0 (and y < relu_max when set: the
  *   gradient of a clipped value is 0, as PyTorch's hardtanh), else 0 (dx
  *   may alias dy).
+ * ADD_RELU (count, relu_max): NONE: x, g, y as ADD, then the ReLU of the
+ *   sum (clipped at relu_max when positive), as ADD then RELU in place
+ *   would write it; an inference pass fuses a residual add with the ReLU
+ *   after it where the backend has a kernel.
  * CONCAT (concat): FWD_*: x, y: channels [offset, offset + c) of y = x,
  *   the rest of y untouched.  BWD: dy (y's gradient), dx = those channels
  *   of dy. Input and output of one float type; a copy, exact. A
@@ -394,7 +398,7 @@ enum dlb_op_kind {
     DLB_OP_UNSCALE_CHECK, DLB_OP_CAST, DLB_OP_SCALE, DLB_OP_CHECK_FINITE,
     DLB_OP_FILL, DLB_OP_QUANTIZE, DLB_OP_DEQUANTIZE, DLB_OP_ALLREDUCE_SUM,
     DLB_OP_CONV2D_INT8, DLB_OP_LINEAR_INT8, DLB_OP_ADD, DLB_OP_CONCAT,
-    DLB_OP_CONV2D_RELU,
+    DLB_OP_CONV2D_RELU, DLB_OP_ADD_RELU,
     DLB_OP_KIND_COUNT
 };
 

@@ -10,7 +10,9 @@
  * negative nor above relu_max, the ReLU zeroes a real share of it, and
  * the cpu backend's fused output equals its own convolution (FWD_INFER)
  * then ReLU within 1e-6 relative (the same sums, rounded once more
- * apart). A training propagation and a NaN relu_max are refused. Exits
+ * apart). The add with the ReLU after it (ADD_RELU) against ref's add
+ * then ReLU, 1e-5. A training propagation and a NaN relu_max are
+ * refused. Exits
  * 77 when the cpu backend is not built in. */
 #include "check.h"
 
@@ -119,6 +121,52 @@ int main(void)
     test_conv_relu("grouped 3x3 32->32 g4 @6", 2, 32, 6, 32, 3, 1, 4, 0.0f);
     test_conv_relu("depthwise relu6 3x3 32 @8", 2, 32, 8, 32, 3, 1, 32, 6.0f);
     test_conv_relu("1x1 relu6 16->48 @5", 2, 16, 5, 48, 1, 1, 1, 6.0f);
+
+    /* ADD_RELU: x + g then the ReLU (and ReLU6), against ref's add then
+     * ReLU; plain host data */
+    for (int clip = 0; clip < 2; clip++) {
+        size_t n = 3 * 37 * 11; /* not a multiple of any vector width */
+        struct pair a = rand_pair(DLB_F32, n, clip ? 8.0 : 1.0);
+        struct pair g = rand_pair(DLB_F32, n, clip ? 8.0 : 1.0);
+        struct pair y = out_pair(DLB_F32, n);
+        float hi = clip ? 6.0f : 0.0f;
+        BOTH CHECK(dlb_backend_run(BE, &(struct dlb_op){
+            .kind = DLB_OP_ADD_RELU, .count = n, .relu_max = hi, .x = B(a),
+            .g = B(g), .y = B(y)}) == DLB_OK);
+        NEAR(clip ? "add_relu relu6" : "add_relu", y);
+        double z = zero_share(y.d, n, hi);
+        expect_true(clip ? "add_relu relu6: output in [0, 6], zeros" :
+                           "add_relu: output >= 0, zeros", z > 0.05 && z < 0.95);
+        RELEASE(&a, &g, &y);
+    }
+
+    /* ADD and ADD_RELU of a convolution's output (in the layout oneDNN
+     * chose: blocked at 32 channels) and a plain tensor, either way round:
+     * the cpu backend adds in the blocked layout */
+    for (int k = 0; k < 4; k++) {
+        struct dlb_conv2d_desc cd = conv_desc(2, 32, 8, 8, 32, 3, 1, 1);
+        size_t ys = dlb_conv2d_y_count(&cd);
+        struct pair x = rand_pair(DLB_F32, dlb_conv2d_x_count(&cd), 1.0);
+        struct pair w = rand_pair(DLB_F32, dlb_conv2d_w_count(&cd), 0.06);
+        struct pair c = out_pair(DLB_F32, ys), y = out_pair(DLB_F32, ys);
+        struct pair g = rand_pair(DLB_F32, ys, 1.0);
+        int swap = k & 1, relu = k >> 1;
+        CALL(conv2d_fwd_infer, &cd, B(x), B(w), NULL, B(c));
+        BOTH CHECK(dlb_backend_run(BE, &(struct dlb_op){
+            .kind = relu ? DLB_OP_ADD_RELU : DLB_OP_ADD, .count = ys,
+            .x = swap ? B(g) : B(c), .g = swap ? B(c) : B(g),
+            .y = B(y)}) == DLB_OK);
+        char what[96];
+        snprintf(what, sizeof what, "%s of a blocked and a plain tensor%s",
+                 relu ? "add_relu" : "add", swap ? " (plain first)" : "");
+        NEAR_DNN(what, y);
+        /* and the sum read again by a convolution after it */
+        struct pair c2 = out_pair(DLB_F32, ys);
+        CALL(conv2d_fwd_infer, &cd, B(y), B(w), NULL, B(c2));
+        snprintf(what, sizeof what, "a convolution of that %s", relu ? "add_relu" : "add");
+        NEAR_DNN(what, c2);
+        RELEASE(&x, &w, &c, &y, &g, &c2);
+    }
 
     /* refused: training (its backward would need the pre-ReLU output) and
      * a NaN clip */

@@ -158,9 +158,10 @@ static double max_abs(const float *a, size_t n)
 }
 
 /* Training's gradients and inference's outputs on cpu against ref; the
- * cpu side's inference runs `fused` convolutions with their ReLU as one
- * operation (its profile counts them). */
-static void test_cpu_matches_ref(const struct dlb_model_spec *s, int fused)
+ * cpu side's inference runs `fused` convolutions and `fused_adds` adds
+ * with the ReLU after them as one operation (its profile counts them). */
+static void test_cpu_matches_ref(const struct dlb_model_spec *s, int fused,
+                                 int fused_adds)
 {
     struct dlb_backend_config cfg = {.seed = 42, .profile = 1};
     struct dlb_backend *cpu = NULL;
@@ -208,12 +209,15 @@ static void test_cpu_matches_ref(const struct dlb_model_spec *s, int fused)
         CHECK_NEAR(oc[k], orf[k], 1e-4);
     const struct dlb_op_profile *ops;
     size_t n_ops = dlb_backend_profile(cpu, &ops);
-    int seen = 0;
-    for (size_t k = 0; k < n_ops; k++)
+    int seen = 0, seen_adds = 0;
+    for (size_t k = 0; k < n_ops; k++) {
         seen += ops[k].kind == DLB_OP_CONV2D_RELU;
-    if (seen != fused)
-        fprintf(stderr, "%d fused convolutions in inference, not %d\n", seen, fused);
-    CHECK(seen == fused);
+        seen_adds += ops[k].kind == DLB_OP_ADD_RELU;
+    }
+    if (seen != fused || seen_adds != fused_adds)
+        fprintf(stderr, "%d fused convolutions and %d fused adds in inference, "
+                "not %d and %d\n", seen, seen_adds, fused, fused_adds);
+    CHECK(seen == fused && seen_adds == fused_adds);
     dlb_model_destroy(mc);
     dlb_model_destroy(mr);
     dlb_backend_close(cpu);
@@ -314,7 +318,7 @@ int main(void)
     test_gradients(s);
     test_no_leak(s);
     test_lifetimes(s);
-    test_cpu_matches_ref(s, 0);
+    test_cpu_matches_ref(s, 0, 1);
     test_mixed_precision(s);
     test_quant_observe(s);
     test_refusals(s);
@@ -324,7 +328,7 @@ int main(void)
     s = fx_load_spec(CONV_RELU);
     CHECK(s != NULL);
     if (s) {
-        test_cpu_matches_ref(s, 3);
+        test_cpu_matches_ref(s, 3, 1);
         dlb_model_spec_free(s);
     }
     dlb_backend_close(ref);

@@ -345,7 +345,7 @@ DLB_CPU_DEVICE(DLB_OP_DECLARE)
 DLB_CPU_KFN(DLB_KFN_DECLARE)
 /* Kernels written for the descriptor itself: cpu_elementwise.c's add and
  * concat. */
-dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op);
+dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op); /* and ADD_RELU */
 dlb_status dlb_cpu_concat(struct dlb_backend *be, const struct dlb_op *op);
 /* CONV2D_RELU (cpu_conv.c): oneDNN's inference convolution with the ReLU
  * (or ReLU6's clip) as its post-op. */

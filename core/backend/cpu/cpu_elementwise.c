@@ -308,16 +308,60 @@ static int same_layout(const struct dlb_buffer *a, const struct dlb_buffer *b)
     return la == lb || (la && lb && dlb_dnnl_md_equal(la, lb));
 }
 
-/* ADD: in float, which rounds once as ref's sum does (backend.h). Two
+/* ADD (and ADD_RELU, the ReLU on the sum before it is stored): in
+ * float, which rounds once as ref's sum does (backend.h). Two
  * addends in one blocked layout (a residual's two convolution outputs)
  * are added where they lie and y takes that layout; otherwise all three
  * become the host view first. */
+/* F32 x and g, one of them in a blocked layout covering the whole tensor
+ * and the other the host view (a residual block's last convolution and
+ * its identity shortcut): the plain one read in the other's layout, and y
+ * written in it, so that the layers after it read it as it is instead of
+ * every residual add turning the network's activations plain. Returns 0
+ * when that does not apply. */
+static int add_mixed(struct dlb_backend *be, const struct dlb_op *op,
+                     float hi, dlb_status *st)
+{
+    const struct dlb_buffer *x = op->x, *g = op->g;
+    struct dlb_buffer *y = op->y;
+    if (x->dtype != DLB_F32 || g->dtype != DLB_F32 || y->dtype != DLB_F32 ||
+        !dlb_cpu_layout(x) == !dlb_cpu_layout(g))
+        return 0;
+    const struct dlb_buffer *blk = dlb_cpu_layout(x) ? x : g;
+    const struct dlb_buffer *pl = blk == x ? g : x;
+    dlb_dnnl_md md = *dlb_cpu_layout(blk);
+    size_t phys = 0;
+    if (dlb_cpu_physical(be, blk, op->count, &phys) != DLB_OK ||
+        !dlb_cpu_layout(blk))
+        return 0; /* part of a tensor (made plain): the plain way */
+    void *view = NULL;
+    if ((*st = dlb_cpu_view(be, pl, &md, DLB_CPU_SLOT_VIEW_A, &view)))
+        return 1;
+    if (y != blk && (*st = dlb_cpu_set_layout(be, y, &md)))
+        return 1;
+    const float *a = blk->data, *b = view;
+    float *p = y->data;
+    int relu = op->kind == DLB_OP_ADD_RELU;
+    DLB_OMP("omp parallel for schedule(static) if(phys > DLB_CPU_PAR_MIN)")
+    for (size_t i = 0; i < phys; i++) {
+        float v = a[i] + b[i];
+        p[i] = relu ? fminf(fmaxf(v, 0.0f), hi) : v;
+    }
+    dlb_cpu_written(y);
+    *st = DLB_OK;
+    return 1;
+}
+
 dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op)
 {
     const struct dlb_buffer *x = op->x, *g = op->g;
     struct dlb_buffer *y = op->y;
     size_t count = op->count, nc;
     dlb_status s;
+    int relu = op->kind == DLB_OP_ADD_RELU;
+    float hi = relu && op->relu_max > 0.0f ? op->relu_max : INFINITY;
+    if (add_mixed(be, op, hi, &s))
+        return s;
     int blocked = same_layout(x, g) && dlb_cpu_layout(x) != NULL;
     /* Part of a blocked tensor has no physical run: physical() then makes
      * x the host view, and the pass below does too for the others. */
@@ -330,11 +374,13 @@ dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op)
     } else if ((s = DLB_CPU_PLAIN(be, x, g, y))) {
         return s;
     }
+    /* ADD_RELU: max(0, .) then the clip, on the sum in float (y's
+     * rounding of it is monotone: the same as rounding first) */
     if (y->dtype == DLB_F64) {
         const double *a = x->data, *b = g->data;
         double *p = y->data;
         for (size_t i = 0; i < count; i++)
-            p[i] = a[i] + b[i];
+            p[i] = relu ? fmin(fmax(a[i] + b[i], 0.0), hi) : a[i] + b[i];
     } else {
         nc = n_chunks(count);
         DLB_OMP("omp parallel for schedule(static) if(count > DLB_CPU_PAR_MIN)")
@@ -345,6 +391,9 @@ dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op)
             dlb_cpu_load_f32(g, off, n, tb);
             for (size_t i = 0; i < n; i++)
                 ta[i] += tb[i];
+            if (relu)
+                for (size_t i = 0; i < n; i++)
+                    ta[i] = fminf(fmaxf(ta[i], 0.0f), hi);
             dlb_cpu_store_f32(y, off, n, ta);
         }
     }

@@ -62,7 +62,7 @@ DLB_REF_DEVICE(DLB_OP_DECLARE)
 DLB_REF_KFN(DLB_KFN_DECLARE)
 /* Kernels written for the descriptor (struct dlb_op) itself:
  * ref_elementwise.c's add and concat. */
-dlb_status dlb_ref_add(struct dlb_backend *be, const struct dlb_op *op);
+dlb_status dlb_ref_add(struct dlb_backend *be, const struct dlb_op *op); /* and ADD_RELU */
 dlb_status dlb_ref_concat(struct dlb_backend *be, const struct dlb_op *op);
 /* ref_conv.c's CONV2D_RELU: the convolution, then the ReLU in place. */
 dlb_status dlb_ref_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op);

@@ -50,6 +50,9 @@ dlb_status dlb_ref_add(struct dlb_backend *be, const struct dlb_op *op)
         for (size_t i = 0; i < op->count; i++)
             t[0][i] += t[1][i];
         dlb_ref_put(op->y, t[0], op->count);
+        /* ADD_RELU: the ReLU of the sum as its type holds it */
+        if (op->kind == DLB_OP_ADD_RELU)
+            s = dlb_ref_relu_fwd(be, op->count, op->relu_max, op->y, op->y);
     }
     dlb_ref_free_all(t, 2);
     return s;
