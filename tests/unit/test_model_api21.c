@@ -11,6 +11,8 @@
  *     state_io's parts bit for bit, and momentum is momentum x its value
  *     before the step + the gradient, rounded once (ref); writes reach
  *     the model; bad ids, roles and counts give statuses;
+ *   - the loader takes a 2.0 plugin and refuses a 1.x one, naming both
+ *     versions;
  *   - ranges: [0, n) in one, two or three ranges gives the same loss,
  *     log-probabilities, gradients at the cuts and parameter gradients
  *     bit for bit (ref), with dropout drawn once per pass; the whole
@@ -29,6 +31,7 @@
 #include <dlbench/model_api.h>
 
 #include "child/host_api.h"
+#include "suite/registry.h"
 
 enum { N = 6, PER = 2 * 8 * 8, K = 5 };
 
@@ -398,12 +401,14 @@ static void test_ranges(const struct dlb_host *h, struct dlb_model *base,
         return;
     CHECK(a->node_count(h, m) == 10);
     make_batch(sp, 3, N, img, labels, &b);
-    struct pass whole, two, three, again, scaled;
-    const unsigned at5[] = {5}, at3_8[] = {3, 8};
+    struct pass whole, two, three, logits, again, scaled;
+    const unsigned at5[] = {5}, at3_8[] = {3, 8}, at9[] = {9};
     size_t total = 0;
     run_cut(h, m, pristine, img, labels, NULL, 0, 1.0f, &whole);
     run_cut(h, m, pristine, img, labels, at5, 1, 1.0f, &two);
     run_cut(h, m, pristine, img, labels, at3_8, 2, 1.0f, &three);
+    /* The skeleton's cut: before the log-softmax, a range of one node. */
+    run_cut(h, m, pristine, img, labels, at9, 1, 1.0f, &logits);
     run_cut(h, m, pristine, img, labels, at5, 1, 2.0f, &scaled);
     float *g1 = all_grads(h, m, &total);
     CHECK(whole.grad && two.grad && three.grad && scaled.grad && g1);
@@ -412,6 +417,10 @@ static void test_ranges(const struct dlb_host *h, struct dlb_model *base,
     CHECK(!memcmp(three.out, whole.out, sizeof whole.out));
     CHECK(!memcmp(two.grad, whole.grad, total * sizeof(float)));
     CHECK(!memcmp(three.grad, whole.grad, total * sizeof(float)));
+    CHECK(logits.grad && logits.loss == whole.loss);
+    CHECK(!memcmp(logits.out, whole.out, sizeof whole.out));
+    CHECK(logits.grad &&
+          !memcmp(logits.grad, whole.grad, total * sizeof(float)));
     size_t off = 0;
     for (size_t i = 0; i < total; i++)
         off += scaled.grad[i] != 2.0f * whole.grad[i];
@@ -458,6 +467,7 @@ static void test_ranges(const struct dlb_host *h, struct dlb_model *base,
     free(whole.grad);
     free(two.grad);
     free(three.grad);
+    free(logits.grad);
     free(scaled.grad);
     free(g1);
     /* Released with ranges still waiting for their backward. */
@@ -481,8 +491,26 @@ static void test_range_cut(const struct dlb_host *h, struct dlb_model *m)
           DLB_ERR_INPUT);
 }
 
+/* The loader: a plugin built against 2.0 (the same descriptor, minor 0)
+ * loads; a 1.x one is refused naming both versions. */
+static void test_loader(void)
+{
+    struct dlb_plugin d = {.abi_major = 2, .abi_minor = 0,
+                           .struct_size = sizeof d, .name = "old",
+                           .version = "1", .summary = "built against 2.0"};
+    struct dlb_error err = {""};
+    CHECK(DLB_PLUGIN_ABI_MAJOR == 2 && DLB_PLUGIN_ABI_MINOR == 1);
+    CHECK(dlb_plugin_validate(&d, "old", "old.so", &err) == DLB_OK);
+    d.abi_major = 1;
+    d.abi_minor = 7;
+    CHECK(dlb_plugin_validate(&d, "old", "old.so", &err) == DLB_ERR_PLUGIN);
+    CHECK(strstr(err.msg, "built for plugin ABI 1.7; this dlbench speaks "
+                          "2.1") != NULL);
+}
+
 int main(void)
 {
+    test_loader();
     struct env e;
     const struct dlb_host *h = env_open(&e, "api21");
     const struct dlb_model_api *a = h->model_api;
