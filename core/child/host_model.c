@@ -18,7 +18,7 @@
 #include "services/model_distill.h"
 #include "services/model_replica.h"
 #include "services/model_stage.h"
-#include "services/model_tensors.h"
+#include "model/model_tensors.h"
 
 /* A model a plugin opened by name: it lives on the workload's backend, so
  * the core closes what is left when the workload withdraws its data. */

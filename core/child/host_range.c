@@ -1,6 +1,6 @@
 /* h->model_api's 2.1 entries: every tensor by id (statistics and
  * optimizer state beside the learnable tensors), and forward / backward
- * over a range of nodes of a model, over core/services/model_tensors.c
+ * over a range of nodes of a model, over core/model/model_tensors.c
  * and model_range.c. */
 #include "child/host.h"
 #include "child/host_api.h"
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "services/model_range.h"
-#include "services/model_tensors.h"
+#include "model/model_tensors.h"
 
 static unsigned r_tensor_count_all(const struct dlb_host *h,
                                    const struct dlb_model *m)

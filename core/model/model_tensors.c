@@ -3,14 +3,13 @@
  * running statistics, and the optimizer state (SGD momentum) of each
  * learnable tensor, in that order. The same buffers state_io copies as
  * its parts, so the two views of a model's state agree. */
-#include "services/model_tensors.h"
+#include "model/model_tensors.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "backend/backend.h"
 #include "model/model_impl.h"
-#include "services/model_replica.h"
 
 /* The k-th learnable (or, learnable 0, statistics) param, or -1. */
 static long nth(const struct dlb_model *m, unsigned k, int learnable)
@@ -21,17 +20,27 @@ static long nth(const struct dlb_model *m, unsigned k, int learnable)
     return -1;
 }
 
-static unsigned n_stats(const struct dlb_model *m)
+static unsigned n_with_grad(const struct dlb_model *m, int learnable)
 {
     unsigned n = 0;
     for (size_t i = 0; i < m->n_params; i++)
-        n += m->params[i].grad == NULL;
+        n += (m->params[i].grad != NULL) == learnable;
     return n;
+}
+
+static unsigned n_stats(const struct dlb_model *m)
+{
+    return n_with_grad(m, 0);
+}
+
+static unsigned n_learn(const struct dlb_model *m)
+{
+    return n_with_grad(m, 1);
 }
 
 unsigned dlb_model_tensor_count_all(const struct dlb_model *m)
 {
-    return 2 * dlb_model_n_learnable(m) + n_stats(m);
+    return 2 * n_learn(m) + n_stats(m);
 }
 
 /* Id `id`'s param, its kind and the buffer holding its values. */
@@ -39,7 +48,7 @@ static const struct dlb_model_param *
 resolve(const struct dlb_model *m, unsigned id, enum dlb_tensor_kind *kind,
         struct dlb_buffer **buf, int *of)
 {
-    unsigned nl = dlb_model_n_learnable(m), ns = n_stats(m);
+    unsigned nl = n_learn(m), ns = n_stats(m);
     long k;
     *of = -1;
     if (id < nl) {
@@ -79,8 +88,8 @@ static dlb_status no_id(const struct dlb_model *m, unsigned id,
     return dlb_errorf(err, DLB_ERR_INPUT, "%s: no tensor %u (the model has "
                       "%u: %u learnable, %u statistics, %u optimizer state)",
                       m->spec->path, id, dlb_model_tensor_count_all(m),
-                      dlb_model_n_learnable(m), n_stats(m),
-                      dlb_model_n_learnable(m));
+                      n_learn(m), n_stats(m),
+                      n_learn(m));
 }
 
 dlb_status dlb_model_tensor_desc(const struct dlb_model *m, unsigned id,

@@ -1,8 +1,8 @@
 /* Every tensor of a model by id: learnable, batch-norm statistics, then
  * optimizer state (model_api.h's tensor_count_all and tensor_desc say the
  * order). */
-#ifndef DLB_CORE_SERVICES_MODEL_TENSORS_H
-#define DLB_CORE_SERVICES_MODEL_TENSORS_H
+#ifndef DLB_CORE_MODEL_MODEL_TENSORS_H
+#define DLB_CORE_MODEL_MODEL_TENSORS_H
 
 #include "model/model.h"
 
