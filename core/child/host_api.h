@@ -1,6 +1,7 @@
-/* h->model_api (ABI 2.0), assembled from the files that implement it:
- * host_model.c (lifetime, inspect, run; the table), host_slice.c
- * (slices), host_rewrite.c (rewrite and the extras). Each entry checks
+/* h->model_api (ABI 2.1), assembled from the files that implement it:
+ * host_model.c (lifetime, inspect, run; the table), host_open.c (open's
+ * backend and precision), host_range.c (2.1's tensor ids and ranges),
+ * host_slice.c (slices), host_rewrite.c (rewrite and the extras). Each entry checks
  * what a plugin may get wrong, calls the core, and logs a failure under
  * the plugin's name (dlb_host_fail). */
 #ifndef DLB_CORE_HOST_API_H
@@ -16,6 +17,30 @@ const struct dlb_model_api *dlb_host_model_api(void);
 /* Set the entries of one file. */
 void dlb_host_slice_entries(struct dlb_model_api *api);
 void dlb_host_rewrite_entries(struct dlb_model_api *api);
+void dlb_host_range_entries(struct dlb_model_api *api);
+
+/* open's 2.1 options, read as far as how->struct_size reaches: backend
+ * NULL (the default) or a known name; precision -1 (the default) or an
+ * index into host_open.c's table. DLB_ERR_INPUT for unknown names. */
+struct dlb_host_open_opts {
+    const char *backend;
+    int precision;
+};
+struct dlb_model;
+struct dlb_backend_config;
+dlb_status dlb_host_open_options(const struct dlb_model_open *how,
+                                 struct dlb_host_open_opts *o,
+                                 struct dlb_error *err);
+/* Apply o's precision to m (nothing when it has none). */
+dlb_status dlb_host_open_precision(struct dlb_model *m,
+                                   const struct dlb_host_open_opts *o,
+                                   struct dlb_error *err);
+/* A replica of src on `backend` with src's weights, statistics and
+ * dropout stream. */
+dlb_status dlb_host_open_move(const struct dlb_model *src, const char *backend,
+                              const struct dlb_backend_config *cfg,
+                              uint64_t seed, struct dlb_model **out,
+                              struct dlb_error *err);
 
 /* Log "WHAT: a NULL model or argument" and return DLB_ERR_INTERNAL. */
 dlb_status dlb_host_null(const struct dlb_host *h, const char *what);

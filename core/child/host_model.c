@@ -1,4 +1,4 @@
-/* h->model_api (ABI 2.0), the one model interface plugins see: the table,
+/* h->model_api (ABI 2.1), the one model interface plugins see: the table,
  * and its lifetime, inspect and run entries, over core/model and
  * core/services (host_api.h says where the rest is). */
 #include <dlbench/model_api.h>
@@ -18,12 +18,14 @@
 #include "services/model_distill.h"
 #include "services/model_replica.h"
 #include "services/model_stage.h"
+#include "model/model_tensors.h"
 
 /* A model a plugin opened by name: it lives on the workload's backend, so
  * the core closes what is left when the workload withdraws its data. */
 struct dlb_host_model {
     struct dlb_model *model;
     struct dlb_model_spec *spec;
+    int moved;  /* a replica on a backend of its own (open's backend) */
     struct dlb_host_model *next;
 };
 
@@ -89,9 +91,11 @@ static void pin_slot(const struct dlb_host *h, int threads, int slot)
 
 static dlb_status open_clone(const struct dlb_host *h,
                              const struct dlb_model_open *how,
+                             const struct dlb_host_open_opts *o,
                              struct dlb_model **out, struct dlb_error *err)
 {
-    if (!h->backend_name)
+    const char *backend = o->backend ? o->backend : h->backend_name;
+    if (!backend)
         return dlb_errorf(err, DLB_ERR_INTERNAL, "open: no backend");
     pin_slot(h, how->threads, how->slot);
     /* The system allocator: a pool plugin serves one thread. */
@@ -99,9 +103,13 @@ static dlb_status open_clone(const struct dlb_host *h,
         .threads = how->threads > 0 ? how->threads : 1,
         .device = how->slot > 0 ? how->slot : 0, .seed = h->seed};
     struct clone *c = malloc(sizeof *c);
-    dlb_status s = c ? dlb_model_replica_create(how->clone, h->backend_name,
-                                                &cfg, h->seed, out, err)
+    dlb_status s = c ? dlb_model_replica_create(how->clone, backend, &cfg,
+                                                h->seed, out, err)
                      : dlb_errorf(err, DLB_ERR_NOMEM, "open: out of memory");
+    if (s == DLB_OK && (s = dlb_host_open_precision(*out, o, err))) {
+        dlb_model_replica_destroy(*out);
+        *out = NULL;
+    }
     if (s != DLB_OK) {
         free(c);
         return s;
@@ -129,8 +137,35 @@ static int release_clone(struct dlb_model *m)
     return c != NULL;
 }
 
+static void close_entry(struct dlb_host_model *e);
+
+/* Onto the backend open asked for, unless it is the model's already. */
+static dlb_status move_named(const struct dlb_host *h,
+                             const struct dlb_model_open *how,
+                             const struct dlb_host_open_opts *o,
+                             struct dlb_host_model *e, struct dlb_error *err)
+{
+    struct dlb_backend_config cfg = {
+        .threads = how->threads > 0 ? how->threads : 1,
+        .device = how->slot > 0 ? how->slot : 0, .seed = h->seed};
+    struct dlb_model *r = NULL;
+    if (!o->backend ||
+        !strcmp(o->backend, dlb_backend_name(dlb_model_backend(e->model))))
+        return DLB_OK;
+    pin_slot(h, how->threads, how->slot);
+    dlb_status s = dlb_host_open_move(e->model, o->backend, &cfg, h->seed, &r,
+                                      err);
+    if (s != DLB_OK)
+        return s;
+    dlb_model_destroy(e->model);
+    e->model = r;
+    e->moved = 1;
+    return DLB_OK;
+}
+
 static dlb_status open_named(const struct dlb_host *h,
                              const struct dlb_model_open *how,
+                             const struct dlb_host_open_opts *o,
                              struct dlb_model **out, struct dlb_error *err)
 {
     struct dlb_host_shared *sh = shared_of(h);
@@ -152,6 +187,11 @@ static dlb_status open_named(const struct dlb_host *h,
         free(e);
         return s;
     }
+    if ((s = move_named(h, how, o, e, err)) != DLB_OK ||
+        (s = dlb_host_open_precision(e->model, o, err)) != DLB_OK) {
+        close_entry(e);
+        return s;
+    }
     e->next = sh->models;
     sh->models = e;
     *out = e->model;
@@ -163,16 +203,29 @@ static dlb_status api_open(const struct dlb_host *h,
                            struct dlb_model **out)
 {
     struct dlb_error err = {""};
+    struct dlb_host_open_opts o;
     if (!how || !out)
         return dlb_host_null(h, "open");
     *out = NULL;
-    return dlb_host_fail(h, how->clone ? open_clone(h, how, out, &err)
-                                       : open_named(h, how, out, &err), &err);
+    if (how->struct_size < offsetof(struct dlb_model_open, steps) +
+                               sizeof how->steps)
+        return dlb_host_fail(h, dlb_errorf(&err, DLB_ERR_INPUT, "open: "
+                             "struct_size %u is shorter than plugin ABI 2.0's "
+                             "struct dlb_model_open; set it to sizeof the "
+                             "struct", (unsigned)how->struct_size), &err);
+    dlb_status s = dlb_host_open_options(how, &o, &err);
+    if (s == DLB_OK)
+        s = how->clone ? open_clone(h, how, &o, out, &err)
+                       : open_named(h, how, &o, out, &err);
+    return dlb_host_fail(h, s, &err);
 }
 
 static void close_entry(struct dlb_host_model *e)
 {
-    dlb_model_destroy(e->model);
+    if (e->moved)
+        dlb_model_replica_destroy(e->model);
+    else
+        dlb_model_destroy(e->model);
     dlb_model_spec_free(e->spec);
     free(e);
 }
@@ -267,7 +320,13 @@ static dlb_status api_tensor_io(const struct dlb_host *h, struct dlb_model *m,
     dlb_status s;
     if (!m)
         return dlb_host_null(h, "tensor_io");
-    if (role == DLB_TENSOR_GRAD)
+    if (id >= dlb_model_n_learnable(m) && role == DLB_TENSOR_GRAD)
+        s = dlb_errorf(&err, DLB_ERR_INPUT, "tensor %u has no gradient: only "
+                       "the %u learnable tensors do", id,
+                       dlb_model_n_learnable(m));
+    else if (id >= dlb_model_n_learnable(m))
+        s = dlb_model_tensor_id_io(m, id, buf, count, write, &err);
+    else if (role == DLB_TENSOR_GRAD)
         s = dlb_model_grad_io(m, id, buf, count, write, &err);
     else if ((s = api_tensor_info(h, m, id, &pi)) != DLB_OK)
         return s;
@@ -431,6 +490,7 @@ static void table_fill(void)
 {
     dlb_host_slice_entries(&table);
     dlb_host_rewrite_entries(&table);
+    dlb_host_range_entries(&table);
 }
 
 const struct dlb_model_api *dlb_host_model_api(void)

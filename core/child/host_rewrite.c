@@ -1,4 +1,4 @@
-/* h->model_api's rewrite and extras (ABI 2.0): the one hook that changes
+/* h->model_api's rewrite and extras (ABI 2.1): the one hook that changes
  * how nodes compute (int8 for quant; masks, removed units and sparse
  * nodes for prune), and the services only one plugin needs, by name. */
 #include <stdlib.h>
@@ -6,6 +6,7 @@
 
 #include "child/host.h"
 #include "child/host_api.h"
+#include "services/model_range.h"
 #include "model/model_prune.h"
 #include "model/model_quant.h"
 #include "services/model_distill.h"
@@ -50,6 +51,9 @@ static dlb_status rewrite_keep(struct dlb_model *m,
     for (unsigned k = 0; k < n; k++)
         sel[k] = (struct dlb_prune_keep){rw[k].node, rw[k].u.keep.units,
                                          rw[k].u.keep.n};
+    /* The network is rebuilt smaller: kept range passes would outlive
+     * the nodes and tensors they hold. */
+    dlb_model_ranges_drop(m);
     dlb_status s = dlb_model_prune_remove(m, sel, n, err);
     free(sel);
     return s;

@@ -1,4 +1,4 @@
-/* h->model_api's slices (ABI 2.0): a range of a model's nodes run as a
+/* h->model_api's slices (ABI 2.1): a range of a model's nodes run as a
  * pipeline stage, over core/services/model_stage*.c. */
 #include "child/host.h"
 #include "child/host_api.h"

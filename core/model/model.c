@@ -136,6 +136,8 @@ void dlb_model_destroy(struct dlb_model *m)
     if (!m)
         return;
     const struct dlb_backend_ops *ops = dlb_backend_ops_of(m->be);
+    if (m->ranges_free)
+        m->ranges_free(m); /* they hold step buffers of m's backend */
     if (m->act && m->own)
         dlb_model_step_release(m);
     dlb_model_prec_free(m);

@@ -106,6 +106,11 @@ struct dlb_model {
      * counts the layers the last such pass ran inside others. */
     int fuse;
     size_t fused_layers;
+    /* Forward passes over ranges of nodes kept for their backward
+     * (services/model_range.c), freed with the model through ranges_free:
+     * the model code does not depend on the service. */
+    struct dlb_model_ranges *ranges;
+    void (*ranges_free)(struct dlb_model *m);
 };
 
 /* Per-step memory: the backend's buffers, allocated at every step as an

@@ -193,8 +193,10 @@ dlb_status dlb_model_stage_open(struct dlb_model *m,
     return DLB_OK;
 }
 
-dlb_status dlb_model_stage_begin(struct dlb_stage *st, uint32_t n,
-                                 uint32_t *lo, struct dlb_error *err)
+/* Begin a step of n images; `seeds` (per layer of the model, NULL: draw
+ * them from the model's stream) the dropout seeds of the step. */
+static dlb_status begin(struct dlb_stage *st, uint32_t n, uint32_t *lo,
+                        const uint64_t *seeds, struct dlb_error *err)
 {
     struct dlb_model *m = st->m;
     if (n < st->micro)
@@ -215,11 +217,24 @@ dlb_status dlb_model_stage_begin(struct dlb_stage *st, uint32_t n,
      * stream moves as one worker's does and the next step's seeds agree. */
     for (size_t i = 0; i < m->spec->n_layers; i++)
         if (m->layers[i].spec->kind == DLB_LAYER_DROPOUT) {
-            uint64_t v = dlb_rng_u64(&m->drop_rng);
+            uint64_t v = seeds ? seeds[i] : dlb_rng_u64(&m->drop_rng);
             if (i >= st->first && i < st->last)
                 st->seed[i - st->first] = v;
         }
     return DLB_OK;
+}
+
+dlb_status dlb_model_stage_begin(struct dlb_stage *st, uint32_t n,
+                                 uint32_t *lo, struct dlb_error *err)
+{
+    return begin(st, n, lo, NULL, err);
+}
+
+dlb_status dlb_model_stage_begin_seeded(struct dlb_stage *st, uint32_t n,
+                                        const uint64_t *seeds,
+                                        struct dlb_error *err)
+{
+    return begin(st, n, NULL, seeds, err);
 }
 
 /* dlb_dropout_keep (backend.h) hashes seed + (index + 1) * this constant:

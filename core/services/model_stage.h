@@ -20,6 +20,12 @@ void dlb_model_stage_close(struct dlb_stage *st);
 
 dlb_status dlb_model_stage_begin(struct dlb_stage *st, uint32_t n,
                                  uint32_t *lo, struct dlb_error *err);
+/* As begin, with the step's dropout seeds given (seeds[i] for dropout
+ * layer i of the model) instead of drawn: ranges of one pass share them
+ * (model_range.c). */
+dlb_status dlb_model_stage_begin_seeded(struct dlb_stage *st, uint32_t n,
+                                        const uint64_t *seeds,
+                                        struct dlb_error *err);
 dlb_status dlb_model_stage_forward(struct dlb_stage *st, unsigned k,
                                    const float *in, const int32_t *labels,
                                    float *out, double *loss,

@@ -1,18 +1,23 @@
-/* dlbench public SDK: the model interface, h->model_api (ABI 2.0).
+/* dlbench public SDK: the model interface, h->model_api (ABI 2.1).
  *
  * Every plugin that works on a network (transforms such as quant and prune,
  * step executors such as dp, mp and distill) reaches the core's model,
  * `struct dlb_model`, through this one table, never through core symbols:
  *
- *   lifetime   find, open (a named model or a clone), release
- *   inspect    nodes (layers) and tensors by id, the flat state of a range
- *   run        infer, evaluate, forward_backward, step, synchronize
+ *   lifetime   find, open (a named model or a clone, on a chosen backend
+ *              and precision), release
+ *   inspect    nodes (layers) and tensors by id (weights, gradients,
+ *              statistics, optimizer state), the flat state of a range
+ *   run        infer, evaluate, forward_backward, step, synchronize, and
+ *              forward/backward over a range of nodes
  *   slice      a range of nodes [first, last) as a pipeline stage
  *   change     rewrite: the one hook that changes how nodes compute
  *   extras     extra(name): what only one plugin needs (below)
  *
  * The table starts with struct_size; an entry appended by a later minor
- * version is tested with DLB_MODEL_API_HAS. Every call returns a status
+ * version is tested with DLB_MODEL_API_HAS (2.1 appended tensor_count_all,
+ * tensor_desc, forward_range and backward_range, and the backend and
+ * precision of struct dlb_model_open). Every call returns a status
  * and, on failure, logs the reason under the plugin's name. Tensors cross
  * as dense fp32 arrays in backend.h's layouts ([out][in / groups][kh][kw]
  * for conv weights, [out][in] for linear ones), whatever the backend keeps.
@@ -71,9 +76,11 @@ struct dlb_layer_info {
     int weight_id, bias_id;       /* their tensor ids; -1 when none */
 };
 
-/* A learnable tensor. Ids run from 0 in the model's order (the checkpoint
- * order without the running statistics); backward finishes them from the
- * last node to the first. */
+/* A tensor. Ids 0 .. tensor_count - 1 are the learnable tensors in the
+ * model's order (the checkpoint order without the running statistics);
+ * backward finishes them from the last node to the first. From 2.1 the
+ * ids go on (tensor_count_all, tensor_desc): the batch-norm running
+ * statistics, then the optimizer state of each learnable tensor. */
 struct dlb_param_info {
     char name[96];      /* "conv1.weight" */
     size_t count;       /* elements */
@@ -82,8 +89,35 @@ struct dlb_param_info {
 
 /* What of a tensor tensor_io and tensor_map reach. */
 enum dlb_tensor_role {
-    DLB_TENSOR_VALUE, /* the fp32 weights (a write recasts any copies) */
-    DLB_TENSOR_GRAD   /* the gradient of the last forward_backward */
+    DLB_TENSOR_VALUE, /* the fp32 values (a write recasts any copies) */
+    DLB_TENSOR_GRAD   /* the gradient of the last forward_backward or
+                         backward_range (learnable tensors only) */
+};
+
+/* What a tensor id holds (2.1). */
+enum dlb_tensor_kind {
+    DLB_TENSOR_KIND_WEIGHTS,    /* learnable: conv / linear weights and
+                                   biases, batch-norm scale and shift */
+    DLB_TENSOR_KIND_STATISTICS, /* batch-norm running mean or variance:
+                                   what training updates and inference
+                                   normalises with */
+    DLB_TENSOR_KIND_OPTIMIZER   /* the optimizer's state of learnable
+                                   tensor `of`: SGD's momentum buffer v,
+                                   v = momentum v + g, w -= lr v */
+};
+
+/* tensor_desc's answer. The caller sets struct_size = sizeof the struct
+ * it was built with; the core fills no more than that. */
+struct dlb_tensor_desc {
+    uint32_t struct_size;
+    char name[96];           /* "bn1.running_mean", "fc1.weight.momentum" */
+    enum dlb_tensor_kind kind;
+    enum dlb_dtype dtype;    /* as the model holds it; tensor_io moves fp32 */
+    unsigned ndim;
+    uint64_t shape[4];       /* conv weights [out][in / groups][kh][kw] ... */
+    size_t count;            /* elements: the product of the shape */
+    unsigned layer;          /* the node it belongs to */
+    int of;                  /* optimizer: the learnable tensor's id; else -1 */
 };
 
 /* fp32 values in place: host memory (device 0) or the model's device
@@ -95,8 +129,8 @@ struct dlb_act_view {
 };
 
 /* Parts of a model's state, for state_count and state_io: the flat array
- * holds the parts in this order, each in tensor id order. Batch-norm
- * statistics and the optimizer's momentum are reached only this way. */
+ * holds the parts in this order, each in tensor id order. (From 2.1 each
+ * tensor of the statistics and momentum parts is also a tensor id.) */
 #define DLB_STATE_WEIGHTS  0x1u /* learnable tensors */
 #define DLB_STATE_STATS    0x2u /* batch-norm running mean and variance */
 #define DLB_STATE_MOMENTUM 0x4u /* SGD momentum of the learnable tensors */
@@ -107,7 +141,8 @@ struct dlb_act_view {
 /* ---- lifetime ------------------------------------------------------- */
 
 /* What open makes. With `clone` set, a replica of it: the same network on
- * a new handle of the configuration's backend with `threads` threads, its
+ * a new handle of the configuration's backend (or `backend`) with
+ * `threads` threads, its
  * parameters initialised from the seed (copy clone's state over with
  * state_io); slot >= 0 first pins the calling thread to CPUs
  * [slot * threads, (slot + 1) * threads) of those the process started
@@ -118,13 +153,34 @@ struct dlb_act_view {
  * epoch at batch 64) from the seed, cached in the dlbench cache
  * directory; only while the workload runs (executor hooks and metrics).
  * Release either with release; the core releases named models still
- * open when the workload ends. */
+ * open when the workload ends.
+ *
+ * From 2.1 (struct_size covering them; a 2.0 plugin's shorter struct
+ * means NULL for both):
+ *   backend    "ref", "cpu" or "cuda": the model lives on a handle of its
+ *              own of that backend (`threads`, `slot` as for a clone; a
+ *              named model keeps its reference weights and statistics).
+ *              NULL: a clone on the configuration's backend, a named model
+ *              on the workload's. DLB_ERR_INPUT for an unknown name,
+ *              DLB_ERR_UNSUPPORTED with the reason for one not built here
+ *              or without a device.
+ *   precision  "fp32", "bf16" or "fp16": the type the nodes compute in
+ *              (the matrix products and the layers between them, the loss
+ *              in fp32, fp32 master weights, as the amp plugin's policy);
+ *              tensors still cross as fp32. NULL: a clone the precision of
+ *              the model it copies, a named model fp32.
+ *              DLB_ERR_UNSUPPORTED with the backend's reason when it lacks
+ *              the type (cpu without AVX512_BF16, a GPU before sm_80),
+ *              DLB_ERR_INPUT for another name. Ranges, slices and state_io
+ *              take fp32 models only. */
 struct dlb_model_open {
     uint32_t struct_size;
     const struct dlb_model *clone;
     int threads, slot;
     const char *name;
     uint64_t steps;
+    const char *backend;     /* 2.1 */
+    const char *precision;   /* 2.1 */
 };
 
 /* ---- run ------------------------------------------------------------ */
@@ -403,6 +459,56 @@ struct dlb_model_api {
     /* Extra `name` (cast to its type below), or NULL when this core has
      * none of that name. */
     dlb_extra_fn (*extra)(const struct dlb_host *h, const char *name);
+
+    /* ---- 2.1: test with DLB_MODEL_API_HAS before calling ---- */
+
+    /* -- inspect -- */
+    /* Every tensor id: the tensor_count learnable tensors, then the
+     * batch-norm running statistics (mean, variance, in node order), then
+     * the optimizer state of learnable tensors 0, 1 ... (SGD momentum).
+     * tensor_io reads and writes any id's DLB_TENSOR_VALUE (a statistics
+     * write counts as a change from outside for weights_version, as
+     * state_io's does); DLB_TENSOR_GRAD only a learnable one's. */
+    unsigned (*tensor_count_all)(const struct dlb_host *h,
+                                 const struct dlb_model *m);
+    dlb_status (*tensor_desc)(const struct dlb_host *h,
+                              const struct dlb_model *m, unsigned id,
+                              struct dlb_tensor_desc *out);
+
+    /* -- run: a range of nodes of this model --
+     * Training-mode forward of nodes [first, last) over n images, on m
+     * itself (no slice to open): `in` holds the n activations at the input
+     * of `first` (act_count(first) floats each; the images when first is
+     * 0), `out` receives those at `last` (act_count(last) each; on a range
+     * ending at the network's end, the log-probabilities, and out may be
+     * NULL). A range ending at the end takes `labels` and gives *loss (may
+     * be NULL), the mean NLL. Only one tensor may cross a cut (as for a
+     * slice). Ranges of one pass run from node 0 onward: a forward of a
+     * range beginning at node 0 draws the pass's dropout seeds (as
+     * forward_backward does), later ranges use them, so that [0, k) then
+     * [k, n) computes what forward over [0, n) does, bit for bit.
+     *
+     * backward_range needs the forward of the same range (first, last and
+     * n) since the last backward of it; it takes `dout`, the gradient at
+     * `last` (NULL on a range ending at the end: the loss's, scaled by
+     * loss_scale), and gives `din`, the gradient at `first` (may be NULL;
+     * unused when first is 0). The range's learnable tensors' gradients
+     * are overwritten with this pass's, ready for step. Any number of
+     * ranges may wait for their backward at once; each holds its
+     * activations until then.
+     *
+     * DLB_ERR_INPUT for first >= last, last > node_count, a cut that more
+     * than one tensor crosses, n = 0, a missing input, labels, or dout,
+     * and for a backward without its forward; DLB_ERR_UNSUPPORTED for a
+     * model with a precision policy or not fp32. */
+    dlb_status (*forward_range)(const struct dlb_host *h, struct dlb_model *m,
+                                unsigned first, unsigned last, uint32_t n,
+                                const float *in, const int32_t *labels,
+                                float *out, double *loss);
+    dlb_status (*backward_range)(const struct dlb_host *h,
+                                 struct dlb_model *m, unsigned first,
+                                 unsigned last, float loss_scale,
+                                 const float *dout, float *din);
 };
 
 /* open with a clone: the replica a step executor gives each worker. */
@@ -411,7 +517,8 @@ static inline dlb_status dlb_model_clone(const struct dlb_host *h,
                                          int threads, int slot,
                                          struct dlb_model **out)
 {
-    struct dlb_model_open how = {sizeof how, m, threads, slot, NULL, 0};
+    struct dlb_model_open how = {sizeof how, m, threads, slot, NULL, 0,
+                                 NULL, NULL};
     return h->model_api->open(h, &how, out);
 }
 

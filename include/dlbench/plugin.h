@@ -38,9 +38,16 @@ extern "C" {
  *        nodes and tensors by id, run and step them, slice a range of
  *        nodes into a pipeline stage, one rewrite hook for plugins that
  *        change layers, and extras looked up by name. Every 1.x field of
- *        the other structs is kept, and read for every 2.x plugin. */
+ *        the other structs is kept, and read for every 2.x plugin.
+ *   2.1  model_api grows, at its end: open on a chosen backend and
+ *        precision (two fields at the end of struct dlb_model_open, read
+ *        only when its struct_size covers them), batch-norm statistics and
+ *        optimizer state as tensor ids (tensor_count_all, tensor_desc,
+ *        through the same tensor_io), and forward_range / backward_range
+ *        over nodes of an opened model. 2.0 plugins load and run as they
+ *        did. */
 #define DLB_PLUGIN_ABI_MAJOR 2
-#define DLB_PLUGIN_ABI_MINOR 0
+#define DLB_PLUGIN_ABI_MINOR 1
 
 #define DLB_PLUGIN_ENTRY_NAME "dlb_plugin_entry"
 

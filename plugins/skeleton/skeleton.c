@@ -365,13 +365,18 @@ static const struct dlb_precision_hooks skeleton_precision
  *          inference; change the model's weights or layers in place. The
  *          evaluation that follows measures the accuracy it costs.
  * The model is opaque: read and change it through h->model_api, the one
- * model interface (<dlbench/model_api.h>, ABI 2.0): node_count and
+ * model interface (<dlbench/model_api.h>, ABI 2.1): node_count and
  * node_info walk the layers, tensor_io reads or writes a tensor by the id
  * node_info gives, and rewrite is the one hook that changes how a layer
- * computes (int8, a weight mask, fewer units, a sparse kernel). What only
- * one plugin needs is an extra: h->model_api->extra(h, "NAME") gives its
- * function, or NULL; look it up in probe and skip without it. This one
- * only reads: it counts the zero weights of the conv layers. */
+ * computes (int8, a weight mask, fewer units, a sparse kernel). From 2.1
+ * the ids go on past tensor_count to the batch-norm running statistics
+ * and the optimizer state: tensor_count_all counts them, tensor_desc says
+ * what each is (kind, shape, element type), and tensor_io reads them as it
+ * reads weights. Test a 2.1 entry with DLB_MODEL_API_HAS: a 2.1 plugin may
+ * meet a 2.0 core. What only one plugin needs is an extra:
+ * h->model_api->extra(h, "NAME") gives its function, or NULL; look it up
+ * in probe and skip without it. This one only reads: it counts the zero
+ * weights of the conv layers and the batch-norm statistics. */
 static dlb_status sk_transform_apply(void *state, const struct dlb_host *h,
                                      struct dlb_model *model)
 {
@@ -392,9 +397,20 @@ static dlb_status sk_transform_apply(void *state, const struct dlb_host *h,
             zeros += w[k] == 0.0f;
         free(w);
     }
+    size_t stats = 0;
+    unsigned all = DLB_MODEL_API_HAS(api, tensor_desc)
+                       ? api->tensor_count_all(h, model) : 0;
+    for (unsigned id = api->tensor_count(h, model); st == DLB_OK && id < all;
+         id++) {
+        struct dlb_tensor_desc d = {.struct_size = sizeof d};
+        st = api->tensor_desc(h, model, id, &d);
+        if (st == DLB_OK && d.kind == DLB_TENSOR_KIND_STATISTICS)
+            stats += d.count;
+    }
     if (st == DLB_OK && s->verbose)
-        h->log(h, DLB_LOG_INFO, "transform: %zu conv weights are zero; "
-               "leaving the model unchanged", zeros);
+        h->log(h, DLB_LOG_INFO, "transform: %zu conv weights are zero, %zu "
+               "batch-norm statistics; leaving the model unchanged", zeros,
+               stats);
     return st;
 }
 
@@ -408,20 +424,48 @@ static const struct dlb_transform_hooks skeleton_transform
  *               over the replicas, forward and backward on each, all-reduce
  *               the gradients, apply the update. The core times the call.
  * A real executor drives the model through h->model_api: dlb_model_clone
- * for a replica per worker, forward_backward on a shard, the gradients by
- * tensor id (tensor_map, tensor_io), state_io to keep replicas in step,
- * step for the update; slice for a pipeline stage of nodes [first, last).
- * The skeleton says it cannot train, and the configuration is skipped,
- * not failed. */
+ * (or open with a backend and precision of its own, 2.1) for a replica per
+ * worker, forward_backward on a shard, the gradients by tensor id
+ * (tensor_map, tensor_io), state_io to keep replicas in step, step for the
+ * update; slice for a pipeline stage of nodes [first, last) with
+ * micro-batches, or (2.1) forward_range / backward_range to run nodes
+ * [first, last) of the model itself. The skeleton trains as one replica,
+ * as two ranges where the 2.1 entries exist: nodes [0, cut) hand their
+ * output to [cut, n), whose backward hands the gradient at the cut back.
+ * The same step as forward_backward (to fp32 rounding); a plugin would put
+ * its own work at the cut (a teacher's features, a transfer). */
 static dlb_status sk_train_step(void *state, const struct dlb_host *h,
                                 struct dlb_model *model,
                                 const struct dlb_batch *batch)
 {
+    const struct dlb_model_api *api = h->model_api;
+    unsigned n = api->node_count(h, model), cut = n - 1;
+    size_t per = 0;
+    dlb_status s;
     (void)state;
-    (void)model;
-    (void)batch;
-    h->log(h, DLB_LOG_WARN, "executor: the skeleton cannot train");
-    return DLB_ERR_UNSUPPORTED;
+    if (!DLB_MODEL_API_HAS(api, backward_range))
+        return (s = api->forward_backward(h, model, batch->images,
+                                          batch->labels, batch->n, 1.0f,
+                                          NULL, NULL, NULL))
+                   ? s : api->step(h, model);
+    /* The last node is the log-softmax: one tensor crosses before it. */
+    if ((s = api->act_count(h, model, cut, &per)) != DLB_OK)
+        return s;
+    float *act = malloc(2 * (size_t)batch->n * per * sizeof *act);
+    if (!act)
+        return DLB_ERR_NOMEM;
+    float *grad = act + (size_t)batch->n * per;
+    if ((s = api->forward_range(h, model, 0, cut, batch->n, batch->images,
+                                NULL, act, NULL)) == DLB_OK &&
+        (s = api->forward_range(h, model, cut, n, batch->n, act,
+                                batch->labels, NULL, NULL)) == DLB_OK &&
+        (s = api->backward_range(h, model, cut, n, 1.0f, NULL,
+                                 grad)) == DLB_OK &&
+        (s = api->backward_range(h, model, 0, cut, 1.0f, grad,
+                                 NULL)) == DLB_OK)
+        s = api->step(h, model);
+    free(act);
+    return s;
 }
 
 static const struct dlb_executor_hooks skeleton_executor
