@@ -12,8 +12,9 @@
 #
 #   top_srcdir=. DLBENCH=build/dlbench sh tests/bench/onnx-perf.sh --venv DIR [OUT]
 #
-# NET, BATCHES ("1 32"), SECONDS (15: each measurement's timed part),
-# THREADS (nproc: every tool gets as many).
+# NET, BATCHES ("1 32"), SECONDS_EACH (15: each measurement's timed
+# part), THREADS (nproc: every tool gets as many), DLBENCH_BEFORE (another
+# build's dlbench, run in the same rotation as "before": a change's A/B).
 set -u
 : "${top_srcdir:=.}"
 : "${DLBENCH:=dlbench}"
@@ -28,7 +29,6 @@ seconds=${SECONDS_EACH:-15}
 threads=${THREADS:-$(nproc)}
 py=$venv/bin/python
 here=$(cd "$(dirname "$0")" && pwd)
-plugdir=$(dirname "$DLBENCH")/plugins/.libs
 mkdir -p "$out" || exit 2
 model=$out/$net.onnx
 [ -f "$model" ] || "$py" "$here/onnx_perf.py" export "$net" "$model" || exit 1
@@ -36,19 +36,21 @@ model=$out/$net.onnx
 r=1
 while [ "$r" -le "$rounds" ]; do
     for b in $batches; do
-        for who in dlbench torch ort; do
-            if [ "$who" = dlbench ]; then
+        for who in dlbench ${DLBENCH_BEFORE:+before} torch ort; do
+            if [ "$who" = dlbench ] || [ "$who" = before ]; then
+                exe=$DLBENCH
+                [ "$who" = before ] && exe=$DLBENCH_BEFORE
                 printf '%s\n' '[suite]' "name = onnx-perf" 'mode = infer' "model = $model" \
                     'backend = cpu' "batch = $b" 'measure_only = on' 'warmup = 2s' \
                     "time_cap = ${seconds}s" 'min_samples = 10' 'ci_target = 0.005' \
                     'timeout = 900s' "threads = $threads" >"$out/suite.ini"
-                d=$out/dlbench-$b-$r
+                d=$out/$who-$b-$r
                 rm -rf "$d"
-                "$DLBENCH" --plugin-dir "$plugdir" --suite "$out/suite.ini" \
+                "$exe" --plugin-dir "$(dirname "$exe")/plugins/.libs" --suite "$out/suite.ini" \
                     --out "$d" >"$d.log" 2>&1 || { echo "onnx-perf: dlbench failed ($d.log)" >&2; exit 1; }
                 python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["records"][0]; s = r["stats"]
-print(json.dumps({"who": "dlbench", "batch": int(sys.argv[2]), "median_s": s["median"], "p10_s": None, "p90_s": s["p95"], "calls": s["n"]}))' \
-                    "$d/results.json" "$b" >>"$out/times.jsonl" || exit 1
+print(json.dumps({"who": sys.argv[3], "batch": int(sys.argv[2]), "median_s": s["median"], "p10_s": None, "p90_s": s["p95"], "calls": s["n"]}))' \
+                    "$d/results.json" "$b" "$who" >>"$out/times.jsonl" || exit 1
             else
                 "$py" "$here/onnx_perf.py" time "$who" "$net" "$model" "$b" "$seconds" "$threads" \
                     >>"$out/times.jsonl" 2>"$out/$who-$b-$r.log" || { echo "onnx-perf: $who failed ($out/$who-$b-$r.log)" >&2; exit 1; }
@@ -66,11 +68,12 @@ print('%s fp32 inference, %s threads, %d processes per tool and batch' % (sys.ar
 print('%-8s %-6s %-30s %-30s %s' % ('tool', 'batch', 'median call ms (range)', 'images/s (range)', 'vs onnxruntime'))
 med = {}
 for b in sorted({r['batch'] for r in rows}):
-    for who in ('dlbench', 'torch', 'ort'):
+    tools = ('dlbench', 'before', 'torch', 'ort')
+    for who in tools:
         t = [r['median_s'] for r in rows if r['who'] == who and r['batch'] == b]
         if t:
             med[who, b] = statistics.median(t)
-    for who in ('dlbench', 'torch', 'ort'):
+    for who in tools:
         t = [r['median_s'] for r in rows if r['who'] == who and r['batch'] == b]
         if not t:
             continue
