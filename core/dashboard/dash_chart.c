@@ -78,7 +78,8 @@ static struct frame frame_of(const struct dlb_dash_chart *c)
         fr.y1 = mid * 1.01;
     }
     double pad = (fr.y1 - fr.y0) * 0.08;
-    fr.y0 -= pad;
+    /* a time is never negative: the margin below stops at 0 */
+    fr.y0 = fr.y0 >= 0 && fr.y0 - pad < 0 ? 0 : fr.y0 - pad;
     fr.y1 += pad;
     return fr;
 }

@@ -38,7 +38,7 @@ while [ "$r" -le "$rounds" ]; do
         if [ "$s" = off ]; then enable=off; workers=0; else enable=on; workers=$s; fi
         printf '%s\n' '[suite]' 'name = folder-loading' 'mode = train' 'model = resnet18' \
             "dataset = folder:$out/folders/jpeg-224" 'backend = cpu' "batch = $batch" \
-            'augment = on' 'train_steps = 4' 'warmup = 2s' 'time_cap = 20s' 'min_samples = 8' \
+            'augment = on' 'train_steps = 4' 'warmup = 2s' 'time_cap = 10s' 'min_samples = 8' \
             'timeout = 900s' 'plugins = dataloader' '' '[dataloader]' \
             "enable = $enable" "workers = $workers" 'prefetch = 2' 'bench_images = 256' \
             >"$out/suite-$s.ini"
