@@ -1,17 +1,21 @@
 /* int8 inference on residual and depthwise networks (core/model/
  * model_quant*.c), random inputs and weights:
- * - a depthwise conv, a pointwise conv, a residual add of the network's
- *   input and a ReLU, recomputed here from the documented arithmetic
- *   (model_api.h: u8 activations, per-channel s8 weights, int32 biases in
- *   accumulator units): the depthwise layer hands int8 data to the
- *   pointwise one (requantised with its input scale: every level within
- *   one of this file's, at most 2% of them off by one, which is where a
+ * - a depthwise conv, a ReLU6, a pointwise conv, a residual add of the
+ *   network's input and a ReLU, recomputed here from the documented
+ *   arithmetic (model_api.h: u8 activations, per-channel s8 weights, int32
+ *   biases in accumulator units): with the pointwise input calibrated on
+ *   the clipped values the ReLU6 fuses and the depthwise layer hands int8
+ *   data on (requantised with the pointwise input scale); with that range
+ *   widened past 6 the ReLU6 runs in fp32 and the data leaves the
+ *   depthwise layer in fp32. Either way the levels the pointwise layer
+ *   gets are within one of this file's (at most 2% off by one, where a
  *   float rounding lands on the other side of .5), and the pointwise
  *   output is fp32 into the add, since the add reads the network's input
  *   too; from the levels seen, the log-probabilities within 1e-4, on ref
  *   and on cpu;
  * - ResNet-20 and MobileNetV2 at 32x32: every conv (the depthwise ones
- *   too) and the classifier run in int8, every batch norm folded; the int8
+ *   too) and the classifier run in int8, every batch norm folded,
+ *   MobileNetV2's ReLU6s fused where they feed an int8 layer; the int8
  *   model on cpu against the same on ref within 1e-4 on log-probabilities
  *   with the same argmax (as test_quant_model: every int8 kernel is exact,
  *   and the adds sum the same fp32 values; measured 0); against the fp32
@@ -152,6 +156,7 @@ static int32_t quantize(double x, double scale, int32_t zp)
 static const char block[] =
     "[net]\ninput = 2x6x6\nclasses = 72\nloss = cross_entropy\n"
     "[dw]\ntype = conv\nfilters = 2\nsize = 3\npad = 1\ngroups = 2\n"
+    "[clip]\ntype = relu\nmax = 6\n"
     "[pw]\ntype = conv\nfilters = 2\nsize = 1\n"
     "[sum]\ntype = add\ninput = pw, net\n"
     "[relu]\ntype = relu\n"
@@ -170,13 +175,16 @@ static void qweights(const float *w, const float *b, size_t per,
     }
 }
 
-static void test_block(struct dlb_backend *be)
+/* `widen` scales pw's input range: 1 keeps the calibrated one (the ReLU6
+ * fuses: the highest level is at 6 or below), 2 puts levels above 6 (the
+ * ReLU6 runs in fp32, dw hands fp32 on). */
+static void test_block(struct dlb_backend *be, float widen)
 {
     struct dlb_model_spec *sp = NULL;
     struct dlb_model *m = NULL;
     struct dlb_error err = {""};
     struct dlb_rng r;
-    struct obs o = {.keep = 1};
+    struct obs o = {.keep = 2};
     float img[N * FEAT], lp[N * FEAT];
     CHECK(dlb_model_file_parse("block.ini", block, sizeof block - 1, &sp,
                                &err) == DLB_OK);
@@ -186,23 +194,25 @@ static void test_block(struct dlb_backend *be)
         return;
     }
     dlb_rng_seed(&r, 5);
+    /* wide inputs: dw's output crosses 6, where the clip matters */
     for (size_t k = 0; k < N * FEAT; k++)
-        img[k] = (float)dlb_rng_normal(&r);
+        img[k] = 4.0f * (float)dlb_rng_normal(&r);
     float *w1 = get(m, "dw.weight", C * 9), *b1 = get(m, "dw.bias", C);
     float *w2 = get(m, "pw.weight", C * C), *b2 = get(m, "pw.bias", C);
     struct dlb_quant_layer *q = settings(m, img, &o);
     struct dlb_quant_summary sum;
+    q[2].act_scale *= widen;
     CHECK(dlb_model_quant_apply(m, q, sp->n_layers, &sum, &err) == DLB_OK);
-    CHECK(sum.int8_layers == 2 && sum.int8_outputs == 1);
+    CHECK(sum.int8_layers == 2 && sum.int8_outputs == (widen == 1.0f));
     /* the levels pw receives, and the output */
     CHECK(dlb_model_quant_observe(m, img, N, observe_fn, &o, &err) == DLB_OK);
     CHECK(dlb_model_infer(m, img, N, lp, &err) == DLB_OK);
-    float s1 = q[0].act_scale, s2 = q[1].act_scale;
-    int32_t z1 = q[0].act_zero_point, z2 = q[1].act_zero_point;
+    float s1 = q[0].act_scale, s2 = q[2].act_scale;
+    int32_t z1 = q[0].act_zero_point, z2 = q[2].act_zero_point;
     int32_t qw1[C * 9], qb1[C], qw2[C * C], qb2[C];
     qweights(w1, b1, 9, q[0].w_scale, s1, qw1, qb1);
-    qweights(w2, b2, C, q[1].w_scale, s2, qw2, qb2);
-    unsigned off_by_one = 0, worse = 0;
+    qweights(w2, b2, C, q[2].w_scale, s2, qw2, qb2);
+    unsigned off_by_one = 0, worse = 0, clipped = 0;
     double worst = 0;
     for (int n = 0; n < N && o.kept_count == (size_t)N * FEAT; n++) {
         const float *x = img + n * FEAT;
@@ -221,12 +231,15 @@ static void test_block(struct dlb_backend *be)
                                                       s1, z1) - z1) *
                                    qw1[c * 9 + (a + 1) * 3 + b + 1];
                         }
-                    float mul = s1 * q[0].w_scale[c] / s2;
-                    float v = ((float)acc + (float)qb1[c]) * mul;
-                    float rq = nearbyintf(v) + (float)z2;
-                    int32_t mine = rq < 0 ? 0 : rq > 255 ? 255 : (int32_t)rq;
+                    float v = ((float)acc + (float)qb1[c]) *
+                              (s1 * q[0].w_scale[c]);
+                    clipped += v > 6.0f;
+                    v = v < 0.0f ? 0.0f : v > 6.0f ? 6.0f : v; /* ReLU6 */
+                    int32_t mine = quantize(v, s2, z2);
                     size_t e = (size_t)n * FEAT + c * HW + i * H + j;
-                    int32_t seen = (int32_t)nearbyint(o.kept[e] / s2) + z2;
+                    /* the level of what pw got: int8 data
+                     * dequantised, or fp32 it quantises itself */
+                    int32_t seen = quantize(o.kept[e], s2, z2);
                     off_by_one += abs(seen - mine) == 1;
                     worse += abs(seen - mine) > 1;
                     lv[c * HW + i * H + j] = seen;
@@ -237,7 +250,7 @@ static void test_block(struct dlb_backend *be)
                 for (int k = 0; k < C; k++)
                     acc += (int64_t)(lv[k * HW + p] - z2) * qw2[c * C + k];
                 float v = ((float)acc + (float)qb2[c]) *
-                          (s2 * q[1].w_scale[c]);
+                          (s2 * q[2].w_scale[c]);
                 double s = (double)v + x[c * HW + p];
                 y[c * HW + p] = s > 0 ? s : 0;
                 mx = fmax(mx, y[c * HW + p]);
@@ -247,11 +260,13 @@ static void test_block(struct dlb_backend *be)
         for (int k = 0; k < FEAT; k++)
             worst = fmax(worst, fabs(y[k] - mx - log(se) - lp[n * FEAT + k]));
     }
-    fprintf(stderr, "%s block: %u of %d levels off by one, %u worse; "
-            "log-probs within %.3g\n", dlb_backend_name(be), off_by_one,
-            N * FEAT, worse, worst);
+    fprintf(stderr, "%s block, ReLU6 %s: %u of %d levels off by one, %u "
+            "worse; log-probs within %.3g\n", dlb_backend_name(be),
+            widen == 1.0f ? "fused" : "in fp32", off_by_one, N * FEAT, worse,
+            worst);
     CHECK(o.kept_count == (size_t)N * FEAT);
     CHECK(worse == 0 && off_by_one <= N * FEAT / 50);
+    CHECK(clipped > 0); /* the clip was exercised */
     CHECK(worst <= 1e-4);
     free(o.kept);
     free(w1);
@@ -361,6 +376,9 @@ static void test_net(struct dlb_backend *ref, struct dlb_backend *cpu,
             "outputs; int8 vs fp32 SQNR %.1f dB\n", model, sum.int8_layers,
             dw, sum.folded, sum.int8_outputs, db);
     CHECK(db > 20.0);
+    /* MobileNetV2: each expand conv and each depthwise conv hands int8 on
+     * through its ReLU6 (the fusion is exact: calibrated on [0, 6]) */
+    CHECK(sum.int8_outputs >= 2 * dw);
     struct dlb_model *mc = NULL;
     if (cpu && dlb_model_create(sp, cpu, DLB_F32, 5, &mc, &err) == DLB_OK) {
         shake_bn(mc, sp);
@@ -402,9 +420,11 @@ int main(void)
     CHECK(ref != NULL);
     if (!ref)
         return check_exit();
-    test_block(ref);
-    if (cpu)
-        test_block(cpu);
+    for (float widen = 1.0f; widen <= 2.0f; widen += 1.0f) {
+        test_block(ref, widen);
+        if (cpu)
+            test_block(cpu, widen);
+    }
     test_net(ref, cpu, "resnet20");
     test_net(ref, cpu, "mobilenet-v2-32");
     dlb_backend_close(cpu);
