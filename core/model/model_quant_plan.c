@@ -3,12 +3,14 @@
  * layer that is not max pooling, dropout or flatten (ReLU commutes with
  * all three, and dropout does nothing in inference); a ReLU6 only where
  * the next int8 layer's quantisation clips there anyway (clip_is_exact).
- * When that next layer
- * runs in int8 too, the layer writes int8 data with the next layer's
- * input scale, the max poolings between run on int8 (the maximum commutes
- * with monotone quantisation), and no fp32 tensor exists between the two;
- * otherwise it writes fp32. This is what makes int8 inference pay: the
- * quantise and dequantise passes cost as much as a small convolution. */
+ * When that next layer runs in int8 too, the layer writes int8 data with
+ * the next layer's input scale, the max poolings between run on int8 (the
+ * maximum commutes with monotone quantisation), and no fp32 tensor exists
+ * between the two; otherwise it writes fp32. This is what makes int8
+ * inference pay: the quantise and dequantise passes cost as much as a
+ * small convolution. A residual add is never on such a chain (its inputs
+ * are two outputs): the int8 layers before it write fp32, the add sums in
+ * fp32, and the next int8 layer quantises the sum with its own scale. */
 #include "model/model_quant.h"
 
 #include <math.h>
