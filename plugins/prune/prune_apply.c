@@ -170,9 +170,9 @@ static dlb_status remove_units(const struct prune_state *s,
             break;
         }
         if (c > 1)
-            h->log(h, DLB_LOG_INFO, "filters: '%s' and %u more layers whose "
-                   "outputs meet at adds keep the same %u of %u units",
-                   li->name, c - 1, kept, li->out_c);
+            h->log(h, DLB_LOG_INFO, "filters: '%s' and %u more layer%s "
+                   "whose outputs meet at adds keep the same %u of %u units",
+                   li->name, c - 1, c == 2 ? "" : "s", kept, li->out_c);
         for (unsigned j = 0; j < c && st == DLB_OK; j++) {
             uint32_t *mine = j ? malloc(kept * sizeof *mine) : list;
             if (!mine) {
