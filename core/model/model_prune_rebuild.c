@@ -83,8 +83,10 @@ static dlb_status move_layer(struct dlb_model *old, struct dlb_model *nm,
     switch (L->kind) {
     case DLB_LAYER_CONV:
     case DLB_LAYER_LINEAR:
-        w.d1 = L->in_c;
-        w.n1 = p->keep_in[i] ? p->n_in[i] : L->in_c;
+        /* [out][in / groups][k][k]: a depthwise filter's one input
+         * channel is its own, never sliced (keep_in is NULL there) */
+        w.d1 = L->kind == DLB_LAYER_CONV ? L->in_c / L->groups : L->in_c;
+        w.n1 = p->keep_in[i] ? p->n_in[i] : w.d1;
         w.k1 = p->keep_in[i];
         w.inner = L->kind == DLB_LAYER_CONV ? (size_t)L->size * L->size : 1;
         s = move_param(old, ol->weight, nm, nl->weight, &w, err);

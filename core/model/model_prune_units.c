@@ -10,7 +10,17 @@
  * With those inputs gone, what the unit produced (after batch norm: beta
  * minus the normalised mean, passed through ReLU, rarely zero) no longer
  * reaches anything, which is why the smaller network computes what the
- * original computes with those inputs of the next layer zeroed. */
+ * original computes with those inputs of the next layer zeroed.
+ *
+ * The network is a graph: the channels are followed from each layer's
+ * input to its output in layer order. A depthwise conv's filter c reads
+ * channel c alone, so it keeps its producer's channels (its filters and
+ * groups shrink with them) and cannot be selected itself. An add sums its
+ * inputs channel by channel, so every input must keep the same channels:
+ * the convs whose outputs meet there (and a shortcut's projection) are
+ * removed as one group, with one keep list, or the plan is refused naming
+ * the add. A grouped (not depthwise) conv and a concat refuse removals
+ * that reach them: the groups and the channel offsets would change. */
 #include "model/model_prune.h"
 
 #include <stdlib.h>
@@ -62,27 +72,19 @@ static dlb_status check_one(const struct dlb_model *m,
     return DLB_OK;
 }
 
-/* Masks, sparse and int8 forms index the current shapes: refuse them.
- * The channels are followed along a chain; where outputs branch and join
- * (an add), the layers summed would have to lose the same channels. */
+/* A conv whose every filter reads one channel of its own: its channels
+ * are its producer's, so they follow a removal before it. */
+static int depthwise(const struct dlb_layer_spec *L)
+{
+    return L->kind == DLB_LAYER_CONV && L->groups > 1 &&
+           L->groups == L->in_c && L->filters == L->in_c;
+}
+
+/* Masks, sparse and int8 forms index the current shapes: refuse them. */
 static dlb_status check_model(const struct dlb_model *m, struct dlb_error *err)
 {
-    if (!dlb_model_spec_is_chain(m->spec))
-        return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "%s: removing units "
-                          "follows channels along a chain of layers, and "
-                          "this network branches (a layer reads another "
-                          "than the one before it); prune.method = magnitude "
-                          "masks weights without removing units",
-                          m->spec->path);
     for (size_t i = 0; i < m->spec->n_layers; i++) {
         const struct dlb_model_pruned *pr = m->layers[i].pr;
-        const struct dlb_layer_spec *L = &m->spec->layers[i];
-        if (L->kind == DLB_LAYER_CONV && L->groups > 1)
-            return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "%s: layer '%s' is a "
-                              "grouped convolution (groups = %u): removing "
-                              "units before it would change its groups; "
-                              "prune.method = magnitude masks weights "
-                              "instead", m->spec->path, L->name, L->groups);
         if (pr && (pr->mask || pr->mode != DLB_PRUNE_SPARSE_OFF))
             return dlb_errorf(err, DLB_ERR_INPUT, "%s: layer '%s' has a mask "
                               "or a sparse form; remove units before masking",
@@ -108,65 +110,150 @@ static uint32_t *flatten_list(const uint32_t *keep, uint32_t n, uint32_t hw)
     return f;
 }
 
+/* The kept channels of every activation (act[0] the network's input,
+ * act[i + 1] layer i's output; NULL: all), pointing into the plan's
+ * lists, and the layer each removal comes from. */
 struct walk {
-    const uint32_t *cur;   /* kept channels of the activation; NULL: all */
-    uint32_t n_cur;
-    int from;              /* the layer whose removal cur comes from */
+    const uint32_t **cur;
+    uint32_t *n_cur;
+    int *from;
 };
 
-/* Follow the channels through layer i; a conv or linear layer consumes
- * them and sets its own output's. */
+static int same_list(const uint32_t *a, uint32_t na, const uint32_t *b,
+                     uint32_t nb)
+{
+    if (!a || !b)
+        return !a && !b;
+    return na == nb && memcmp(a, b, na * sizeof *a) == 0;
+}
+
+/* An add sums its inputs channel by channel: they must keep the same
+ * channels (model_api.h: the layers meeting there are pruned as one
+ * group), and its output keeps them. */
+static dlb_status walk_add(const struct dlb_model *m, size_t i,
+                           struct walk *w, struct dlb_prune_plan *p,
+                           struct dlb_error *err)
+{
+    const struct dlb_layer_spec *L = &m->spec->layers[i];
+    size_t a = dlb_model_in(m, i, 0);
+    for (unsigned k = 1; k < L->n_inputs; k++) {
+        size_t b = dlb_model_in(m, i, k);
+        if (same_list(w->cur[a], w->n_cur[a], w->cur[b], w->n_cur[b]))
+            continue;
+        int f = w->from[a] >= 0 ? w->from[a] : w->from[b];
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: layer '%s' adds channels "
+                          "kept differently on its inputs ('%s' removes "
+                          "units the other side keeps); the layers whose "
+                          "outputs meet at an add must keep the same units",
+                          m->spec->path, L->name, m->spec->layers[f].name);
+    }
+    if (w->cur[a]) {
+        if (!(p->keep_out[i] = copy_list(w->cur[a], w->n_cur[a])))
+            return DLB_ERR_NOMEM;
+        p->n_out[i] = w->n_cur[a];
+    }
+    return DLB_OK;
+}
+
+/* A conv or linear layer consumes its input's channels and sets its own
+ * output's; a depthwise conv hands its input's on. */
+static dlb_status walk_matmul(const struct dlb_model *m, size_t i,
+                              const uint32_t *sel_keep, uint32_t sel_n,
+                              const struct walk *w, struct dlb_prune_plan *p,
+                              struct dlb_error *err)
+{
+    const struct dlb_layer_spec *L = &m->spec->layers[i];
+    size_t a = dlb_model_in(m, i, 0);
+    p->n_out[i] = units_of(L);
+    if (depthwise(L)) {
+        if (sel_keep)
+            return dlb_errorf(err, DLB_ERR_INPUT, "%s: layer '%s' is a "
+                              "depthwise convolution: its channels follow "
+                              "its producer's; remove units there instead",
+                              m->spec->path, L->name);
+        if (w->cur[a]) {
+            if (!(p->keep_out[i] = copy_list(w->cur[a], w->n_cur[a])))
+                return DLB_ERR_NOMEM;
+            p->n_out[i] = w->n_cur[a];
+        }
+        return DLB_OK;
+    }
+    if (L->kind == DLB_LAYER_CONV && L->groups > 1 &&
+        (w->cur[a] || sel_keep))
+        return dlb_errorf(err, DLB_ERR_INPUT, "%s: layer '%s' is a grouped "
+                          "convolution (groups = %u): removing %s would "
+                          "change its groups; prune.method = magnitude masks "
+                          "weights instead", m->spec->path, L->name,
+                          L->groups, sel_keep ? "its units" : "its inputs");
+    if (w->cur[a]) {
+        if (!(p->keep_in[i] = copy_list(w->cur[a], w->n_cur[a])))
+            return DLB_ERR_NOMEM;
+        p->n_in[i] = w->n_cur[a];
+    }
+    if (sel_keep && sel_n < units_of(L)) {
+        if (!(p->keep_out[i] = copy_list(sel_keep, sel_n)))
+            return DLB_ERR_NOMEM;
+        p->n_out[i] = sel_n;
+    }
+    return DLB_OK;
+}
+
+/* Follow the channels through layer i. */
 static dlb_status walk_layer(const struct dlb_model *m, size_t i,
                              const uint32_t *sel_keep, uint32_t sel_n,
                              struct walk *w, struct dlb_prune_plan *p,
                              struct dlb_error *err)
 {
     const struct dlb_layer_spec *L = &m->spec->layers[i];
+    size_t a = dlb_model_in(m, i, 0);
+    dlb_status s = DLB_OK;
+    w->from[i + 1] = w->from[a];
+    p->n_out[i] = L->out_c;
     switch (L->kind) {
     case DLB_LAYER_CONV:
     case DLB_LAYER_LINEAR:
-        if (w->cur) {
-            if (!(p->keep_in[i] = copy_list(w->cur, w->n_cur)))
-                return DLB_ERR_NOMEM;
-            p->n_in[i] = w->n_cur;
-        }
-        p->n_out[i] = units_of(L);
-        w->cur = NULL;
-        if (sel_keep && sel_n < units_of(L)) {
-            if (!(p->keep_out[i] = copy_list(sel_keep, sel_n)))
-                return DLB_ERR_NOMEM;
-            p->n_out[i] = sel_n;
-            w->cur = p->keep_out[i];
-            w->n_cur = sel_n;
-            w->from = (int)i;
-        }
-        return DLB_OK;
+        s = walk_matmul(m, i, sel_keep, sel_n, w, p, err);
+        if (sel_keep && !depthwise(L))
+            w->from[i + 1] = (int)i;
+        break;
+    case DLB_LAYER_ADD:
+        s = walk_add(m, i, w, p, err);
+        break;
+    case DLB_LAYER_CONCAT:
+        for (unsigned k = 0; k < L->n_inputs; k++)
+            if (w->cur[dlb_model_in(m, i, k)])
+                return dlb_errorf(err, DLB_ERR_INPUT, "%s: layer '%s' joins "
+                                  "channels that %s removed: removals are not "
+                                  "followed across a concat", m->spec->path,
+                                  L->name, m->spec->layers[w->from[
+                                      dlb_model_in(m, i, k)]].name);
+        break;
     case DLB_LAYER_FLATTEN:
-        if (w->cur) {
+        if (w->cur[a]) {
             uint32_t hw = L->in_h * L->in_w;
-            if (!(p->keep_out[i] = flatten_list(w->cur, w->n_cur, hw)))
+            if (!(p->keep_out[i] = flatten_list(w->cur[a], w->n_cur[a], hw)))
                 return DLB_ERR_NOMEM;
-            p->n_out[i] = w->n_cur * hw;
-            w->cur = p->keep_out[i];
-            w->n_cur = p->n_out[i];
+            p->n_out[i] = w->n_cur[a] * hw;
         }
-        return DLB_OK;
+        break;
     case DLB_LAYER_LOGSOFTMAX:
-        if (w->cur)
+        if (w->cur[a])
             return dlb_errorf(err, DLB_ERR_INPUT, "%s: layer '%s' gives the "
                               "class scores: its units cannot be removed",
-                              m->spec->path, m->spec->layers[w->from].name);
-        return DLB_OK;
+                              m->spec->path, m->spec->layers[w->from[a]].name);
+        break;
     default:
         /* batchnorm, relu, pooling, dropout: per channel */
-        if (w->cur) {
-            if (!(p->keep_out[i] = copy_list(w->cur, w->n_cur)))
+        if (w->cur[a]) {
+            if (!(p->keep_out[i] = copy_list(w->cur[a], w->n_cur[a])))
                 return DLB_ERR_NOMEM;
-            p->n_out[i] = w->n_cur;
-            w->cur = p->keep_out[i];
+            p->n_out[i] = w->n_cur[a];
         }
-        return DLB_OK;
+        break;
     }
+    w->cur[i + 1] = p->keep_out[i];
+    w->n_cur[i + 1] = p->n_out[i];
+    return s;
 }
 
 static dlb_status alloc_plan(struct dlb_prune_plan *p, size_t nl)
@@ -205,6 +292,8 @@ static dlb_status smaller_spec(const struct dlb_model_spec *sp,
     memcpy(ns->layers, sp->layers, sp->n_layers * sizeof *ns->layers);
     for (size_t i = 0; i < sp->n_layers; i++) {
         struct dlb_layer_spec *L = &ns->layers[i];
+        if (depthwise(&sp->layers[i]))
+            L->groups = p->n_out[i];
         if (L->kind == DLB_LAYER_CONV)
             L->filters = p->n_out[i];
         else if (L->kind == DLB_LAYER_LINEAR)
@@ -222,9 +311,11 @@ dlb_status dlb_prune_plan_make(const struct dlb_model *m,
     size_t nl = m->spec->n_layers;
     const struct dlb_prune_keep **by_layer = calloc(nl, sizeof *by_layer);
     unsigned char *seen = calloc(nl, 1);
-    struct walk w = {NULL, 0, -1};
+    struct walk w = {calloc(nl + 1, sizeof *w.cur),
+                     calloc(nl + 1, sizeof *w.n_cur),
+                     malloc((nl + 1) * sizeof *w.from)};
     dlb_status s = alloc_plan(out, nl);
-    if (s == DLB_OK && (!by_layer || !seen))
+    if (s == DLB_OK && (!by_layer || !seen || !w.cur || !w.n_cur || !w.from))
         s = DLB_ERR_NOMEM;
     if (s == DLB_OK)
         s = check_model(m, err);
@@ -234,6 +325,8 @@ dlb_status dlb_prune_plan_make(const struct dlb_model *m,
             by_layer[sel[k].layer] = &sel[k];
         }
     }
+    if (w.from)
+        w.from[0] = -1;
     for (size_t i = 0; s == DLB_OK && i < nl; i++)
         s = walk_layer(m, i, by_layer[i] ? by_layer[i]->keep : NULL,
                        by_layer[i] ? by_layer[i]->n_keep : 0, &w, out, err);
@@ -244,6 +337,9 @@ dlb_status dlb_prune_plan_make(const struct dlb_model *m,
                    m->spec->path);
     free(by_layer);
     free(seen);
+    free(w.cur);
+    free(w.n_cur);
+    free(w.from);
     if (s != DLB_OK)
         dlb_prune_plan_free(out);
     return s;

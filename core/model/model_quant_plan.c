@@ -1,14 +1,19 @@
 /* Where int8 data flows: each int8 layer absorbs a batch normalisation
  * right after it (folded into its weights) and every ReLU up to the next
  * layer that is not max pooling, dropout or flatten (ReLU commutes with
- * all three, and dropout does nothing in inference). When that next layer
- * runs in int8 too, the layer writes int8 data with the next layer's
- * input scale, the max poolings between run on int8 (the maximum commutes
- * with monotone quantisation), and no fp32 tensor exists between the two;
- * otherwise it writes fp32. This is what makes int8 inference pay: the
- * quantise and dequantise passes cost as much as a small convolution. */
+ * all three, and dropout does nothing in inference); a ReLU6 only where
+ * the next int8 layer's quantisation clips there anyway (clip_is_exact).
+ * When that next layer runs in int8 too, the layer writes int8 data with
+ * the next layer's input scale, the max poolings between run on int8 (the
+ * maximum commutes with monotone quantisation), and no fp32 tensor exists
+ * between the two; otherwise it writes fp32. This is what makes int8
+ * inference pay: the quantise and dequantise passes cost as much as a
+ * small convolution. A residual add is never on such a chain (its inputs
+ * are two outputs): the int8 layers before it write fp32, the add sums in
+ * fp32, and the next int8 layer quantises the sum with its own scale. */
 #include "model/model_quant.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "model/model_impl.h"
@@ -23,6 +28,19 @@ static dlb_status mark(struct dlb_model *m, size_t i, enum dlb_qrole role,
     q->role = role;
     m->layers[i].q = q;
     return DLB_OK;
+}
+
+/* A ReLU clipped at `max` (ReLU6) before an int8 layer with input
+ * settings q is what the requantisation does anyway when its highest
+ * level is at or below max: every value from max up lands on that level
+ * with or without the clip, and the values below max are untouched. Then
+ * the ReLU fuses as a plain one (the lower clip) and the data stays int8;
+ * calibrating the next layer's input, which is the clipped output, gives
+ * such a range. Otherwise the clip runs in fp32. */
+static int clip_is_exact(const struct dlb_quant_layer *q, float max)
+{
+    double top = nearbyint((double)max / q->act_scale) + q->act_zero_point;
+    return top >= (q->act_type == DLB_U8 ? 255.0 : 127.0);
 }
 
 /* Plan int8 layer i and the layers its output passes through. */
@@ -43,20 +61,36 @@ static dlb_status plan_one(struct dlb_model *m, size_t i,
         sum->folded++;
     }
     /* Along the chain only: where the output is read twice or the next
-     * layer reads another, the data leaves in fp32. */
+     * layer reads another, the data leaves in fp32. A clipped ReLU (the
+     * first one) is passed tentatively: see clip_is_exact. */
+    size_t clip_at = n;
+    int relu_before_clip = 0;
     for (stop = j; stop < n; stop++) {
-        enum dlb_layer_kind k = sp->layers[stop].kind;
+        const struct dlb_layer_spec *S = &sp->layers[stop];
         if (!dlb_model_spec_feeds_next(sp, stop - 1)) {
             branch = 1;
             break;
         }
-        if (k == DLB_LAYER_RELU && sp->layers[stop].relu_max == 0)
+        if (S->kind == DLB_LAYER_RELU && S->relu_max == 0)
             relu = 1;
-        else if (k != DLB_LAYER_MAXPOOL && k != DLB_LAYER_DROPOUT &&
-                 k != DLB_LAYER_FLATTEN)
+        else if (S->kind == DLB_LAYER_RELU && clip_at == n) {
+            clip_at = stop;
+            relu_before_clip = relu;
+            relu = 1;
+        } else if (S->kind != DLB_LAYER_MAXPOOL &&
+                   S->kind != DLB_LAYER_DROPOUT &&
+                   S->kind != DLB_LAYER_FLATTEN)
             break;
     }
     int int8_out = !branch && stop < n && ql[stop].act_type != DLB_F32;
+    if (clip_at < n &&
+        !(int8_out &&
+          clip_is_exact(&ql[stop], sp->layers[clip_at].relu_max))) {
+        /* the clipped ReLU runs in fp32 on this layer's output */
+        stop = clip_at;
+        relu = relu_before_clip;
+        int8_out = 0;
+    }
     struct dlb_model_qlayer *q = m->layers[i].q;
     q->in_type = ql[i].act_type;
     q->out_type = int8_out ? ql[stop].act_type : DLB_F32;

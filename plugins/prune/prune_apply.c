@@ -1,11 +1,15 @@
 /* The prune transform: choose the layers, rank their weights, hand masks
  * or the units to keep to the core, fine-tune, set sparse layers; the
- * figures before and after come from prune_figures.c. */
+ * figures before and after come from prune_figures.c. Filter methods
+ * prune the layers whose outputs meet at an add as one group
+ * (prune_groups.h) and leave, with the reason in the log, those that
+ * cannot lose units. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "prune.h"
+#include "prune_groups.h"
 
 static const char *const layer_set_names[] = { "all", "conv", "linear" };
 
@@ -14,31 +18,49 @@ static int weighted(enum dlb_layer_kind k)
     return k == DLB_LAYER_CONV || k == DLB_LAYER_LINEAR;
 }
 
-/* Whether layer i's output reaches another conv or linear layer before
- * the class scores: only then can its units be removed. */
-static int feeds_weighted(const struct prune_net *net, unsigned i)
-{
-    for (unsigned j = i + 1; j < net->n; j++) {
-        if (weighted(net->li[j].kind))
-            return 1;
-        if (net->li[j].kind == DLB_LAYER_LOGSOFTMAX)
-            return 0;
-    }
-    return 0;
-}
-
-/* The layers the settings select, in order; 0 when none. */
+/* The layers the settings select, in order; 0 when none. Filter methods
+ * select whole groups (prune_groups.h) and say why each layer they leave
+ * is left; `refused` counts those. */
 static unsigned select_layers(const struct prune_state *s,
-                              const struct prune_net *net, unsigned *out)
+                              const struct dlb_host *h,
+                              const struct prune_net *net,
+                              const struct prune_groups *g, unsigned *out,
+                              unsigned *refused)
 {
     unsigned n = 0;
+    *refused = 0;
     for (unsigned i = 0; i < net->n; i++) {
         enum dlb_layer_kind k = net->li[i].kind;
         if (!weighted(k) ||
             (s->layers == PRUNE_LAYERS_CONV && k != DLB_LAYER_CONV) ||
-            (s->layers == PRUNE_LAYERS_LINEAR && k != DLB_LAYER_LINEAR) ||
-            (prune_structured(s) && !feeds_weighted(net, i)))
+            (s->layers == PRUNE_LAYERS_LINEAR && k != DLB_LAYER_LINEAR))
             continue;
+        if (!prune_structured(s)) {
+            out[n++] = i;
+            continue;
+        }
+        if (g->group[i] < 0) /* depthwise: follows its producer */
+            continue;
+        const char *why = g->why[i];
+        char left[160];
+        for (unsigned j = 0; !why[0] && j < net->n; j++) {
+            enum dlb_layer_kind kj = net->li[j].kind;
+            if (g->group[j] == g->group[i] &&
+                ((s->layers == PRUNE_LAYERS_CONV && kj != DLB_LAYER_CONV) ||
+                 (s->layers == PRUNE_LAYERS_LINEAR &&
+                  kj != DLB_LAYER_LINEAR))) {
+                snprintf(left, sizeof left, "its outputs meet those of '%s', "
+                         "which layers = %s leaves out", net->li[j].name,
+                         layer_set_names[s->layers]);
+                why = left;
+            }
+        }
+        if (why[0]) {
+            h->log(h, DLB_LOG_INFO, "filters: '%s' kept whole: %s",
+                   net->li[i].name, why);
+            ++*refused;
+            continue;
+        }
         out[n++] = i;
     }
     return n;
@@ -102,37 +124,76 @@ static dlb_status mask_layers(const struct prune_state *s,
     return st;
 }
 
+/* The members of group `grp` among the selected layers. */
+static unsigned members(const struct prune_groups *g, int grp,
+                        const unsigned *sel, unsigned n, unsigned *out)
+{
+    unsigned c = 0;
+    for (unsigned k = 0; k < n; k++)
+        if (g->group[sel[k]] == grp)
+            out[c++] = k;
+    return c;
+}
+
+/* One keep list per group, ranked on every member's filters together,
+ * handed to each member. */
 static dlb_status remove_units(const struct prune_state *s,
                                const struct dlb_host *h, struct dlb_model *m,
                                const struct prune_net *net,
-                               const unsigned *sel,
-                               unsigned n, float **w)
+                               const struct prune_groups *g,
+                               const unsigned *sel, unsigned n, float **w)
 {
-    struct dlb_rewrite *keep = calloc(n, sizeof *keep);
-    dlb_status st = keep ? DLB_OK : DLB_ERR_NOMEM;
+    struct dlb_rewrite *keep = calloc(n ? n : 1, sizeof *keep);
+    unsigned *mem = calloc(n ? n : 1, sizeof *mem);
+    const float **mw = calloc(n ? n : 1, sizeof *mw);
+    size_t *per = calloc(n ? n : 1, sizeof *per);
+    dlb_status st = keep && mem && mw && per ? DLB_OK : DLB_ERR_NOMEM;
     enum dlb_prune_norm norm = s->method == PRUNE_FILTERS_L1
                                    ? DLB_PRUNE_NORM_L1 : DLB_PRUNE_NORM_L2;
     for (unsigned k = 0; st == DLB_OK && k < n; k++) {
         const struct dlb_layer_info *li = &net->li[sel[k]];
+        if (g->group[sel[k]] != (int)sel[k])
+            continue; /* ranked with its group's first layer */
+        unsigned c = members(g, (int)sel[k], sel, n, mem);
+        for (unsigned j = 0; j < c; j++) {
+            const struct dlb_layer_info *lj = &net->li[sel[mem[j]]];
+            mw[j] = w[mem[j]];
+            per[j] = lj->weight_count / lj->out_c;
+        }
         uint32_t *list = malloc(li->out_c * sizeof *list + 1);
-        if (!list) {
+        uint32_t kept = list ? dlb_prune_rank_group(mw, per, c, li->out_c,
+                                                    norm, s->sparsity, list)
+                             : 0;
+        if (!kept) {
+            free(list);
             st = DLB_ERR_NOMEM;
             break;
         }
-        keep[k] = (struct dlb_rewrite){.node = sel[k],
-                                       .kind = DLB_REWRITE_KEEP,
-                                       .u.keep = {list, 0}};
-        keep[k].u.keep.n = dlb_prune_rank_units(w[k], li->out_c,
-                                                li->weight_count / li->out_c,
-                                                norm, s->sparsity, list);
-        if (!keep[k].u.keep.n)
-            st = DLB_ERR_NOMEM;
+        if (c > 1)
+            h->log(h, DLB_LOG_INFO, "filters: '%s' and %u more layer%s "
+                   "whose outputs meet at adds keep the same %u of %u units",
+                   li->name, c - 1, c == 2 ? "" : "s", kept, li->out_c);
+        for (unsigned j = 0; j < c && st == DLB_OK; j++) {
+            uint32_t *mine = j ? malloc(kept * sizeof *mine) : list;
+            if (!mine) {
+                st = DLB_ERR_NOMEM;
+                break;
+            }
+            if (j)
+                memcpy(mine, list, kept * sizeof *mine);
+            keep[mem[j]] = (struct dlb_rewrite){.node = sel[mem[j]],
+                                                .kind = DLB_REWRITE_KEEP,
+                                                .u.keep = {mine, kept}};
+        }
     }
     if (st == DLB_OK)
         st = h->model_api->rewrite(h, m, keep, n, NULL);
     for (unsigned k = 0; keep && k < n; k++)
         free((void *)keep[k].u.keep.units);
     free(keep);
+    free(mem);
+    free(mw);
+    free(per);
     return st;
 }
 
@@ -168,14 +229,15 @@ static dlb_status set_sparse(struct prune_state *s, const struct dlb_host *h,
 /* Pruning proper, on the selected layers. */
 static dlb_status prune_selected(struct prune_state *s,
                                  const struct dlb_host *h, struct dlb_model *m,
-                                 struct prune_net *net, const unsigned *sel,
-                                 unsigned n)
+                                 struct prune_net *net,
+                                 const struct prune_groups *g,
+                                 const unsigned *sel, unsigned n)
 {
     float **w = calloc(n, sizeof *w);
     double zeros_set = 0;
     dlb_status st = w ? read_weights(h, m, net, sel, n, w) : DLB_ERR_NOMEM;
     if (st == DLB_OK && prune_structured(s))
-        st = remove_units(s, h, m, net, sel, n, w);
+        st = remove_units(s, h, m, net, g, sel, n, w);
     else if (st == DLB_OK)
         st = mask_layers(s, h, m, net, sel, n, w, &zeros_set);
     for (unsigned k = 0; w && k < n; k++)
@@ -192,7 +254,8 @@ dlb_status prune_apply(void *state, const struct dlb_host *h,
     struct prune_state *s = state;
     struct prune_net net = {NULL, 0}, was = {NULL, 0};
     struct prune_totals before, after;
-    unsigned *sel = NULL, n = 0;
+    struct prune_groups groups = {NULL, NULL, 0};
+    unsigned *sel = NULL, n = 0, refused = 0;
     double acc = 0, loss = 0, secs = 0;
     /* Speed only: the masks and removals make the speed; fine-tuning and
      * the accuracy evaluations serve the quality figures alone. */
@@ -203,15 +266,20 @@ dlb_status prune_apply(void *state, const struct dlb_host *h,
     dlb_status st = prune_read_net(h, m, &net, &before);
     if (st == DLB_OK && !(sel = calloc(net.n ? net.n : 1, sizeof *sel)))
         st = DLB_ERR_NOMEM;
-    if (st == DLB_OK && !(n = select_layers(s, &net, sel))) {
+    if (st == DLB_OK && !prune_groups_find(net.li, net.n, &groups))
+        st = DLB_ERR_NOMEM;
+    if (st == DLB_OK &&
+        !(n = select_layers(s, h, &net, &groups, sel, &refused))) {
         h->log(h, DLB_LOG_ERROR, "layers = %s selects no layer this model can "
                "prune%s", layer_set_names[s->layers], prune_structured(s)
-               ? " (filter methods leave the layer giving the class scores)"
-               : "");
+               ? " (filter methods leave the layers giving the class scores; "
+               "the log says why each layer was left)" : "");
         st = DLB_ERR_INPUT;
     }
     if (st == DLB_OK) {
         h->metric(h, "sparsity_nominal", "fraction", s->sparsity);
+        if (prune_structured(s))
+            h->metric(h, "layers_kept_whole", "layers", refused);
         h->metric(h, "params_before", "", before.params);
         h->metric(h, "size_before_bytes", "bytes", 4 * before.params);
         h->metric(h, "flops_before", "FLOP", before.flops);
@@ -219,7 +287,7 @@ dlb_status prune_apply(void *state, const struct dlb_host *h,
             st = prune_accuracy(h, m, "accuracy_dense", &acc);
     }
     if (st == DLB_OK)
-        st = prune_selected(s, h, m, &net, sel, n);
+        st = prune_selected(s, h, m, &net, &groups, sel, n);
     /* Removal renumbers nothing but changes shapes: read them again. */
     if (st == DLB_OK) {
         was = net;
@@ -257,5 +325,6 @@ dlb_status prune_apply(void *state, const struct dlb_host *h,
     free(sel);
     free(net.li);
     free(was.li);
+    prune_groups_free(&groups);
     return st;
 }

@@ -63,21 +63,24 @@ static int by_index(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-uint32_t dlb_prune_rank_units(const float *w, uint32_t units, size_t per_unit,
+uint32_t dlb_prune_rank_group(const float *const *w, const size_t *per_unit,
+                              unsigned n_members, uint32_t units,
                               enum dlb_prune_norm norm, double fraction,
                               uint32_t *keep)
 {
     struct item *it = malloc((units ? units : 1) * sizeof *it);
-    if (!it || units == 0) {
+    if (!it || units == 0 || n_members == 0) {
         free(it);
         return 0;
     }
     for (uint32_t u = 0; u < units; u++) {
-        const float *row = w + (size_t)u * per_unit;
         double s = 0.0;
-        for (size_t k = 0; k < per_unit; k++)
-            s += norm == DLB_PRUNE_NORM_L1 ? fabs((double)row[k])
-                                           : (double)row[k] * row[k];
+        for (unsigned g = 0; g < n_members; g++) {
+            const float *row = w[g] + (size_t)u * per_unit[g];
+            for (size_t k = 0; k < per_unit[g]; k++)
+                s += norm == DLB_PRUNE_NORM_L1 ? fabs((double)row[k])
+                                               : (double)row[k] * row[k];
+        }
         /* The square root does not change the order of L2 norms. */
         it[u] = (struct item){s, 0, u};
     }
@@ -89,4 +92,12 @@ uint32_t dlb_prune_rank_units(const float *w, uint32_t units, size_t per_unit,
     qsort(keep, n_keep, sizeof *keep, by_index);
     free(it);
     return n_keep;
+}
+
+uint32_t dlb_prune_rank_units(const float *w, uint32_t units, size_t per_unit,
+                              enum dlb_prune_norm norm, double fraction,
+                              uint32_t *keep)
+{
+    return dlb_prune_rank_group(&w, &per_unit, 1, units, norm, fraction,
+                                keep);
 }

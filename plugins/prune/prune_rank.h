@@ -29,4 +29,13 @@ uint32_t dlb_prune_rank_units(const float *w, uint32_t units, size_t per_unit,
                               enum dlb_prune_norm norm, double fraction,
                               uint32_t *keep);
 
+/* The same over a group of layers that keep the same units (their outputs
+ * meet at an add): unit u's norm is that of rows u of every member
+ * together (w[g] holds `units` rows of per_unit[g] weights), so that a
+ * channel the sum needs from any member stays. */
+uint32_t dlb_prune_rank_group(const float *const *w, const size_t *per_unit,
+                              unsigned n_members, uint32_t units,
+                              enum dlb_prune_norm norm, double fraction,
+                              uint32_t *keep);
+
 #endif

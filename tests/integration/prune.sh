@@ -158,18 +158,30 @@ sys.exit(0 if any(ft == 0 for ft, _ in rows) and any(ft > 0 for ft, _ in rows) a
          all(has == (ft == 0) for ft, has in rows) else 1)"
 ok "screen_accuracy: the reason is logged" grep -q "no accuracy scored; a plugin skipped work" sa/logs/*.log
 
-# A network that branches (ResNet-20's residual adds): filter pruning is
-# refused there with the plugin's own reason in the record and on the
-# console, not a bare status; magnitude pruning masks it.
+# A network that branches (ResNet-20's residual adds): filter pruning
+# removes the same units from every conv whose output meets at an add (one
+# group per stage, the projection shortcut in it), the consumers losing
+# the matching inputs; the classifier is kept whole with the reason in the
+# log. Magnitude pruning masks it.
 "$DLBENCH" --suite "$top_srcdir/suites/prune.ini" --quick --set measure_only=on \
     --set model=resnet20 --set prune.sparsity=0.5 --set prune.finetune_steps=0 \
     --out rn >rn.out 2>rn.err
 rn_filters="batch=64 prune.enable=on prune.method=filters_l1 prune.sparsity=0.5 prune.finetune_steps=0"
 rn_mag="batch=64 prune.enable=on prune.method=magnitude prune.sparsity=0.5 prune.finetune_steps=0"
-ok "resnet20: filters refused, the reason the plugin's" grep -q \
-    "model transform failed (unsupported): prune: .*resnet20.ini: removing units follows channels along a chain of layers, and this network branches" rn.out
-ok "... in results.json too" [ "$(json rn/results.json \
-    "[r for r in d['records'] if r['id']=='$rn_filters'][0]['status']")" = skipped ]
+mr() { json rn/results.json "[r for r in d['records'] if r['id']=='$1'][0]['metrics']['$2']['value']"; }
+ok "resnet20: filter pruning runs" [ "$(json rn/results.json \
+    "[r for r in d['records'] if r['id']=='$rn_filters'][0]['status']")" = ok ]
+ok "resnet20: every conv pruned, half the units" check "a == 0.5" \
+    "$(mr "$rn_filters" prune.sparsity_measured)"
+ok "resnet20: about a quarter of the parameters left" check "a < b * 0.3" \
+    "$(mr "$rn_filters" prune.params_after)" "$(mr "$rn_filters" prune.params_before)"
+ok "resnet20: one layer (fc) kept whole" check "a == 1" \
+    "$(mr "$rn_filters" prune.layers_kept_whole)"
+ok "resnet20: fc kept whole, the reason logged" grep -q \
+    "filters: 'fc' kept whole: it gives the class scores" rn/logs/*.log
+ok "resnet20: the stage-1 group pruned as one" grep -q \
+    "filters: 'conv1' and 3 more layers whose outputs meet at adds keep the same 8 of 16 units" \
+    rn/logs/*.log
 ok "resnet20: magnitude pruning runs" [ "$(json rn/results.json \
     "[r for r in d['records'] if r['id']=='$rn_mag'][0]['status']")" = ok ]
 

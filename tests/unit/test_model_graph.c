@@ -10,7 +10,9 @@
  * - mixed precision runs through the adds; int8 calibration sees each
  *   layer's own input;
  * - what a chain needs is refused with the reason: a pipeline stage cut
- *   where more than one tensor crosses, structured removal of units. */
+ *   where more than one tensor crosses; a removal of units that an add
+ *   cannot take (one of the layers meeting there alone), while the three
+ *   meeting at the adds removed as one group plan a smaller network. */
 #include "check.h"
 
 #include <stdlib.h>
@@ -300,10 +302,21 @@ static void test_refusals(const struct dlb_model_spec *s)
                           "from before it") != NULL);
     CHECK(dlb_model_stage_open(m, &ok, &st, &err) == DLB_OK);
     dlb_model_stage_close(st);
+    /* c1 alone: its channels meet c2's at 'sum', which keeps them all */
     memset(&plan, 0, sizeof plan);
-    CHECK(dlb_prune_plan_make(m, &sel, 1, &plan, &err) ==
-          DLB_ERR_UNSUPPORTED);
-    CHECK(strstr(err.msg, "this network branches") != NULL);
+    CHECK(dlb_prune_plan_make(m, &sel, 1, &plan, &err) == DLB_ERR_INPUT);
+    CHECK(strstr(err.msg, "layer 'sum' adds channels kept differently") &&
+          strstr(err.msg, "'c1'"));
+    /* c1, c2 and proj (the three meet at the adds) as one group: the adds
+     * keep those channels, fc loses the matching inputs */
+    struct dlb_prune_keep group[3] = {{0, keep, 2}, {3, keep, 2},
+                                      {7, keep, 2}};
+    CHECK(dlb_prune_plan_make(m, group, 3, &plan, &err) == DLB_OK);
+    if (plan.spec) {
+        CHECK(plan.n_out[5] == 2 && plan.n_out[8] == 2);
+        CHECK(plan.spec->layers[11].in_c == 2 * 4 * 4);
+        dlb_prune_plan_free(&plan);
+    }
     dlb_model_destroy(m);
 }
 
