@@ -12,7 +12,7 @@ enum {
     OPT_VERBOSE, OPT_INDEX, OPT_RECORD_FD, OPT_PEAK, OPT_ORIGIN,
     OPT_THRESHOLD, OPT_NORMALIZE, OPT_BASELINE_DIR, OPT_SHARD, OPT_LAUNCHER,
     OPT_RECORD_FILE, OPT_AS_REPETITIONS, OPT_PEAK_FILE, OPT_SEED_REP,
-    OPT_STORE, OPT_MACHINE, OPT_COMMIT
+    OPT_STORE, OPT_MACHINE, OPT_COMMIT, OPT_EXPORT_ONNX
 };
 
 static const struct option long_opts[] = {
@@ -45,6 +45,7 @@ static const struct option long_opts[] = {
     {"store", required_argument, NULL, OPT_STORE},
     {"machine", required_argument, NULL, OPT_MACHINE},
     {"commit", required_argument, NULL, OPT_COMMIT},
+    {"export-onnx", required_argument, NULL, OPT_EXPORT_ONNX},
     {NULL, 0, NULL, 0}
 };
 
@@ -300,6 +301,7 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
             case OPT_BASELINE_DIR: o->baseline_dir = optarg; break;
             case OPT_RECORD_FILE: o->record_file = optarg; break;
             case OPT_PEAK_FILE: o->peak_file = optarg; break;
+            case OPT_EXPORT_ONNX: o->export_onnx = optarg; break;
             case OPT_SEED_REP: {
                 char *end;
                 errno = 0;
