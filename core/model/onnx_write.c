@@ -99,6 +99,28 @@ static void matmul_attrs(struct wctx *c, Onnx__NodeProto *n,
     ow_attr_int(&c->w, n, "group", L->groups ? L->groups : 1);
 }
 
+/* QuantizeLinear then DequantizeLinear of layer i's input, per tensor;
+ * the dequantised value's name (NULL: out of memory). */
+static const char *input_qdq(struct wctx *c, size_t i, float scale,
+                             int32_t zero, enum dlb_dtype type)
+{
+    struct ow *w = &c->w;
+    const char *nm = c->sp->layers[i].name;
+    char *xs = ow_cat(w, nm, ".x_scale"), *xz = ow_cat(w, nm, ".x_zero_point");
+    char *xq = ow_cat(w, nm, ".x_q"), *xd = ow_cat(w, nm, ".x_dq");
+    if (w->oom)
+        return NULL;
+    uint8_t zb = (uint8_t)zero;  /* an s8 zero point is 0 (model_api.h) */
+    ow_init_floats(w, xs, &scale, NULL, 0);
+    ow_init_bytes(w, xz, type == DLB_U8 ? ONNX__TENSOR_PROTO__DATA_TYPE__UINT8
+                                        : ONNX__TENSOR_PROTO__DATA_TYPE__INT8,
+                  &zb, NULL, 0);
+    const char *qin[3] = {in_name(c, i, 0), xs, xz}, *din[3] = {xq, xs, xz};
+    ow_node(w, "QuantizeLinear", xq, qin, 3, xq);
+    ow_node(w, "DequantizeLinear", xd, din, 3, xd);
+    return w->oom ? NULL : xd;
+}
+
 static dlb_status emit_matmul(struct wctx *c, size_t i)
 {
     const struct dlb_layer_spec *L = &c->sp->layers[i];
@@ -107,6 +129,10 @@ static dlb_status emit_matmul(struct wctx *c, size_t i)
     size_t nd = weight_dims(L, d);
     const char *in[3] = {in_name(c, i, 0), c->m->params[ml->weight].name,
                          ml->bias >= 0 ? c->m->params[ml->bias].name : ""};
+    /* a QDQ model read back keeps its simulated input quantisation */
+    if (L->in_q_scale > 0 &&
+        !(in[0] = input_qdq(c, i, L->in_q_scale, L->in_q_zero, L->in_q_type)))
+        return dlb_errorf(c->err, DLB_ERR_NOMEM, "%s: out of memory", c->path);
     dlb_status s = param_init(c, ml->weight, d, nd);
     if (s == DLB_OK && ml->bias >= 0)
         s = param_init(c, ml->bias, d, 1);
@@ -158,23 +184,19 @@ static dlb_status emit_int8(struct wctx *c, size_t i)
     for (size_t o = 0; s == DLB_OK && o < ns; o++)
         sb[o] = (float)((double)q->d.x_scale * sw[o]);
     if (s == DLB_OK) {
-        int u8 = q->d.x_type == DLB_U8;
-        int32_t zt = u8 ? ONNX__TENSOR_PROTO__DATA_TYPE__UINT8
-                        : ONNX__TENSOR_PROTO__DATA_TYPE__INT8;
-        uint8_t zx = (uint8_t)q->d.x_zero_point;
         int64_t d[4], dn = (int64_t)ns;
         size_t nd = weight_dims(L, d), sd = ns == 1 ? 0 : 1;
-        char *xs = ow_cat(w, nm, ".x_scale"), *xz = ow_cat(w, nm, ".x_zero_point");
-        char *xq = ow_cat(w, nm, ".x_q"), *xd = ow_cat(w, nm, ".x_dq");
+        const char *xd = input_qdq(c, i, q->d.x_scale, q->d.x_zero_point,
+                                   q->d.x_type);
         char *wq = ow_cat(w, nm, ".weight_q"), *ws = ow_cat(w, nm, ".weight_scale");
         char *wz = ow_cat(w, nm, ".weight_zero_point");
         char *wd = ow_cat(w, nm, ".weight_dq");
         char *bq = ow_cat(w, nm, ".bias_q"), *bs = ow_cat(w, nm, ".bias_scale");
         char *bz = ow_cat(w, nm, ".bias_zero_point"), *bd = ow_cat(w, nm, ".bias_dq");
-        if (w->oom)
-            return dlb_errorf(c->err, DLB_ERR_NOMEM, "%s: out of memory", c->path);
-        ow_init_floats(w, xs, &q->d.x_scale, NULL, 0);
-        ow_init_bytes(w, xz, zt, &zx, NULL, 0);
+        if (w->oom || !xd) {
+            s = dlb_errorf(c->err, DLB_ERR_NOMEM, "%s: out of memory", c->path);
+            goto out;
+        }
         ow_init_bytes(w, wq, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, qw, d, nd);
         ow_init_floats(w, ws, sw, &dn, sd);
         ow_init_bytes(w, wz, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, zw, &dn, sd);
@@ -182,11 +204,8 @@ static dlb_status emit_int8(struct wctx *c, size_t i)
         ow_init_int32(w, bq, qb, &dout, 1);
         ow_init_floats(w, bs, sb, &dn, sd);
         ow_init_int32(w, bz, zb, &dn, sd);
-        const char *qin[3] = {in_name(c, i, 0), xs, xz};
-        const char *dxin[3] = {xq, xs, xz}, *dwin[3] = {wq, ws, wz};
+        const char *dwin[3] = {wq, ws, wz};
         const char *dbin[3] = {bq, bs, bz}, *mm[3] = {xd, wd, bd};
-        ow_node(w, "QuantizeLinear", xq, qin, 3, xq);
-        ow_node(w, "DequantizeLinear", xd, dxin, 3, xd);
         Onnx__NodeProto *dw = ow_node(w, "DequantizeLinear", wd, dwin, 3, wd);
         Onnx__NodeProto *db = ow_node(w, "DequantizeLinear", bd, dbin, 3, bd);
         if (ns > 1) {
@@ -198,6 +217,7 @@ static dlb_status emit_int8(struct wctx *c, size_t i)
                                      nm, mm, 3, c->val[i]);
         matmul_attrs(c, n, L);
     }
+out:
     free(wf);
     free(b);
     free(sw);
