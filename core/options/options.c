@@ -70,6 +70,10 @@ void dlb_cli_usage(FILE *f)
 "                                               sharded run (--shard) into one;\n"
 "                                               --as-repetitions: runs of the same\n"
 "                                               suite as its repetitions\n"
+"       dlbench export RUNDIR [--workload K] [--out FILE.onnx]\n"
+"                                               the winner re-run (best.ini) and\n"
+"                                               its trained, transformed model\n"
+"                                               written as ONNX (doc/onnx.md)\n"
 "       dlbench store add DB RUNDIR...          add runs to a results store (a\n"
 "                                               SQLite file or postgresql:// URL;\n"
 "                                               --machine NAME, --commit SHA)\n"
@@ -247,7 +251,7 @@ static dlb_status parse_command(int argc, char **argv, struct dlb_options *o,
         return dlb_errorf(err, DLB_ERR_INPUT,
                           "unknown command '%s'; commands are run, list, "
                           "plugin-help, info, compare, history, baseline, "
-                          "merge, and as the first word store, changes, alerts, "
+                          "merge, and as the first word export, store, changes, alerts, "
                           "thresholds, bisect, dashboard (see dlbench --help)", word);
     if (o->cmd != DLB_CMD_NONE && o->cmd != c)
         return dlb_errorf(err, DLB_ERR_INPUT,
