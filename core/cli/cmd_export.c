@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc/interrupt.h"
 #include "run/runner.h"
 #include "util/path.h"
 
@@ -83,7 +84,9 @@ static int parse(int argc, char **argv, struct export_args *a)
     return -1;
 }
 
-/* The run's recorded accuracy of configuration `id`, NAN if none. */
+/* The run's recorded accuracy of configuration `id`, NAN if none. With
+ * accuracy_seeds the record's accuracy is the mean over the seeds: the
+ * re-run trains from the first, whose own figure is in "seeds". */
 static double recorded_accuracy(json_t *res, const char *id)
 {
     size_t i;
@@ -92,8 +95,11 @@ static double recorded_accuracy(json_t *res, const char *id)
         if (!json_is_string(json_object_get(r, "id")) ||
             strcmp(json_string_value(json_object_get(r, "id")), id) != 0)
             continue;
-        json_t *v = json_object_get(json_object_get(json_object_get(r,
-                                    "metrics"), "accuracy"), "value");
+        json_t *seeds = json_object_get(r, "seeds");
+        json_t *v = json_array_size(seeds)
+            ? json_object_get(json_array_get(seeds, 0), "accuracy")
+            : json_object_get(json_object_get(json_object_get(r, "metrics"),
+                                              "accuracy"), "value");
         return json_is_number(v) ? json_number_value(v) : NAN;
     }
     return NAN;
@@ -166,6 +172,12 @@ static int export_one(const struct export_args *a, json_t *res, size_t k,
     dlb_status s = dlb_runner_run(&spec, &rec, &err);
     json_decref(inv);
     free(av);
+    if (dlb_interrupted()) {
+        fprintf(stderr, "dlbench export: interrupted; %s may not be "
+                "written\n", out);
+        json_decref(rec);
+        return 128 + dlb_interrupted();
+    }
     if (s != DLB_OK) {
         fprintf(stderr, "dlbench export: %s: %s\n", ini, err.msg);
         return 1;
@@ -250,7 +262,11 @@ int dlb_cmd_export(int argc, char **argv)
     /* Every workload asked for, whatever the ones before did: 1 when a
      * re-run failed, 2 when a workload has no winner. */
     int worst = 0;
-    for (size_t k = 1; rc < 0 && k <= n; k++) {
+    /* a signal stops the re-run in order (proc/interrupt.h) */
+    struct dlb_error ierr = {""};
+    if (rc < 0 && dlb_interrupt_install(&ierr) != DLB_OK)
+        fprintf(stderr, "dlbench export: warning: %s\n", ierr.msg);
+    for (size_t k = 1; rc < 0 && k <= n && worst < 128; k++) {
         if (a.workload && (long)k != a.workload)
             continue;
         json_t *g = json_array_get(groups, k - 1);
@@ -273,6 +289,7 @@ int dlb_cmd_export(int argc, char **argv)
         free(ini);
         free(def);
     }
+    dlb_interrupt_restore();
     json_decref(res);
     free(rp);
     free(a.plugin_dirs);

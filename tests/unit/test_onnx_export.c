@@ -10,8 +10,10 @@
  * pruning mask's zeros are in the file. An int8 LeNet (calibrated scales,
  * per channel) is written in the QDQ form and read back simulated in fp32
  * (quantise-dequantise), its log-probabilities within 1e-3 of the int8
- * model's (which requantises from its int32 accumulator). Writing into a
- * folder that does not exist fails naming the file and leaves nothing. */
+ * model's (which requantises from its int32 accumulator). A QDQ pair
+ * before a Conv becomes its input quantisation; pairs whose scales differ
+ * or that feed another operator are refused naming the node. Writing into
+ * a folder that does not exist fails naming the file and leaves nothing. */
 #include "check.h"
 
 #include <stdio.h>
@@ -24,6 +26,7 @@
 #include "model/model_prune.h"
 #include "model/model_quant.h"
 #include "model/onnx_write.h"
+#include "model/onnx_write_impl.h"
 #include "util/rng.h"
 
 #define TOL 1e-5
@@ -257,6 +260,71 @@ static void int8(struct dlb_backend *be)
     dlb_model_spec_free(sp);
 }
 
+/* A small QDQ graph, input 1x4x4 -> QuantizeLinear (scale 0.1, u8 zero
+ * point 3) -> DequantizeLinear (scale dq_scale) -> `reader` (Conv, or Relu
+ * then Conv) -> Flatten -> Gemm, read back: NULL and the message in err
+ * when refused. */
+static struct dlb_model_spec *qdq_graph(float dq_scale, int relu_reads,
+                                        struct dlb_error *err)
+{
+    struct ow w = {0};
+    char path[512];
+    float s1 = 0.1f, wc[2 * 9], wg[3 * 8];
+    uint8_t z = 3;
+    for (size_t k = 0; k < 18; k++)
+        wc[k] = 0.05f * (float)k - 0.4f;
+    for (size_t k = 0; k < 24; k++)
+        wg[k] = 0.03f * (float)k - 0.3f;
+    int64_t dc[4] = {2, 1, 3, 3}, dg[2] = {3, 8}, chw[3] = {1, 4, 4};
+    ow_init_floats(&w, "s1", &s1, NULL, 0);
+    ow_init_floats(&w, "s2", &dq_scale, NULL, 0);
+    ow_init_bytes(&w, "z", ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, &z, NULL, 0);
+    ow_init_floats(&w, "wc", wc, dc, 4);
+    ow_init_floats(&w, "wg", wg, dg, 2);
+    const char *q[3] = {"input", "s1", "z"}, *dq[3] = {"xq", "s2", "z"};
+    const char *r[1] = {"xdq"}, *c[2] = {relu_reads ? "xr" : "xdq", "wc"};
+    const char *f[1] = {"y"}, *g[2] = {"yf", "wg"};
+    ow_node(&w, "QuantizeLinear", "q", q, 3, "xq");
+    ow_node(&w, "DequantizeLinear", "dq", dq, 3, "xdq");
+    if (relu_reads)
+        ow_node(&w, "Relu", "r", r, 1, "xr");
+    ow_node(&w, "Conv", "conv", c, 2, "y");
+    ow_node(&w, "Flatten", "flat", f, 1, "yf");
+    Onnx__NodeProto *gn = ow_node(&w, "Gemm", "fc", g, 2, "logits");
+    ow_attr_int(&w, gn, "transB", 1);
+    snprintf(path, sizeof path, "%s/qdq.onnx", tmpdir);
+    struct dlb_model_spec *sp = NULL;
+    if (ow_write_file(&w, path, "qdq", "input", chw, "logits", 3, err) == DLB_OK)
+        dlb_model_file_load(path, &sp, err);
+    ow_free(&w);
+    unlink(path);
+    return sp;
+}
+
+/* The importer's QDQ: a pair before a Conv sets its input quantisation;
+ * a pair whose scales differ, or read by another operator, is refused
+ * naming the node. */
+static void qdq_import(void)
+{
+    struct dlb_error err = {""};
+    struct dlb_model_spec *sp = qdq_graph(0.1f, 0, &err);
+    CHECK(sp != NULL);
+    if (sp) {
+        CHECK(sp->layers[0].kind == DLB_LAYER_CONV);
+        CHECK(sp->layers[0].in_q_scale == 0.1f);
+        CHECK(sp->layers[0].in_q_zero == 3 && sp->layers[0].in_q_type == DLB_U8);
+    }
+    dlb_model_spec_free(sp);
+    CHECK(!(sp = qdq_graph(0.2f, 0, &err)));
+    CHECK(strstr(err.msg, "node 'dq' (DequantizeLinear)") &&
+          strstr(err.msg, "differ from its QuantizeLinear's"));
+    dlb_model_spec_free(sp);
+    CHECK(!(sp = qdq_graph(0.1f, 1, &err)));
+    CHECK(strstr(err.msg, "node 'r' (Relu)") &&
+          strstr(err.msg, "only as the data input of Conv or Gemm"));
+    dlb_model_spec_free(sp);
+}
+
 /* A path whose folder does not exist: an error naming it, nothing left. */
 static void bad_path(struct dlb_backend *be)
 {
@@ -290,6 +358,7 @@ int main(void)
     zoo(be, "mobilenet-v2-32", 13);
     pruned(be);
     int8(be);
+    qdq_import();
     bad_path(be);
     dlb_backend_close(be);
     rmdir(tmpdir);
