@@ -180,6 +180,17 @@ static void pruned(struct dlb_backend *be)
     CHECK(back && back->layers[c1].filters == n);
     CHECK(back && back->layers[c2].in_c == n);
     CHECK(back && back->params == ps->params);
+    /* the mask's zeros are the file's: every third weight of conv2 */
+    struct dlb_model *m2 = NULL;
+    float *w2 = malloc(wn * sizeof *w2);
+    size_t zeros = 0;
+    CHECK(back && w2 && dlb_model_create(back, be, DLB_F32, 1, &m2, &err) == DLB_OK);
+    CHECK(m2 && dlb_model_tensor_io(m2, wname, w2, wn, 0, &err) == DLB_OK);
+    for (size_t i = 0; m2 && w2 && i < wn; i++)
+        zeros += w2[i] == 0.0f;
+    CHECK(zeros == (wn + 2) / 3);
+    dlb_model_destroy(m2);
+    free(w2);
     free(mask);
     free(x);
     dlb_model_spec_free(back);
