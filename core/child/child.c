@@ -48,6 +48,9 @@ struct child_run {
     int have_peak;
     const char *origin;
     int quick;
+    /* dlbench export: the model written here as ONNX after the quality
+     * run, with no speed measurement (NULL: a normal run). */
+    const char *export_onnx;
     struct dlb_sysmeter sys[2];    /* at the start and the end of sampling */
     struct dlb_child_profile prof; /* profile = ops: the sampling's */
     int sys_read;                  /* how many of them were taken */
@@ -100,7 +103,10 @@ static dlb_status start_plugins(struct child_run *r)
     /* Where train_ops looks for model files: as the workload does. */
     r->shared.suite_paths[0] = r->origin;
     r->shared.suite_paths[1] = r->ses.suite.path;
-    int measure_only = r->cfg->core.measure_only;
+    /* An export reproduces the configuration's quality run in full: a
+     * plugin's work for quality figures alone (prune's fine-tuning) shapes
+     * the weights written. */
+    int measure_only = r->cfg->core.measure_only && !r->export_onnx;
     const char *backend = dlb_backend_kind_names[r->cfg->core.backend];
     dlb_host_setup(&r->hosts[0], &r->shared, "core", seed, quick);
     r->hosts[0].pub.backend_name = backend;
@@ -203,6 +209,7 @@ static dlb_status find_workload(struct child_run *r)
         r->wl_ctx.suite_origin = r->origin;
         r->wl_ctx.reason = r->reason;
         r->wl_ctx.reason_len = sizeof r->reason;
+        r->wl_ctx.export_onnx = r->export_onnx;
         wire_hook_points(r);
         r->wl_abi_minor = DLB_PLUGIN_ABI_MINOR;
         r->wl_state = &r->wl_ctx;
@@ -210,6 +217,12 @@ static dlb_status find_workload(struct child_run *r)
         return DLB_OK;
     }
     unsigned ns = dlb_session_plugin_ns(&r->ses, name);
+    if (r->export_onnx) {
+        snprintf(r->reason, sizeof r->reason, "workload '%s' has no model "
+                 "dlbench can export as ONNX (only the built-in cnn workload "
+                 "has)", name);
+        return DLB_ERR_UNSUPPORTED;
+    }
     if (!ns || !r->ses.suite.ns[ns].plugin->workload) {
         snprintf(r->reason, sizeof r->reason,
                  "workload '%s' is neither built in nor provided by a plugin "
@@ -448,10 +461,13 @@ static dlb_status measure(struct child_run *r)
         return st;
     }
     /* accuracy_seeds: a process of another seed trains and scores only;
-     * the configuration's speed is the first process's. */
-    if (!r->seed_rep && (st = sample_steps(r, &info)) != DLB_OK)
+     * the configuration's speed is the first process's. An export needs
+     * the weights alone, which the quality run makes from the seed
+     * whatever the measured steps did. */
+    int speed = !r->seed_rep && !r->export_onnx;
+    if (speed && (st = sample_steps(r, &info)) != DLB_OK)
         return st;
-    if (!r->seed_rep && (st = run_scenario(r, &info)) != DLB_OK)
+    if (speed && (st = run_scenario(r, &info)) != DLB_OK)
         return st;
     if (r->wl_hooks->evaluate && (st = r->wl_hooks->evaluate(r->wl)) != DLB_OK) {
         if (!r->reason[0])
@@ -586,6 +602,7 @@ int dlb_child_main(const struct dlb_options *o)
     r.origin = o->origin;
     r.peak_file = o->peak_file;
     r.seed_rep = o->seed_rep;
+    r.export_onnx = o->export_onnx;
     r.rec.index = (long long)r.cfg->index;
     r.rec.id = r.cfg->id;
     r.rec.config = r.config_json;

@@ -17,6 +17,7 @@
 #include "data/augment.h"
 #include "data/folder.h"
 #include "model/model_find.h"
+#include "model/onnx_write.h"
 #include "train/ref_model.h"
 #include "data/batch_prefetch.h"
 #include "train/model_graph.h"
@@ -554,6 +555,18 @@ static void record_uploads(struct cnn *c)
                     100.0 * (1.0 - f.exposed_s / f.copy_s));
 }
 
+/* dlbench export: the model as the quality run left it (trained, the
+ * transform applied) written as ONNX where the parent asked. */
+static dlb_status export_model(struct cnn *c, struct dlb_error *err)
+{
+    const char *path = c->ctx->export_onnx;
+    dlb_status s = dlb_onnx_write_model(c->model, path, err);
+    if (s == DLB_OK)
+        c->host->log(c->host, DLB_LOG_INFO, "model written as ONNX to %s",
+                     path);
+    return s;
+}
+
 static dlb_status cnn_evaluate(void *wl)
 {
     struct cnn *c = wl;
@@ -575,6 +588,12 @@ static dlb_status cnn_evaluate(void *wl)
     if (screening(c) && skipped)
         c->host->log(c->host, DLB_LOG_INFO, "screen_accuracy: no accuracy scored; "
                      "a plugin skipped work under measure_only that changes it");
+    if (c->ctx->export_onnx && !c->infer && c->train_steps == 0) {
+        s = dlb_errorf(&err, DLB_ERR_INPUT, "train_steps = 0: the "
+                       "configuration trains no model, so there is none to "
+                       "export; give it a training budget");
+        return fail(c, s, &err);
+    }
     if ((c->host->measure_only && (!screening(c) || skipped)) ||
         (!c->infer && c->train_steps == 0))
         return DLB_OK;
@@ -589,6 +608,8 @@ static dlb_status cnn_evaluate(void *wl)
     }
     if (s == DLB_OK)
         s = eval_test(c, &err);
+    if (s == DLB_OK && c->ctx->export_onnx)
+        s = export_model(c, &err);
     return s == DLB_OK ? s : fail(c, s, &err);
 }
 

@@ -41,6 +41,11 @@ struct dlb_workload_ctx {
     /* The data the workload ran on, for the record's "dataset" member
      * (doc/results-schema.md): set by the workload, owned by the child. */
     json_t *dataset;
+
+    /* dlbench export: after the quality run (training, the transform,
+     * the test-set accuracy), the model is written here as ONNX; NULL
+     * in a normal run. */
+    const char *export_onnx;
 };
 
 /* The reference CNN (core/child/workload_cnn.c), workload "cnn". */

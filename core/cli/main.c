@@ -2,11 +2,13 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "child/child.h"
 #include "options/options.h"
 #include "cli/cmd_compare.h"
+#include "cli/cmd_export.h"
 #include "cli/cmd_list.h"
 #include "cli/cmd_merge.h"
 #include "cli/cmd_run.h"
@@ -27,6 +29,9 @@ int main(int argc, char **argv)
     /* The commands over the results store parse their own options. */
     if (argc > 1 && dlb_hist_is_command(argv[1]))
         return dlb_hist_main(argc - 1, argv + 1);
+    /* export takes its own options, as those commands do */
+    if (argc > 1 && !strcmp(argv[1], "export"))
+        return dlb_cmd_export(argc - 1, argv + 1);
     if (dlb_cli_parse(argc, argv, &opts, &err) != DLB_OK) {
         fprintf(stderr, "dlbench: %s\n", err.msg);
         dlb_cli_free(&opts);

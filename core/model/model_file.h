@@ -74,6 +74,14 @@ struct dlb_layer_spec {
     float eps, momentum;                 /* batchnorm */
     uint32_t groups;                     /* conv: 1 when dense */
     float relu_max;                      /* relu: 0, or the clip (6) */
+    /* conv, linear: an imported QDQ model's QuantizeLinear and
+     * DequantizeLinear before the layer (onnx_qdq.c): its input is
+     * quantised to in_q_type (DLB_S8 or DLB_U8) with in_q_scale and
+     * in_q_zero and dequantised again, in fp32, before it computes;
+     * in_q_scale 0: the input as it is. Not from INI files. */
+    float in_q_scale;
+    int32_t in_q_zero;
+    enum dlb_dtype in_q_type;
 
     /* The graph: the layers whose outputs it reads, in order (earlier
      * layers, or DLB_LAYER_INPUT), and how many inputs of later layers

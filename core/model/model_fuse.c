@@ -51,7 +51,9 @@ static void mark(struct dlb_model *m, size_t i, size_t span)
 
 static int f32_layer(const struct dlb_model *m, size_t i)
 {
-    return !m->layers[i].q && dlb_model_layer_type(m, i) == DLB_F32 &&
+    /* a QDQ model's simulated quantisation runs before the layer alone */
+    return !m->layers[i].q && !(m->layers[i].spec->in_q_scale > 0) &&
+           dlb_model_layer_type(m, i) == DLB_F32 &&
            dlb_model_out_type(m, i) == DLB_F32;
 }
 

@@ -83,6 +83,38 @@ static dlb_status fwd_pool(struct dlb_model *m, struct dlb_model_layer *ml,
 }
 
 /* Layers whose backward pass reads their input. */
+/* A QDQ model's quantise-dequantise of layer i's input (in_q_scale),
+ * simulated in fp32: *xd the new input (a step buffer), or x unchanged. */
+static dlb_status fake_quant(struct dlb_model *m, size_t i,
+                             struct dlb_buffer *x, struct dlb_buffer **xd,
+                             struct dlb_error *err)
+{
+    const struct dlb_layer_spec *L = m->layers[i].spec;
+    size_t in = (size_t)m->n * dlb_model_act_size(m, dlb_model_in(m, i, 0));
+    struct dlb_buffer *q = NULL;
+    *xd = NULL;
+    dlb_status s = dlb_model_step_alloc(m, L->in_q_type, in, L->name, &q, err);
+    if (s == DLB_OK)
+        s = dlb_model_step_alloc(m, DLB_F32, in, L->name, xd, err);
+    if (s != DLB_OK) {
+        dlb_model_step_free(m, &q);
+        return s;
+    }
+    s = dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+            .kind = DLB_OP_QUANTIZE, .count = in, .x = x, .y = q,
+            .alpha = L->in_q_scale, .zero_point = L->in_q_zero});
+    if (s == DLB_OK)
+        s = dlb_backend_run(m->be, &(struct dlb_op){.label = L->name,
+                .kind = DLB_OP_DEQUANTIZE, .count = in, .x = q, .y = *xd,
+                .alpha = L->in_q_scale, .zero_point = L->in_q_zero});
+    dlb_model_step_free(m, &q);
+    if (s == DLB_OK)
+        return s;
+    dlb_model_step_free(m, xd);
+    return dlb_model_be_fail(m, s, L->name, "QuantizeLinear/DequantizeLinear",
+                             err);
+}
+
 static int keeps_input(enum dlb_layer_kind k)
 {
     return k == DLB_LAYER_CONV || k == DLB_LAYER_LINEAR ||
@@ -175,10 +207,19 @@ dlb_status dlb_model_layer_fwd(struct dlb_model *m, size_t i, int train,
         *y = x;
         return DLB_OK;
     }
+    /* An fp32 model's simulated quantisation comes before any cast;
+     * backward reads the quantised input (a straight-through estimate). */
+    if (L->in_q_scale > 0 && dlb_buffer_dtype(x) == DLB_F32) {
+        if ((s = fake_quant(m, i, x, &xc, err)) != DLB_OK)
+            return s;
+        x = xc;
+    }
     /* The input in the layer's type; backward reads the same copy. */
     if (dlb_buffer_dtype(x) != t) {
+        struct dlb_buffer *fq = xc;
         size_t in = (size_t)m->n * dlb_model_act_size(m, dlb_model_in(m, i, 0));
         s = dlb_model_cast_new(m, x, t, in, L->name, &xc, err);
+        dlb_model_step_free(m, &fq);
         if (s != DLB_OK)
             return s;
         x = xc;

@@ -12,7 +12,12 @@ enum onnx_value_kind {
     OV_INPUT,    /* the network's input image */
     OV_LAYER,    /* a layer's output */
     OV_CONST,    /* an initializer or a Constant node's tensor */
-    OV_SOFTMAX   /* a dropped Softmax/LogSoftmax of a layer: output only */
+    OV_SOFTMAX,  /* a dropped Softmax/LogSoftmax of a layer: output only */
+    OV_QUANT,    /* QuantizeLinear of a computed value (layer, q_*): read
+                    by DequantizeLinear only (onnx_qdq.c) */
+    OV_FQ        /* that value quantised and dequantised again: layer's
+                    output (DLB_LAYER_INPUT: the image) as the next Conv
+                    or Gemm reads it, simulated in fp32 */
 };
 
 struct onnx_value {
@@ -20,6 +25,9 @@ struct onnx_value {
     enum onnx_value_kind kind;
     int32_t layer;                  /* OV_LAYER, OV_SOFTMAX */
     const Onnx__TensorProto *t;     /* OV_CONST */
+    float q_scale;                  /* OV_QUANT, OV_FQ */
+    int32_t q_zero;
+    enum dlb_dtype q_type;          /* DLB_U8 or DLB_S8 */
 };
 
 struct onnx_map {
@@ -32,6 +40,10 @@ struct onnx_map {
     const Onnx__NodeProto *node;    /* the node being mapped, for messages */
     size_t node_index;
     struct dlb_error *err;
+    /* Constants the mapping made (a DequantizeLinear of an initializer,
+     * folded to floats): freed with the map. */
+    Onnx__TensorProto **made;
+    size_t n_made;
 };
 
 /* "FILE: node 'NAME' (OP): what" for the current node. */
@@ -94,6 +106,11 @@ struct window {
  * auto_pad = SAME_*. */
 dlb_status onnx_read_window(struct onnx_map *m, int64_t kh, int64_t kw,
                             uint32_t in_h, uint32_t in_w, struct window *w);
+
+/* onnx_qdq.c: QuantizeLinear and DequantizeLinear. */
+dlb_status onnx_op_quantize(struct onnx_map *m);
+dlb_status onnx_op_dequantize(struct onnx_map *m);
+void onnx_made_free(struct onnx_map *m);
 
 /* onnx_ops.c: map the current node. */
 dlb_status onnx_map_node(struct onnx_map *m);

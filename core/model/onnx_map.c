@@ -17,7 +17,8 @@ const char dlb_onnx_supported_ops[] =
     "Conv, BatchNormalization, Relu, Clip (as ReLU or ReLU6), Add, Concat, "
     "MaxPool, AveragePool, GlobalAveragePool, Flatten, Reshape (to 2-D), "
     "Gemm, MatMul, Softmax and LogSoftmax (last), Dropout, Identity, "
-    "Constant";
+    "Constant, QuantizeLinear and DequantizeLinear (QDQ: of initializers, "
+    "or pairs before Conv and Gemm)";
 
 int dlb_onnx_is_path(const char *path)
 {
@@ -91,7 +92,8 @@ static dlb_status add_value(struct onnx_map *m, const char *name,
         m->vals = v;
         m->cap_vals = cap;
     }
-    m->vals[m->n_vals++] = (struct onnx_value){ name, kind, layer, t };
+    m->vals[m->n_vals++] = (struct onnx_value){ name, kind, layer, t, 0.0f,
+                                                0, DLB_F32 };
     return DLB_OK;
 }
 
@@ -110,7 +112,20 @@ const struct onnx_value *onnx_input(struct onnx_map *m, size_t k)
         onnx_unsupported(m, "reads '%.200s', the output of a Softmax or "
                          "LogSoftmax, which dlbench supports only as the "
                          "graph's last node", n->input[k]);
-    return v && v->kind != OV_SOFTMAX ? v : NULL;
+    else if (v->kind == OV_QUANT && strcmp(n->op_type, "DequantizeLinear"))
+        onnx_unsupported(m, "reads '%.200s', the output of a QuantizeLinear; "
+                         "dlbench reads QuantizeLinear only as the first of "
+                         "a QuantizeLinear/DequantizeLinear pair",
+                         n->input[k]);
+    else if (v->kind == OV_FQ && (k != 0 || (strcmp(n->op_type, "Conv") &&
+                                             strcmp(n->op_type, "Gemm"))))
+        onnx_unsupported(m, "reads '%.200s', a QuantizeLinear/"
+                         "DequantizeLinear pair's output; dlbench reads such "
+                         "pairs only as the data input of Conv or Gemm",
+                         n->input[k]);
+    else
+        return v->kind != OV_SOFTMAX ? v : NULL;
+    return NULL;
 }
 
 const Onnx__TensorProto *onnx_const_input(struct onnx_map *m, size_t k,
@@ -140,11 +155,27 @@ int32_t onnx_value_layer(const struct onnx_value *v)
     return v->kind == OV_INPUT ? DLB_LAYER_INPUT : v->layer;
 }
 
+/* The QDQ pair before the current node, as its layer's simulated input
+ * quantisation (model_file.h's in_q_*). */
+static void take_qdq(struct onnx_map *m, struct dlb_layer_spec *L)
+{
+    const Onnx__NodeProto *n = m->node;
+    if (!n || !n->n_input || !n->input[0] ||
+        (L->kind != DLB_LAYER_CONV && L->kind != DLB_LAYER_LINEAR))
+        return;
+    const struct onnx_value *v = find_value(m, n->input[0]);
+    if (!v || v->kind != OV_FQ)
+        return;
+    L->in_q_scale = v->q_scale;
+    L->in_q_zero = v->q_zero;
+    L->in_q_type = v->q_type;
+}
+
 void onnx_value_shape(const struct onnx_map *m, const struct onnx_value *v,
                       uint32_t *c, uint32_t *h, uint32_t *w, int *flat)
 {
     const struct dlb_model_spec *s = m->spec;
-    if (v->kind == OV_INPUT) {
+    if (v->kind == OV_INPUT || v->layer == DLB_LAYER_INPUT) {
         *c = s->in_c, *h = s->in_h, *w = s->in_w, *flat = 0;
         return;
     }
@@ -217,6 +248,7 @@ struct dlb_layer_spec *onnx_layer(struct onnx_map *m, enum dlb_layer_kind kind,
     L->inputs[0] = from;
     L->stride = 1;
     L->groups = 1;
+    take_qdq(m, L);
     return L;
 }
 
@@ -382,6 +414,7 @@ dlb_status dlb_onnx_parse(const char *name, const uint8_t *buf, size_t len,
         dlb_model_spec_free(m.spec);
     dlb_model_weights_unref(m.w);
     free(m.vals);
+    onnx_made_free(&m);
     dlb_onnx_close(&m.o);
     return s;
 }

@@ -582,6 +582,8 @@ static const struct {
     { "MatMul", op_matmul }, { "Softmax", op_softmax },
     { "LogSoftmax", op_softmax }, { "Dropout", op_dropout },
     { "Identity", op_identity }, { "Constant", op_constant },
+    { "QuantizeLinear", onnx_op_quantize },
+    { "DequantizeLinear", onnx_op_dequantize },
 };
 
 dlb_status onnx_map_node(struct onnx_map *m)

@@ -279,7 +279,11 @@ dlb_status dlb_onnx_tensor_ints(const struct dlb_onnx *o,
                                 struct dlb_error *err)
 {
     int32_t dt = t->has_data_type ? t->data_type : 0;
-    int i32 = dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT32;
+    /* QDQ models' quantised tensors: INT8 and UINT8 are one byte each in
+     * raw data, and live in int32_data otherwise, as INT32 does */
+    int i8 = dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT8;
+    int u8 = dt == ONNX__TENSOR_PROTO__DATA_TYPE__UINT8;
+    int i32 = dt == ONNX__TENSOR_PROTO__DATA_TYPE__INT32 || i8 || u8;
     const uint8_t *raw;
     uint8_t *owned;
     size_t n;
@@ -287,10 +291,11 @@ dlb_status dlb_onnx_tensor_ints(const struct dlb_onnx *o,
     *out = NULL;
     if (dt != ONNX__TENSOR_PROTO__DATA_TYPE__INT64 && !i32)
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: %s has data type %s; "
-                          "expected INT64 or INT32", o->name, what,
-                          type_name(dt));
+                          "expected INT64, INT32, INT8 or UINT8", o->name,
+                          what, type_name(dt));
     if ((s = dlb_onnx_tensor_count(o, t, what, &n, err)) ||
-        (s = raw_bytes(o, t, what, n, i32 ? 4 : 8, &raw, &owned, err)))
+        (s = raw_bytes(o, t, what, n, i8 || u8 ? 1 : i32 ? 4 : 8, &raw,
+                       &owned, err)))
         return s;
     if (!raw && (s = typed_count(o, what, i32 ? t->n_int32_data
                                               : t->n_int64_data, n, err)))
@@ -302,7 +307,11 @@ dlb_status dlb_onnx_tensor_ints(const struct dlb_onnx *o,
                           o->name, what);
     }
     for (size_t i = 0; i < n; i++) {
-        if (i32) {
+        if (i8 && raw) {
+            v[i] = (int8_t)raw[i];
+        } else if (u8 && raw) {
+            v[i] = raw[i];
+        } else if (i32) {
             int32_t x;
             if (raw)
                 memcpy(&x, raw + 4 * i, 4);

@@ -41,7 +41,7 @@ dlb_status dlb_onnx_tensor_floats(const struct dlb_onnx *o,
                                   const Onnx__TensorProto *t, const char *what,
                                   float **out, size_t *count,
                                   struct dlb_error *err);
-/* Its values as int64 (INT64 or INT32 data), malloc'ed. */
+/* Its values as int64 (INT64, INT32, INT8 or UINT8 data), malloc'ed. */
 dlb_status dlb_onnx_tensor_ints(const struct dlb_onnx *o,
                                 const Onnx__TensorProto *t, const char *what,
                                 int64_t **out, size_t *count,

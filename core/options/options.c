@@ -12,7 +12,7 @@ enum {
     OPT_VERBOSE, OPT_INDEX, OPT_RECORD_FD, OPT_PEAK, OPT_ORIGIN,
     OPT_THRESHOLD, OPT_NORMALIZE, OPT_BASELINE_DIR, OPT_SHARD, OPT_LAUNCHER,
     OPT_RECORD_FILE, OPT_AS_REPETITIONS, OPT_PEAK_FILE, OPT_SEED_REP,
-    OPT_STORE, OPT_MACHINE, OPT_COMMIT
+    OPT_STORE, OPT_MACHINE, OPT_COMMIT, OPT_EXPORT_ONNX
 };
 
 static const struct option long_opts[] = {
@@ -45,6 +45,7 @@ static const struct option long_opts[] = {
     {"store", required_argument, NULL, OPT_STORE},
     {"machine", required_argument, NULL, OPT_MACHINE},
     {"commit", required_argument, NULL, OPT_COMMIT},
+    {"export-onnx", required_argument, NULL, OPT_EXPORT_ONNX},
     {NULL, 0, NULL, 0}
 };
 
@@ -69,6 +70,10 @@ void dlb_cli_usage(FILE *f)
 "                                               sharded run (--shard) into one;\n"
 "                                               --as-repetitions: runs of the same\n"
 "                                               suite as its repetitions\n"
+"       dlbench export RUNDIR [--workload K] [--out FILE.onnx]\n"
+"                                               the winner re-run (best.ini) and\n"
+"                                               its trained, transformed model\n"
+"                                               written as ONNX (doc/onnx.md)\n"
 "       dlbench store add DB RUNDIR...          add runs to a results store (a\n"
 "                                               SQLite file or postgresql:// URL;\n"
 "                                               --machine NAME, --commit SHA)\n"
@@ -246,7 +251,7 @@ static dlb_status parse_command(int argc, char **argv, struct dlb_options *o,
         return dlb_errorf(err, DLB_ERR_INPUT,
                           "unknown command '%s'; commands are run, list, "
                           "plugin-help, info, compare, history, baseline, "
-                          "merge, and as the first word store, changes, alerts, "
+                          "merge, and as the first word export, store, changes, alerts, "
                           "thresholds, bisect, dashboard (see dlbench --help)", word);
     if (o->cmd != DLB_CMD_NONE && o->cmd != c)
         return dlb_errorf(err, DLB_ERR_INPUT,
@@ -300,6 +305,7 @@ dlb_status dlb_cli_parse(int argc, char **argv, struct dlb_options *o,
             case OPT_BASELINE_DIR: o->baseline_dir = optarg; break;
             case OPT_RECORD_FILE: o->record_file = optarg; break;
             case OPT_PEAK_FILE: o->peak_file = optarg; break;
+            case OPT_EXPORT_ONNX: o->export_onnx = optarg; break;
             case OPT_SEED_REP: {
                 char *end;
                 errno = 0;

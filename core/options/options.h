@@ -50,6 +50,9 @@ struct dlb_options {
     const char *peak_file;      /* the run's roofline (DIR/peak.json) */
     int seed_rep;               /* > 0: train and evaluate from seed +
                                    seed_rep, no measurement (accuracy_seeds) */
+    const char *export_onnx;    /* dlbench export: no measurement; the
+                                   model, trained and transformed, written
+                                   here as ONNX (core/cli/cmd_export.c) */
 };
 
 /* Parse argv. On bad usage returns DLB_ERR_INPUT with the message in err.
