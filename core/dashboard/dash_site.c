@@ -105,9 +105,10 @@ static void subtitle(struct site *s, char *buf, size_t n, const char *extra)
     size_t runs = 0;
     for (size_t i = 0; i < s->set.n; i++)
         runs += s->set.v[i].n;
-    snprintf(buf, n, "%s%zu series, %zu points, %zu change points; generated "
-             "%s by dlbench dashboard (E-divisive means, alpha %g)", extra, s->set.n, runs,
-             s->n_ch, s->generated, DLB_CP_ALPHA);
+    snprintf(buf, n, "%s%zu series, %zu point%s, %zu change point%s; generated "
+             "%s by dlbench dashboard (E-divisive means, alpha %g)", extra, s->set.n,
+             runs, runs == 1 ? "" : "s", s->n_ch, s->n_ch == 1 ? "" : "s",
+             s->generated, DLB_CP_ALPHA);
 }
 
 static void alerts_table(FILE *f, const struct site *s)

@@ -19,8 +19,8 @@
 # after GOOD, the ones a bisection of the 11th commit measures, and exits).
 #
 # OUT (a new temporary folder), SUITE (baseline), PLANT (11), SPIN
-# (200000: about 10% of LeNet training at batch 64 on 2 cores of a
-# Sapphire Rapids; more on a slower machine). The first run builds the
+# (200000: LeNet's quick training step 1.3-1.65x as long on 2 cores of
+# an Intel Xeon, 2026-12-04; fewer for a subtler step). The first run builds the
 # commits it measures (minutes each); XDG_CACHE_HOME is OUT/cache, so the
 # builds are this benchmark's own.
 set -u

@@ -342,10 +342,14 @@ static int add_mixed(struct dlb_backend *be, const struct dlb_op *op,
     const float *a = blk->data, *b = view;
     float *p = y->data;
     int relu = op->kind == DLB_OP_ADD_RELU;
-    DLB_OMP("omp parallel for schedule(static) if(phys > DLB_CPU_PAR_MIN)")
+    DLB_OMP("omp parallel for simd schedule(static) if(phys > DLB_CPU_PAR_MIN)")
     for (size_t i = 0; i < phys; i++) {
         float v = a[i] + b[i];
-        p[i] = relu ? fminf(fmaxf(v, 0.0f), hi) : v;
+        if (relu) { /* comparisons, not fminf/fmaxf: those are calls */
+            v = v > 0.0f ? v : 0.0f;
+            v = v < hi ? v : hi;
+        }
+        p[i] = v;
     }
     dlb_cpu_written(y);
     *st = DLB_OK;
@@ -389,11 +393,17 @@ dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op)
             size_t off = c * CHUNK, n = chunk_len(count, c);
             dlb_cpu_load_f32(x, off, n, ta);
             dlb_cpu_load_f32(g, off, n, tb);
+            /* vectorised whatever the cost model: -O2's would leave the
+             * ReLU's selects scalar (ADD_RELU took 2.8x ADD's time) */
+            DLB_OMP("omp simd")
             for (size_t i = 0; i < n; i++)
                 ta[i] += tb[i];
-            if (relu)
-                for (size_t i = 0; i < n; i++)
-                    ta[i] = fminf(fmaxf(ta[i], 0.0f), hi);
+            if (relu) /* comparisons: fminf and fmaxf are calls */
+                DLB_OMP("omp simd")
+                for (size_t i = 0; i < n; i++) {
+                    float v = ta[i] > 0.0f ? ta[i] : 0.0f;
+                    ta[i] = v < hi ? v : hi;
+                }
             dlb_cpu_store_f32(y, off, n, ta);
         }
     }
