@@ -32,35 +32,26 @@
 #include "model/model_prune.h"
 #include "prune_groups.h"
 #include "util/rng.h"
+#include "model_fixture.h"
 
 #define N 2
 #define PIX (32 * 32)
 
-static const char *srcdir;
 static float img[N * PIX];
 static int32_t lab[N];
 
+/* A shipped network (model_fixture.h's loader), and a model of it. */
 static struct dlb_model_spec *load(const char *name)
 {
-    char path[1024];
-    struct dlb_error err = {""};
-    struct dlb_model_spec *sp = NULL;
-    snprintf(path, sizeof path, "%s/suites/models/%s.ini", srcdir, name);
-    if (dlb_model_file_load(path, &sp, &err) != DLB_OK)
-        fprintf(stderr, "%s\n", err.msg);
-    CHECK(sp != NULL);
-    return sp;
+    char rel[256];
+    snprintf(rel, sizeof rel, "suites/models/%s.ini", name);
+    return fx_load_spec(rel);
 }
 
 static struct dlb_model *make(struct dlb_backend *be,
                               const struct dlb_model_spec *sp)
 {
-    struct dlb_model *m = NULL;
-    struct dlb_error err = {""};
-    if (dlb_model_create(sp, be, DLB_F32, 7, &m, &err) != DLB_OK)
-        fprintf(stderr, "%s\n", err.msg);
-    CHECK(m != NULL);
-    return m;
+    return fx_make(sp, be, DLB_F32, 7);
 }
 
 static float *get(struct dlb_model *m, const char *name, size_t *count)
@@ -422,7 +413,6 @@ static void run_on(const char *name)
 int main(void)
 {
     struct dlb_rng r;
-    srcdir = getenv("srcdir") ? getenv("srcdir") : ".";
     dlb_rng_seed(&r, 1);
     for (int k = 0; k < N * PIX; k++)
         img[k] = (float)dlb_rng_normal(&r);
