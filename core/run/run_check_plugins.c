@@ -41,6 +41,7 @@ struct view {
     struct dlb_config_view v;  /* first: find_model's cv is the view */
     const char **names;
     enum dlb_layer_kind *kinds;
+    uint32_t *cut_reader;
     const char *const *suite_paths;
     size_t n_suite_paths;
 };
@@ -60,15 +61,19 @@ static dlb_status view_of(const char *path, const struct dlb_model_spec *m,
     size_t n = m->n_layers ? m->n_layers : 1;
     out->names = malloc(n * sizeof *out->names);
     out->kinds = malloc(n * sizeof *out->kinds);
-    if (!out->names || !out->kinds)
+    out->cut_reader = malloc(n * sizeof *out->cut_reader);
+    if (!out->names || !out->kinds || !out->cut_reader)
         return DLB_ERR_NOMEM;
     for (size_t i = 0; i < m->n_layers; i++) {
         out->names[i] = m->layers[i].name;
         out->kinds[i] = m->layers[i].kind;
+        out->cut_reader[i] = (uint32_t)(i ? dlb_model_spec_cut_reader(m, i)
+                                          : m->n_layers);
     }
     out->v = (struct dlb_config_view){sizeof out->v, path, batch,
                                       (unsigned)m->n_layers, out->names,
-                                      out->kinds, view_find_model};
+                                      out->kinds, view_find_model,
+                                      out->cut_reader};
     return DLB_OK;
 }
 
@@ -132,6 +137,7 @@ dlb_status dlb_run_check_plugins(const struct dlb_plan *p,
             st = check_config(p, i, &v.v, err);
         free(v.names);
         free(v.kinds);
+        free(v.cut_reader);
         dlb_model_spec_free(m);
         free(path);
         if (st != DLB_OK)

@@ -331,6 +331,12 @@ struct dlb_config_view {
      * struct_size before calling. */
     dlb_status (*find_model)(const struct dlb_config_view *cv,
                              const char *name, char *reason, size_t len);
+    /* Per layer k: n_layers when a cut before layer k (a pipeline stage
+     * beginning there) hands exactly one tensor on, the output of layer
+     * k - 1; else the first layer at or after k that reads an output from
+     * before k - 1 (a residual block's add reading its shortcut, or a
+     * layer reading the network's input). Check struct_size first. */
+    const uint32_t *cut_reader;
 };
 
 /* The descriptor. Unused hook pointers are NULL. */

@@ -13,6 +13,7 @@
  * the DLB_PLUGIN_MULTI_PROCESS capability and a "ranks" parameter, from
  * which dlbench starts the configuration through its launcher (mpirun or
  * srun); rank 0 writes the record. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +116,14 @@ static dlb_status mp_check(const struct dlb_params *p,
                  "micro-batch needs at least one image", s.micro, cv->batch);
         return DLB_ERR_INPUT;
     }
-    return mp_cut_check(&s, cv->n_layers, cv->layer_names, param, reason, len);
+    /* Cores before the field pass no readers: the stage refuses a cut
+     * inside a block when it opens instead. */
+    const uint32_t *reader =
+        cv->struct_size >= offsetof(struct dlb_config_view, cut_reader) +
+                               sizeof cv->cut_reader
+            ? cv->cut_reader : NULL;
+    return mp_cut_check(&s, cv->n_layers, cv->layer_names, reader, param,
+                        reason, len);
 }
 
 static dlb_status mp_probe(const struct dlb_host *h,

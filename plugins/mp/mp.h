@@ -94,17 +94,23 @@ extern const struct mp_engine mp_engine_nccl;
 int mp_stage_count(const struct mp_settings *s);
 
 /* Check the cut settings against a network's layer names (mp_cut.c).
- * DLB_ERR_INPUT with `reason` and *param (MP_STAGES, MP_RANKS, MP_CUTS)
- * when the cuts name no layer, are out of order, or do not make the
- * stage count; or when there are more stages than layers. */
+ * `reader` (NULL for a chain) is dlb_config_view's cut_reader: per layer
+ * k, the first layer that reads an output from before k - 1, n_layers
+ * where none does, so that a stage may begin at k. DLB_ERR_INPUT with
+ * `reason` and *param (MP_STAGES, MP_RANKS, MP_CUTS) when the cuts name
+ * no layer, are out of order, cut inside a residual block, or do not
+ * make the stage count; or when there are more stages than layers or
+ * than places to cut. */
 dlb_status mp_cut_check(const struct mp_settings *s, unsigned n_layers,
-                        const char *const *names, int *param, char *reason,
-                        size_t len);
+                        const char *const *names, const uint32_t *reader,
+                        int *param, char *reason, size_t len);
 /* The stages of a network of n layers with per-layer costs `cost`: the
- * named cuts, or else the split that minimises the costliest stage. */
+ * named cuts, or else the split that minimises the costliest stage among
+ * the cuts `reader` allows. */
 dlb_status mp_cut_plan(const struct mp_settings *s, unsigned n_layers,
-                       const char *const *names, const double *cost,
-                       struct mp_cut *out, char *reason, size_t len);
+                       const char *const *names, const uint32_t *reader,
+                       const double *cost, struct mp_cut *out, char *reason,
+                       size_t len);
 
 /* The operations of stage s of S for M micro-batches under `sched`
  * (mp_sched.c): 2 M of them into ops. GPipe: every forward, then every

@@ -1,5 +1,9 @@
 /* Where the network is cut into stages: named cut points, checked against
- * the layer names, or the split that balances the stages' cost. */
+ * the layer names, or the split that balances the stages' cost. A stage
+ * takes one tensor in and hands one on, so on a residual network a cut
+ * goes only between blocks: where no later layer reads an output from
+ * before the cut but the one just before it (`reader`, per layer: the
+ * first layer that does, n_layers where none; NULL for a chain). */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,9 +25,37 @@ static int find_layer(unsigned n, const char *const *names, const char *name,
     return -1;
 }
 
+static int cuttable(unsigned n, const uint32_t *reader, unsigned k)
+{
+    return k > 0 && k < n && (!reader || reader[k] >= n);
+}
+
+/* The layers a stage may begin at, after `reason`'s first o characters. */
+static void list_cuttable(unsigned n, const char *const *names,
+                          const uint32_t *reader, char *reason, size_t len,
+                          size_t o)
+{
+    int any = 0;
+    for (unsigned k = 1; k < n && o < len; k++)
+        if (cuttable(n, reader, k))
+            o += (size_t)snprintf(reason + o, len - o, "%s %s",
+                                  any++ ? "," : "", names[k]);
+    if (!any && o < len)
+        snprintf(reason + o, len - o, " none");
+}
+
+static unsigned count_cuttable(unsigned n, const uint32_t *reader)
+{
+    unsigned c = 0;
+    for (unsigned k = 1; k < n; k++)
+        c += (unsigned)cuttable(n, reader, k);
+    return c;
+}
+
 /* Parse the cuts into first[1..]; returns how many, or -1 with reason. */
 static int parse_cuts(const char *cuts, unsigned n, const char *const *names,
-                      unsigned *first, char *reason, size_t len)
+                      const uint32_t *reader, unsigned *first, char *reason,
+                      size_t len)
 {
     int count = 0;
     const char *p = cuts;
@@ -52,6 +84,15 @@ static int parse_cuts(const char *cuts, unsigned n, const char *const *names,
                      names[at]);
             return -1;
         }
+        if (!cuttable(n, reader, (unsigned)at)) {
+            size_t o = (size_t)snprintf(
+                reason, len, "cut point '%s' would hand two tensors on: "
+                "layer '%s' reads an output from before it (a residual "
+                "block's shortcut); cut between blocks, before one of:",
+                names[at], names[reader[at]]);
+            list_cuttable(n, names, reader, reason, len, o);
+            return -1;
+        }
         if (count >= MP_MAX_STAGES - 1) {
             snprintf(reason, len, "more than %d cut points",
                      MP_MAX_STAGES - 1);
@@ -70,8 +111,8 @@ static int parse_cuts(const char *cuts, unsigned n, const char *const *names,
 }
 
 dlb_status mp_cut_check(const struct mp_settings *s, unsigned n_layers,
-                        const char *const *names, int *param, char *reason,
-                        size_t len)
+                        const char *const *names, const uint32_t *reader,
+                        int *param, char *reason, size_t len)
 {
     unsigned first[MP_MAX_STAGES + 1];
     int S = mp_stage_count(s);
@@ -87,9 +128,19 @@ dlb_status mp_cut_check(const struct mp_settings *s, unsigned n_layers,
                  "stage needs at least one layer", S, n_layers);
         return DLB_ERR_INPUT;
     }
-    if (!s->cuts[0])
+    if (!s->cuts[0]) {
+        unsigned c = count_cuttable(n_layers, reader);
+        if ((unsigned)S - 1 > c) {
+            *param = which;
+            size_t o = (size_t)snprintf(
+                reason, len, "%d stages need %d cuts where one tensor "
+                "crosses; this network has %u, before:", S, S - 1, c);
+            list_cuttable(n_layers, names, reader, reason, len, o);
+            return DLB_ERR_INPUT;
+        }
         return DLB_OK;
-    int c = parse_cuts(s->cuts, n_layers, names, first, reason, len);
+    }
+    int c = parse_cuts(s->cuts, n_layers, names, reader, first, reason, len);
     if (c < 0) {
         *param = MP_CUTS;
         return DLB_ERR_INPUT;
@@ -105,8 +156,10 @@ dlb_status mp_cut_check(const struct mp_settings *s, unsigned n_layers,
 }
 
 /* The split of costs into S runs that minimises the costliest run, by
- * dynamic programming over (stages, layers): n is a few dozen. */
-static void balance(unsigned n, const double *cost, int S, unsigned *first)
+ * dynamic programming over (stages, layers): n is at most 256. Runs begin
+ * only where a cut may go; mp_cut_check made sure S of them fit. */
+static void balance(unsigned n, const double *cost, const uint32_t *reader,
+                    int S, unsigned *first)
 {
     double best[MP_MAX_STAGES + 1][257];
     unsigned from[MP_MAX_STAGES + 1][257];
@@ -119,6 +172,8 @@ static void balance(unsigned n, const double *cost, int S, unsigned *first)
         for (unsigned j = (unsigned)s; j <= n; j++) {
             best[s][j] = -1;
             for (unsigned i = (unsigned)s - 1; i < j; i++) {
+                if (!cuttable(n, reader, i) || best[s - 1][i] < 0)
+                    continue;
                 double c = best[s - 1][i], last = pre[j] - pre[i];
                 double worst = c > last ? c : last;
                 if (best[s][j] < 0 || worst < best[s][j]) {
@@ -133,11 +188,13 @@ static void balance(unsigned n, const double *cost, int S, unsigned *first)
 }
 
 dlb_status mp_cut_plan(const struct mp_settings *s, unsigned n_layers,
-                       const char *const *names, const double *cost,
-                       struct mp_cut *out, char *reason, size_t len)
+                       const char *const *names, const uint32_t *reader,
+                       const double *cost, struct mp_cut *out, char *reason,
+                       size_t len)
 {
     int param = -1, S = mp_stage_count(s);
-    dlb_status st = mp_cut_check(s, n_layers, names, &param, reason, len);
+    dlb_status st = mp_cut_check(s, n_layers, names, reader, &param, reason,
+                                 len);
     if (st != DLB_OK)
         return st;
     if (n_layers > 256) {
@@ -149,9 +206,9 @@ dlb_status mp_cut_plan(const struct mp_settings *s, unsigned n_layers,
     out->first[0] = 0;
     out->first[S] = n_layers;
     if (s->cuts[0])
-        parse_cuts(s->cuts, n_layers, names, out->first, reason, len);
+        parse_cuts(s->cuts, n_layers, names, reader, out->first, reason, len);
     else
-        balance(n_layers, cost, S, out->first);
+        balance(n_layers, cost, reader, S, out->first);
     out->first[S] = n_layers;
     return DLB_OK;
 }
@@ -164,6 +221,8 @@ dlb_status mp_plan_model(const struct dlb_host *h, const struct dlb_model *m,
     char names_buf[256][64];
     const char *names[256];
     double cost[256];
+    int32_t lowest[256]; /* the earliest node each node reads; -1: input */
+    uint32_t reader[256];
     char why[1024] = "";
     if (n == 0 || n > 256) {
         h->log(h, DLB_LOG_ERROR, "a network of %u layers: mp takes 1 to 256",
@@ -180,8 +239,20 @@ dlb_status mp_plan_model(const struct dlb_host *h, const struct dlb_model *m,
         /* Forward flops, and the activation traffic that layers without
          * arithmetic (pooling, ReLU, dropout) spend their time on. */
         cost[i] = li.flops_fwd + (double)li.out_c * li.out_h * li.out_w;
+        lowest[i] = i > 0 ? (int32_t)i - 1 : -1;
+        for (uint32_t j = 0; j < li.n_inputs && j < 8; j++)
+            if (li.inputs[j] < lowest[i])
+                lowest[i] = li.inputs[j];
     }
-    dlb_status st = mp_cut_plan(s, n, names, cost, out, why, sizeof why);
+    /* reader[k]: the first node from k on that reads before k - 1. */
+    for (unsigned k = 0; k < n; k++) {
+        reader[k] = n;
+        for (unsigned i = k; k > 0 && i < n && reader[k] == n; i++)
+            if (lowest[i] + 1 < (int32_t)k)
+                reader[k] = i;
+    }
+    dlb_status st = mp_cut_plan(s, n, names, reader, cost, out, why,
+                                sizeof why);
     if (st != DLB_OK)
         h->log(h, DLB_LOG_ERROR, "%s", why);
     return st;

@@ -9,7 +9,9 @@
 # accuracy; rank 0's record names the world. Then bad settings are refused
 # when the suite is loaded, with the file and line and exit status 2: a
 # cut point that names no layer, more stages than layers, micro-batches
-# below one or above the batch, an unknown schedule. plugin-help lists
+# below one or above the batch, an unknown schedule, a cut inside a
+# residual block. ResNet-20 runs on two stages cut between blocks under
+# both schedules. plugin-help lists
 # the check hook, and engine nccl on a CPU backend is skipped with why.
 # The MPI rows need mpirun; without it they are skipped with the reason
 # and only the rest is checked.
@@ -121,6 +123,48 @@ bad unknown-schedule "schedule" "$base
 schedule = interleaved" 5
 bad cuts-count "makes 3 stages" "$base
 cuts = conv2, fc1" 5
+# Inside a residual block the shortcut would cross as a second tensor.
+bad cut-in-block "'layer1_0_conv2' would hand two tensors on: layer 'layer1_0_add' reads" '[suite]
+model = resnet20
+batch = 64
+[mp]
+cuts = layer1_0_conv2' 5
+
+# ResNet-20 on two stages: the planner cuts between residual blocks (no
+# layer from the cut on reads an output from before the layer just ahead
+# of it, read here from the model file itself), and the pipeline trains
+# as one worker accumulating over the micro-batches does.
+printf '%s\n' '[suite]' 'model = resnet20' 'dataset = synthetic' 'backend = cpu' \
+    'batch = 16' 'train_steps = 2' 'warmup = 0.01s' 'time_cap = 0.2s' \
+    'min_samples = 3' '[mp]' 'stages = 2' 'micro_batches = 2' \
+    '[sweep]' 'mp.schedule = gpipe, 1f1b' >resnet.ini
+"$DLBENCH" --suite resnet.ini --out resnet >resnet.txt 2>&1
+rc=$?
+ok "ResNet-20 on two stages runs (rc $rc)" [ "$rc" -le 1 ]
+[ "$rc" -le 1 ] || cat resnet.txt >&2
+for sc in gpipe 1f1b; do
+    id="mp.schedule=$sc"
+    ok "ResNet-20 $sc ok" [ "$(status_of resnet/results.json "$id")" = ok ]
+    cut=$(json resnet/results.json "[r for r in d['records'] if r['id']=='$id'][0]['metrics']['mp.first_layer_s1']['value']")
+    ok "ResNet-20 $sc: the cut ($cut) is between blocks" python3 - \
+        "$top_srcdir/suites/models/resnet20.ini" "$cut" <<'PY'
+import configparser, sys
+c = configparser.ConfigParser(inline_comment_prefixes=(';', '#'))
+c.read(sys.argv[1])
+names = [n for n in c.sections() if n != 'net']
+k = int(float(sys.argv[2]))
+reads = {}
+for i, n in enumerate(names):
+    ins = c[n].get('input', names[i - 1] if i else 'net')
+    reads[i] = [-1 if x.strip() == 'net' else names.index(x.strip())
+                for x in ins.split(',')]
+assert 0 < k < len(names), k
+assert all(j >= k - 1 for i in range(k, len(names)) for j in reads[i]), names[k]
+PY
+done
+ok "ResNet-20: gpipe and 1f1b train to the same accuracy" [ \
+    "$(json resnet/results.json "[r for r in d['records'] if r['id']=='mp.schedule=gpipe'][0]['metrics']['accuracy']['value']")" = \
+    "$(json resnet/results.json "[r for r in d['records'] if r['id']=='mp.schedule=1f1b'][0]['metrics']['accuracy']['value']")" ]
 
 # plugin-help names the hooks, the load-time check among them.
 "$DLBENCH" plugin-help mp >help.txt 2>&1

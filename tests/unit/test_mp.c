@@ -465,35 +465,86 @@ static void test_cuts(void)
     double cost[5] = {10, 1, 1, 10, 1};
     char why[512];
     int param = -1;
-    CHECK(mp_cut_check(&s, 5, names, &param, why, sizeof why) == DLB_OK);
-    CHECK(mp_cut_plan(&s, 5, names, cost, &cut, why, sizeof why) == DLB_OK);
+    CHECK(mp_cut_check(&s, 5, names, NULL, &param, why, sizeof why) == DLB_OK);
+    CHECK(mp_cut_plan(&s, 5, names, NULL, cost, &cut, why, sizeof why) == DLB_OK);
     CHECK(cut.n == 2 && cut.first[0] == 0 && cut.first[1] == 3 &&
           cut.first[2] == 5);
     snprintf(s.cuts, sizeof s.cuts, "fc9");
-    CHECK(mp_cut_check(&s, 5, names, &param, why,
+    CHECK(mp_cut_check(&s, 5, names, NULL, &param, why,
                        sizeof why) == DLB_ERR_INPUT);
     CHECK(param == MP_CUTS && strstr(why, "'fc9' names no layer"));
     snprintf(s.cuts, sizeof s.cuts, "fc1,pool1");
     s.stages = 3;
-    CHECK(mp_cut_check(&s, 5, names, &param, why,
+    CHECK(mp_cut_check(&s, 5, names, NULL, &param, why,
                        sizeof why) == DLB_ERR_INPUT);
     CHECK(param == MP_CUTS && strstr(why, "does not come after"));
     snprintf(s.cuts, sizeof s.cuts, "pool1");
-    CHECK(mp_cut_check(&s, 5, names, &param, why,
+    CHECK(mp_cut_check(&s, 5, names, NULL, &param, why,
                        sizeof why) == DLB_ERR_INPUT);
     CHECK(param == MP_CUTS && strstr(why, "makes 2 stages"));
     s.cuts[0] = '\0';
     s.stages = 6;
-    CHECK(mp_cut_check(&s, 5, names, &param, why,
+    CHECK(mp_cut_check(&s, 5, names, NULL, &param, why,
                        sizeof why) == DLB_ERR_INPUT);
     CHECK(param == MP_STAGES && strstr(why, "6 stages for a network of 5"));
     /* Without cuts, the costliest stage is as cheap as it can be. */
     s.stages = 2;
-    CHECK(mp_cut_plan(&s, 5, names, cost, &cut, why, sizeof why) == DLB_OK);
+    CHECK(mp_cut_plan(&s, 5, names, NULL, cost, &cut, why, sizeof why) == DLB_OK);
     double a = 0, b = 0;
     for (unsigned i = 0; i < 5; i++)
         *(i < cut.first[1] ? &a : &b) += cost[i];
     CHECK(cut.n == 2 && (a > b ? a : b) == 12.0);
+}
+
+/* A residual network: a cut goes only between blocks, where one tensor
+ * crosses; inside a block the shortcut would be a second. */
+static void test_cuts_residual(void)
+{
+    /* stem, then a block (c1 b1 add reading stem's relu), then the head. */
+    static const char *const names[] = {"conv", "relu", "c1", "b1", "add",
+                                        "relu2", "fc", "logsoftmax"};
+    /* add (4) reads relu (1): a cut before b1 or add would hand the
+     * shortcut on beside the block's own tensor; before c1 relu's output
+     * is the one tensor that crosses, read twice. */
+    static const uint32_t reader[] = {8, 8, 8, 4, 4, 8, 8, 8};
+    double cost[8] = {5, 1, 10, 1, 1, 1, 10, 1};
+    struct mp_settings s = {MP_THREADS, 2, 1, "b1", 4, MP_GPIPE, 1};
+    struct mp_cut cut;
+    char why[512];
+    int param = -1;
+    CHECK(mp_cut_check(&s, 8, names, reader, &param, why,
+                       sizeof why) == DLB_ERR_INPUT);
+    fprintf(stderr, "refused: %s\n", why);
+    CHECK(param == MP_CUTS && strstr(why, "'b1' would hand two tensors on") &&
+          strstr(why, "layer 'add' reads") &&
+          strstr(why, "before one of: relu, c1, relu2, fc, logsoftmax"));
+    /* A chain's reading of the same names allows it. */
+    CHECK(mp_cut_check(&s, 8, names, NULL, &param, why, sizeof why) == DLB_OK);
+    snprintf(s.cuts, sizeof s.cuts, "relu2");
+    CHECK(mp_cut_plan(&s, 8, names, reader, cost, &cut, why,
+                      sizeof why) == DLB_OK);
+    CHECK(cut.n == 2 && cut.first[1] == 5);
+    /* Balanced: the best split of a chain would begin a stage at b1
+     * (costs 16 | 14), inside the block; the best that hands one tensor
+     * on begins it at relu2 (18 | 12). */
+    s.cuts[0] = '\0';
+    CHECK(mp_cut_plan(&s, 8, names, NULL, cost, &cut, why,
+                      sizeof why) == DLB_OK);
+    CHECK(cut.n == 2 && cut.first[1] == 3);
+    CHECK(mp_cut_plan(&s, 8, names, reader, cost, &cut, why,
+                      sizeof why) == DLB_OK);
+    CHECK(cut.n == 2 && cut.first[1] == 5 && cut.first[2] == 8);
+    /* Five places to cut: six stages fit, seven do not, said why. */
+    s.stages = 6;
+    CHECK(mp_cut_plan(&s, 8, names, reader, cost, &cut, why,
+                      sizeof why) == DLB_OK);
+    CHECK(cut.n == 6 && cut.first[1] == 1 && cut.first[2] == 2 &&
+          cut.first[3] == 5);
+    s.stages = 7;
+    CHECK(mp_cut_check(&s, 8, names, reader, &param, why,
+                       sizeof why) == DLB_ERR_INPUT);
+    CHECK(param == MP_STAGES && strstr(why, "7 stages need 6 cuts") &&
+          strstr(why, "this network has 5"));
 }
 
 int main(void)
@@ -502,8 +553,12 @@ int main(void)
     test_p2p();
     test_views();
     test_cuts();
+    test_cuts_residual();
     test_equal_weights("suites/models/lenet.ini", 1);
     test_equal_weights("tests/unit/models/tiny.ini", 0);
+    /* Adds, a tensor read three times, a shortcut from the input: the
+     * planner cuts after the last add, and stages hold whole blocks. */
+    test_equal_weights("tests/unit/models/residual.ini", 0);
 
     /* Memory: with more micro-batches than stages, 1F1B keeps fewer. */
     struct run g = train("suites/models/lenet.ini", PIPELINE, 2, 4, MP_GPIPE);
