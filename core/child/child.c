@@ -20,6 +20,7 @@
 #include "results/record.h"
 #include "child/sysmeter.h"
 #include "child/workloads.h"
+#include "util/cpu_quota.h"
 
 /* Everything one configuration holds while it runs. */
 struct child_run {
@@ -46,6 +47,7 @@ struct child_run {
     int seed_rep;                  /* > 0: from seed + seed_rep,
     quality only */
     int have_peak;
+    double gflops;                 /* the step's, when it counts FLOPs */
     const char *origin;
     int quick;
     /* dlbench export: the model written here as ONNX after the quality
@@ -339,22 +341,56 @@ static void record_measurement(struct child_run *r,
     if (info->flops_per_step > 0 && m->stats.median > 0) {
         double gflops = info->flops_per_step / m->stats.median * 1e-9;
         r->hosts[0].pub.metric(&r->hosts[0].pub, "gflops", "GFLOP/s", gflops);
-        if (r->have_peak && r->peak.fp32_gflops > 0)
-            r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_fp32_share", "%",
-                                   100.0 * gflops / r->peak.fp32_gflops);
-        /* The share of the unit the convolutions ran on: bf16 on a CPU
-         * with AMX is measured against AMX's peak, not the FMA units'. */
-        const char *unit = "none";
-        double pk = r->have_peak ? dlb_peak_unit_gflops(&r->peak,
-                                                        compute_precision(r),
-                                                         &unit) : 0;
-        if (pk > 0) {
-            r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_share", "%",
-                                   100.0 * gflops / pk);
-            rm->peak_unit = unit;
-        }
+        r->gflops = gflops; /* its shares of peak: record_shares */
         if (r->have_peak)
             rm->peak_measured_at = (double)r->peak.measured_at;
+    }
+}
+
+/* How many workers share a step: a plugin's figure in unit "workers" (dp's
+ * replicas x ranks, mp's stages); 1 when none says. */
+static int workers_of(const struct child_run *r)
+{
+    const char *key;
+    json_t *m;
+    json_object_foreach(r->shared.metrics, key, m) {
+        const char *unit = json_string_value(json_object_get(m, "unit"));
+        double v = json_number_value(json_object_get(m, "value"));
+        if (unit && !strcmp(unit, "workers") && v >= 1)
+            return (int)v;
+    }
+    return 1;
+}
+
+/* Shares of peak, once the plugins have said how many workers ran: the
+ * roofline of the threads the step kept busy (threads per worker times
+ * workers, at most the machine's CPUs), so that two replicas
+ * of one thread each are held to two cores' peak, not one's. */
+static void record_shares(struct child_run *r)
+{
+    if (!(r->gflops > 0) || !r->have_peak)
+        return;
+    /* The machine's CPUs under the quota: this process may be pinned to
+     * fewer by now (controls pin a one-thread configuration). */
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int allowed = dlb_cpu_quota_threads(online > 0 ? (int)online : 1);
+    int per = r->cfg->core.threads > 0 ? (int)r->cfg->core.threads : allowed;
+    long busy = (long)per * workers_of(r);
+    if (allowed > 0 && busy > allowed)
+        busy = allowed;
+    struct dlb_peak pk;
+    dlb_peak_for_threads(&r->peak, (int)busy, &pk);
+    const struct dlb_host *h = &r->hosts[0].pub;
+    if (pk.fp32_gflops > 0)
+        h->metric(h, "peak_fp32_share", "%", 100.0 * r->gflops / pk.fp32_gflops);
+    /* The share of the unit the convolutions ran on: bf16 on a CPU
+     * with AMX is measured against AMX's peak, not the FMA units'. */
+    const char *unit = "none";
+    double v = dlb_peak_unit_gflops(&pk, compute_precision(r), &unit);
+    if (v > 0) {
+        h->metric(h, "peak_share", "%", 100.0 * r->gflops / v);
+        h->metric(h, "peak_threads", "threads", pk.threads);
+        r->rec.measure.peak_unit = unit;
     }
 }
 
@@ -495,6 +531,7 @@ static void collect_figures(struct child_run *r)
         if (plugin_on(r, k) && p->metrics)
             p->metrics(r->states[k], &r->hosts[k].pub);
     }
+    record_shares(r);
 }
 
 static void stop_all(struct child_run *r)

@@ -155,6 +155,15 @@ dlb_status dlb_peak_choice_figures(const json_t *j, struct dlb_peak *p,
  *   "int8": AMX where measured, else VNNI ("amx_int8", "avx512_vnni").
  * 0 with *unit "none" when no unit for it was measured or the precision is
  * none of these. *unit points into *p or to a string constant. */
+/* The roofline of `threads` busy threads: *p itself when it was measured
+ * with that many (or threads <= 0), else every compute unit's one-thread
+ * figure times `threads`, out->threads set to it; memory bandwidth as
+ * measured. For a configuration whose step runs on more threads than the
+ * run's roofline counts (two data-parallel replicas of one thread each),
+ * so that its share of peak is of the cores it kept busy. */
+void dlb_peak_for_threads(const struct dlb_peak *p, int threads,
+                          struct dlb_peak *out);
+
 double dlb_peak_unit_gflops(const struct dlb_peak *p, const char *precision,
                             const char **unit);
 

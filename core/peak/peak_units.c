@@ -95,3 +95,21 @@ double dlb_peak_unit_gflops(const struct dlb_peak *p, const char *precision,
         *unit = name;
     return v;
 }
+
+void dlb_peak_for_threads(const struct dlb_peak *p, int threads,
+                          struct dlb_peak *out)
+{
+    *out = *p;
+    if (threads <= 0 || threads == p->threads)
+        return;
+    /* Compute units scale with the cores that run them (the probe
+     * measures it: its figures are contended below 70% of linear and
+     * then not kept), so one thread's figure times the count. */
+    for (int u = 0; u < DLB_PEAK_NUNITS; u++) {
+        double one = dlb_peak_figure(p, (enum dlb_peak_unit)u, 1);
+        if (one > 0)
+            dlb_peak_set(out, (enum dlb_peak_unit)u, one * threads, one,
+                         dlb_peak_isa(p, (enum dlb_peak_unit)u));
+    }
+    out->threads = threads;
+}

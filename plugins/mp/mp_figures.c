@@ -37,7 +37,11 @@ dlb_status mp_figures_report(const struct dlb_host *h,
     double steps = f->steps ? (double)f->steps : 1.0;
     int S = f->stages, M = f->micro;
     dlb_status st;
+    /* Workers that share the step, as dp says it: the core holds the
+     * shares of peak to their cores and the selection reports the
+     * pipeline's scaling efficiency. */
     if ((st = h->metric(h, "stages", "stages", S)) ||
+        (st = h->metric(h, "workers", "workers", S)) ||
         (st = h->metric(h, "micro_batches", "count", M)) ||
         (st = h->metric(h, "schedule_1f1b", "", s->schedule == MP_1F1B)))
         return st;

@@ -81,6 +81,17 @@ if [ $have_mpi = 1 ]; then
     check_pipe "$mg"
     check_pipe "$mo"
 fi
+# Shares of peak count the cores the workers kept busy: two stages or two
+# replicas of one thread each against two cores' roofline (one where the
+# machine has one CPU), one worker against one core's.
+if [ -n "$(json run/results.json "d['records'][0]['metrics'].get('peak_threads', {}).get('value', '')")" ]; then
+    cores=$(getconf _NPROCESSORS_ONLN)
+    [ "$cores" -gt 2 ] && cores=2
+    ok "one worker: one core's roofline" [ "$(metric "$one" peak_threads)" = 1.0 ]
+    for id in "$dp" "$tg" "$to"; do
+        ok "two workers: $cores cores' roofline: $id" [ "$(metric "$id" peak_threads)" = "$cores.0" ]
+    done
+fi
 ok "1f1b keeps less for backward on stage 0 than gpipe" python3 -c \
     "import sys; assert float(sys.argv[1]) < float(sys.argv[2])" \
     "$(metric "$to" mp.act_peak_s0)" "$(metric "$tg" mp.act_peak_s0)"

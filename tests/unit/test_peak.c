@@ -470,6 +470,32 @@ static void test_old_cache(const struct dlb_peak *p)
     remove(path);
 }
 
+/* The roofline of more busy threads than the probe ran: one thread's
+ * figure times the count for every unit; memory as measured; the same
+ * figures for the probe's own count. */
+static void test_for_threads(void)
+{
+    struct dlb_peak p = synthetic_peak("test CPU", 1), q;
+    dlb_peak_set(&p, DLB_PEAK_AMX_INT8, 0, 0, "none");
+    dlb_peak_for_threads(&p, 1, &q);
+    CHECK(memcmp(&p, &q, sizeof p) == 0);
+    dlb_peak_for_threads(&p, 0, &q);
+    CHECK(memcmp(&p, &q, sizeof p) == 0);
+    dlb_peak_for_threads(&p, 4, &q);
+    CHECK(q.threads == 4);
+    for (int u = 0; u < DLB_PEAK_NUNITS; u++) {
+        enum dlb_peak_unit k = (enum dlb_peak_unit)u;
+        CHECK(dlb_peak_figure(&q, k, 1) == dlb_peak_figure(&p, k, 1));
+        CHECK(dlb_peak_figure(&q, k, 0) == 4 * dlb_peak_figure(&p, k, 1));
+        CHECK(!strcmp(dlb_peak_isa(&q, k), dlb_peak_isa(&p, k)));
+    }
+    CHECK(q.triad_gbs == p.triad_gbs && q.read_gbs == p.read_gbs);
+    const char *unit = NULL;
+    CHECK(dlb_peak_unit_gflops(&q, "fp32", &unit) == 4 * p.fp32_gflops_1t);
+    CHECK(dlb_peak_unit_gflops(&q, "int8", &unit) == 4 * p.vnni_gops_1t);
+    CHECK(unit && !strcmp(unit, "avx512_vnni"));
+}
+
 /* The unit a precision's kernels run on, for figures made up to have every
  * unit, then without AMX, then without the AVX-512 extensions. */
 static void test_unit_gflops(void)
@@ -528,6 +554,7 @@ int main(void)
     test_corrupt(&p);
     test_old_cache(&p);
     test_unit_gflops();
+    test_for_threads();
     rmdir(dir);
     return check_exit();
 }
