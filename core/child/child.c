@@ -390,6 +390,10 @@ static void record_shares(struct child_run *r)
     if (v > 0) {
         h->metric(h, "peak_share", "%", 100.0 * r->gflops / v);
         h->metric(h, "peak_threads", "threads", pk.threads);
+        /* The unit's name is the ISA string inside the peak it was read
+         * from: name it from r->peak, which outlives this frame; pk does
+         * not, and the record is written after we return. */
+        dlb_peak_unit_gflops(&r->peak, compute_precision(r), &unit);
         r->rec.measure.peak_unit = unit;
     }
 }
