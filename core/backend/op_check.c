@@ -302,6 +302,18 @@ dlb_status dlb_op_check(struct dlb_backend *be, const struct dlb_op *op)
         else
             conv(c);
         break;
+    case DLB_OP_CONV2D_ADD:
+        if (op->prop != DLB_PROP_FWD_INFER)
+            fail(c, "conv2d_add is an inference operation (FWD_INFER)");
+        else if (!(op->relu_max >= 0.0f)) /* NaN too */
+            fail(c, "relu_max must be 0 (no clip) or positive, not %g",
+                 (double)op->relu_max);
+        else if (op->x && op->x == op->y)
+            fail(c, "x and y are one buffer: the sum onto y would overwrite "
+                 "the input the convolution still reads");
+        else
+            conv(c);
+        break;
     case DLB_OP_POOL: pool(c); break;
     case DLB_OP_DROPOUT:
         n = (size_t)op->drop.n * op->drop.c * op->drop.hw;

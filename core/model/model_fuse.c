@@ -1,9 +1,11 @@
 /* Layers fused into one backend pass where the backend has a kernel for
  * the fused operation (CONV2D_POOL): a convolution and the max pooling
  * after it, and in inference the ReLU after that too; in inference a
- * convolution and the ReLU after it (CONV2D_RELU). Its output is never
- * written: for LeNet's conv1 the pass saves a write and a read of the
- * largest activation.
+ * convolution and the ReLU after it (CONV2D_RELU), and a convolution, the
+ * residual add that alone reads it and the ReLU after that (CONV2D_ADD,
+ * summed onto the other branch's buffer). Its output is never written:
+ * for LeNet's conv1 the pass saves a write and a read of the largest
+ * activation; for a residual block, two passes over its output.
  *
  * Only passes over the whole network fuse, between dlb_model_fuse_begin
  * and dlb_model_fuse_end: the training step's forward and inference,
@@ -97,6 +99,57 @@ static size_t relu_span(struct dlb_model *m, size_t i, struct dlb_op *op)
     return 1;
 }
 
+/* In inference, a convolution (layer i) whose output only the add after
+ * it reads, with one other input g that nothing reads after the add: one
+ * CONV2D_ADD (op filled in) summing onto g's own buffer, which the
+ * convolution takes over (*y), and the ReLU after the add too when only
+ * that reads the sum. Returns the layers it covers (0, 1 or 2). Only an
+ * inference pass calls it, whose lifetimes (model_infer.c) say who reads
+ * g still: its readers before this layer have all run, so reads_left 1
+ * is the add's. A convolution that reads g itself cannot write over it. */
+static size_t add_span(struct dlb_model *m, size_t i, struct dlb_op *op,
+                       struct dlb_buffer **y)
+{
+    const struct dlb_model_spec *sp = m->spec;
+    size_t a = i + 1;
+    if (a >= sp->n_layers || sp->layers[i].n_uses != 1 ||
+        sp->layers[a].kind != DLB_LAYER_ADD || sp->layers[a].n_inputs != 2 ||
+        !f32_layer(m, a))
+        return 0;
+    size_t in0 = dlb_model_in(m, a, 0), in1 = dlb_model_in(m, a, 1);
+    size_t j = in0 == a ? in1 : in0;
+    if ((in0 != a && in1 != a) || j == a)
+        return 0;
+    size_t r = m->root[j];
+    struct dlb_buffer *g = m->act[j];
+    if (!g || m->act[r] != g || !m->own[r] || m->reads_left[r] != 1 ||
+        m->root[dlb_model_in(m, i, 0)] == r || dlb_buffer_dtype(g) != DLB_F32)
+        return 0;
+    struct dlb_op fused = *op;
+    fused.kind = DLB_OP_CONV2D_ADD;
+    fused.relu = 0;
+    fused.relu_max = 0.0f;
+    size_t span = 1;
+    if (dlb_model_spec_feeds_next(sp, a) &&
+        m->layers[a + 1].spec->kind == DLB_LAYER_RELU && f32_layer(m, a + 1)) {
+        fused.relu = 1;
+        fused.relu_max = m->layers[a + 1].spec->relu_max;
+        span = 2;
+    }
+    if (!dlb_backend_kernel_for(m->be, &fused))
+        return 0;
+    /* g's buffer is the convolution's now: the activations that were it
+     * are read by nothing more, and the add's read of g frees nothing */
+    for (size_t u = r; u <= i; u++)
+        if (m->root[u] == r)
+            m->act[u] = NULL;
+    m->own[r] = 0;
+    m->reads_left[r] = 0;
+    *op = fused;
+    *y = g;
+    return span;
+}
+
 float dlb_model_fused_add_relu(struct dlb_model *m, size_t i, int train,
                                size_t count, enum dlb_dtype t)
 {
@@ -135,9 +188,12 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
      * training, as the layer's usual one (model_fwd.c). */
     if (!span && train)
         return 0;
+    int taken = 0; /* *y is a buffer taken over, not allocated */
     if (!span) {
         op.kind = DLB_OP_CONV2D;
         span = relu_span(m, i, &op);
+        if (!span && (span = add_span(m, i, &op, y)) > 0)
+            taken = 1;
     }
     mark(m, i, span);
     /* Backward of the pooling reads where each maximum was. */
@@ -146,9 +202,10 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
                                      (size_t)m->n * dlb_model_act_size(m, i + 2),
                                      m->layers[i + 1].spec->name,
                                      &m->layers[i + 1].ws, err))) ||
-        (*st = dlb_model_step_alloc(m, DLB_F32, (size_t)m->n *
-                                        dlb_model_act_size(m, i + 1 + span),
-                                    ml->spec->name, y, err)))
+        (!taken &&
+         (*st = dlb_model_step_alloc(m, DLB_F32, (size_t)m->n *
+                                         dlb_model_act_size(m, i + 1 + span),
+                                     ml->spec->name, y, err))))
         return 1;
     *owned = 1;
     op.y = *y;

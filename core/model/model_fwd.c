@@ -318,6 +318,13 @@ dlb_status dlb_model_node_fwd(struct dlb_model *m, size_t i, int train,
 {
     int owned = 0;
     dlb_status s;
+    /* summed already by the convolution before it (model_fuse.c): the
+     * sum is that convolution's output */
+    if (m->fuse && m->layers[i].in_conv_pool) {
+        m->act[i + 1] = m->act[i];
+        m->own[i + 1] = 0;
+        return DLB_OK;
+    }
     if (m->layers[i].spec->kind == DLB_LAYER_ADD)
         return add_fwd(m, i, train, err);
     if (m->layers[i].spec->kind == DLB_LAYER_CONCAT)

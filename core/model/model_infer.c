@@ -53,6 +53,17 @@ static void read_done(struct dlb_model *m, size_t t, size_t upto)
     m->own[r] = 0;
 }
 
+/* The input a layer that made no buffer handed on: its first, or for an
+ * add fused into the convolution before it, that convolution's output
+ * (the other input's buffer became it: model_fuse.c). */
+static size_t handed_on(const struct dlb_model *m, size_t i)
+{
+    for (unsigned k = 0; k < m->spec->layers[i].n_inputs; k++)
+        if (m->act[dlb_model_in(m, i, k)] == m->act[i + 1])
+            return dlb_model_in(m, i, k);
+    return dlb_model_in(m, i, 0);
+}
+
 dlb_status dlb_model_infer_pass(struct dlb_model *m, size_t upto,
                                 dlb_model_seen_fn seen, void *ctx,
                                 struct dlb_error *err)
@@ -70,7 +81,7 @@ dlb_status dlb_model_infer_pass(struct dlb_model *m, size_t upto,
             break;
         /* A layer that handed its input on made no buffer: its readers
          * are that buffer's readers too. */
-        size_t r = m->own[i + 1] ? i + 1 : m->root[dlb_model_in(m, i, 0)];
+        size_t r = m->own[i + 1] ? i + 1 : m->root[handed_on(m, i)];
         if (r == i + 1)
             m->reads_left[r] = 0;
         m->root[i + 1] = r;

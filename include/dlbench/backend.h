@@ -306,6 +306,13 @@ struct dlb_graph_seed {
  *   relu(conv(x, w) + b), clipped at relu_max when it is positive (ReLU6),
  *   as CONV2D then RELU in place would write it; a backend without a
  *   kernel for it leaves the two apart (an inference pass asks first).
+ * CONV2D_ADD (conv, relu, relu_max): FWD_INFER only: x, w, b?, y =
+ *   [relu](conv(x, w) + b + y): the convolution summed onto what y holds
+ *   (a residual block's other branch, whose buffer the caller hands over
+ *   when nothing reads it after the add), and with relu the ReLU of the
+ *   sum (clipped at relu_max when positive), as CONV2D, ADD and RELU would
+ *   write it, in one pass over the block's output instead of three. x must
+ *   not alias y.
  * POOL (pool): max pooling pads with -infinity, average pooling divides by
  *   kh*kw, padding included (PyTorch's count_include_pad); output size as
  *   for a convolution; ties pick the first maximum.
@@ -398,7 +405,7 @@ enum dlb_op_kind {
     DLB_OP_UNSCALE_CHECK, DLB_OP_CAST, DLB_OP_SCALE, DLB_OP_CHECK_FINITE,
     DLB_OP_FILL, DLB_OP_QUANTIZE, DLB_OP_DEQUANTIZE, DLB_OP_ALLREDUCE_SUM,
     DLB_OP_CONV2D_INT8, DLB_OP_LINEAR_INT8, DLB_OP_ADD, DLB_OP_CONCAT,
-    DLB_OP_CONV2D_RELU, DLB_OP_ADD_RELU,
+    DLB_OP_CONV2D_RELU, DLB_OP_ADD_RELU, DLB_OP_CONV2D_ADD,
     DLB_OP_KIND_COUNT
 };
 
@@ -438,7 +445,8 @@ struct dlb_op {
                                 (DE)QUANTIZE: the scale */
     int32_t zero_point;      /* (DE)QUANTIZE */
     double value;            /* FILL */
-    int relu;                /* CONV2D_POOL: a ReLU after the pooling */
+    int relu;                /* CONV2D_POOL: a ReLU after the pooling;
+                                CONV2D_ADD: after the sum */
     const struct dlb_buffer *x, *w, *b, *dy, *g, *labels;
     const struct dlb_buffer *w_scale, *row_ptr, *col, *val;
     struct dlb_buffer *y, *dx, *dw, *db, *ws;

@@ -11,8 +11,13 @@
  * the cpu backend's fused output equals its own convolution (FWD_INFER)
  * then ReLU within 1e-6 relative (the same sums, rounded once more
  * apart). The add with the ReLU after it (ADD_RELU) against ref's add
- * then ReLU, 1e-5. A training propagation and a NaN relu_max are
- * refused. Exits
+ * then ReLU, 1e-5. A convolution summed onto what its output buffer holds
+ * (CONV2D_ADD, with and without the ReLU after the sum) against ref's
+ * convolution, add and ReLU, 1e-5, with that buffer holding a plain
+ * tensor (reordered into the convolution's layout first) or another
+ * convolution's output (blocked, read as it is), for blocked, nhwc and
+ * strided 1x1 (projection) shapes. A training propagation, a NaN
+ * relu_max and a sum onto the convolution's own input are refused. Exits
  * 77 when the cpu backend is not built in. */
 #include "check.h"
 
@@ -100,6 +105,59 @@ static void test_conv_relu(const char *name, uint32_t n, uint32_t in_c,
     RELEASE(&x, &w, &b, &y, &y2);
 }
 
+/* CONV2D_ADD: y holds g (`blocked`: another convolution's output, in
+ * the layout oneDNN chose; else random host data), then the convolution
+ * of x is summed onto it, [ReLU]. */
+static void test_conv_add(const char *name, uint32_t in_c, uint32_t hw,
+                          uint32_t out_c, uint32_t k, uint32_t stride,
+                          int blocked, int relu)
+{
+    struct dlb_conv2d_desc d = conv_desc(2, in_c, hw, hw, out_c, k, stride, k / 2);
+    size_t ys = dlb_conv2d_y_count(&d);
+    /* g from a 3x3 convolution of out_c channels at the output's size */
+    struct dlb_conv2d_desc gd = conv_desc(2, out_c, d.out_h, d.out_w, out_c,
+                                          3, 1, 1);
+    struct pair x = rand_pair(DLB_F32, dlb_conv2d_x_count(&d), 1.0);
+    struct pair w = rand_pair(DLB_F32, dlb_conv2d_w_count(&d),
+                              1.0 / sqrt((double)in_c * k * k));
+    struct pair b = rand_pair(DLB_F32, out_c, 0.5);
+    struct pair gx = rand_pair(DLB_F32, dlb_conv2d_x_count(&gd), 1.0);
+    struct pair gw = rand_pair(DLB_F32, dlb_conv2d_w_count(&gd),
+                               1.0 / sqrt((double)out_c * 9));
+    struct pair y = rand_pair(DLB_F32, ys, 1.0), c = out_pair(DLB_F32, ys);
+    struct pair y2 = out_pair(DLB_F32, ys), y3 = out_pair(DLB_F32, ys);
+    char what[160];
+    if (blocked)
+        CALL(conv2d_fwd_infer, &gd, B(gx), B(gw), NULL, B(y));
+    /* the cpu side's own convolution then add, from a copy of y */
+    CHECK(dlb_backend_run(dev, &(struct dlb_op){.kind = DLB_OP_ADD,
+        .count = ys, .x = y.d, .g = y.d, .y = y2.d}) == DLB_OK);
+    CHECK(dlb_backend_run(dev, &(struct dlb_op){.kind = DLB_OP_SCALE,
+        .count = ys, .alpha = 0.5f, .y = y2.d}) == DLB_OK);
+    BOTH CHECK(dlb_backend_run(BE, &(struct dlb_op){
+        .kind = DLB_OP_CONV2D_ADD, .prop = DLB_PROP_FWD_INFER, .conv = d,
+        .relu = relu, .x = B(x), .w = B(w), .b = B(b), .y = B(y)}) == DLB_OK);
+    snprintf(what, sizeof what, "conv2d_add %s onto %s%s", name,
+             blocked ? "a convolution's output" : "a plain tensor",
+             relu ? ", relu" : "");
+    NEAR_DNN(what, y);
+    if (relu) {
+        double z = zero_share(y.d, ys, 0.0f);
+        snprintf(what, sizeof what, "conv2d_add %s: output >= 0, %.0f%% zeros",
+                 name, 100.0 * z);
+        expect_true(what, z > 0.05 && z < 0.95);
+    }
+    CHECK(DLB_RUN(dev, conv2d_fwd_infer, &d, x.d, w.d, b.d, c.d) == DLB_OK);
+    CHECK(dlb_backend_run(dev, &(struct dlb_op){
+        .kind = relu ? DLB_OP_ADD_RELU : DLB_OP_ADD, .count = ys, .x = c.d,
+        .g = y2.d, .y = y3.d}) == DLB_OK);
+    double r = max_rel_diff(y.d, y3.d, ys);
+    snprintf(what, sizeof what, "conv2d_add %s: = its conv then add (%.1e)",
+             name, r);
+    expect_true(what, r <= 1e-6);
+    RELEASE(&x, &w, &b, &gx, &gw, &y, &c, &y2, &y3);
+}
+
 int main(void)
 {
     char reason[512];
@@ -168,6 +226,20 @@ int main(void)
         RELEASE(&x, &w, &c, &y, &g, &c2);
     }
 
+    /* CONV2D_ADD: a residual block's last convolution (3x3 and 1x1,
+     * blocked at multiples of 16, nhwc at odd counts) and a projection
+     * (1x1 stride 2) summed onto the other branch */
+    CHECK(dlb_backend_has_kind(dev, DLB_OP_CONV2D_ADD) &&
+          dlb_backend_has_kind(ref, DLB_OP_CONV2D_ADD));
+    for (int k = 0; k < 4; k++) {
+        int blocked = k & 1, relu = k >> 1;
+        test_conv_add("3x3 32->32 @8", 32, 8, 32, 3, 1, blocked, relu);
+        test_conv_add("1x1 16->64 @7", 16, 7, 64, 1, 1, blocked, relu);
+        test_conv_add("projection 1x1 stride 2 32->64 @8", 32, 8, 64, 1, 2,
+                      blocked, relu);
+        test_conv_add("odd 3x3 5->7 @6", 5, 6, 7, 3, 1, blocked, relu);
+    }
+
     /* refused: training (its backward would need the pre-ReLU output) and
      * a NaN clip */
     struct dlb_conv2d_desc d = conv_desc(1, 16, 4, 4, 16, 3, 1, 1);
@@ -181,6 +253,14 @@ int main(void)
         op.prop = DLB_PROP_FWD_INFER;
         op.relu_max = NAN;
         expect_true("conv2d_relu: NaN relu_max refused", dlb_backend_run(BE, &op) != DLB_OK);
+        op.kind = DLB_OP_CONV2D_ADD;
+        op.relu_max = 0.0f;
+        op.prop = DLB_PROP_FWD_TRAIN;
+        expect_true("conv2d_add: FWD_TRAIN refused", dlb_backend_run(BE, &op) != DLB_OK);
+        op.prop = DLB_PROP_FWD_INFER;
+        op.x = B(y);
+        expect_true("conv2d_add: a sum onto its own input refused",
+                    dlb_backend_run(BE, &op) != DLB_OK);
     }
     RELEASE(&x, &w, &y);
     dlb_backend_close(dev);

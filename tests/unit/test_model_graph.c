@@ -7,6 +7,9 @@
  *   within 1e-4 of the largest, outputs within 1e-4);
  * - an inference pass holds each activation exactly while a later layer
  *   still reads it, and no step leaves memory behind;
+ * - in inference a convolution whose output only an add reads is summed
+ *   onto the add's other input where nothing reads that after
+ *   (tests/unit/models/conv_add.ini says where), with the same outputs;
  * - mixed precision runs through the adds; int8 calibration sees each
  *   layer's own input;
  * - what a chain needs is refused with the reason: a pipeline stage cut
@@ -26,6 +29,7 @@
 
 #define RES "tests/unit/models/residual.ini"
 #define CONV_RELU "tests/unit/models/conv_relu.ini"
+#define CONV_ADD "tests/unit/models/conv_add.ini"
 enum { N = 3, PER = 2 * 8 * 8 };
 
 static struct dlb_backend *ref;
@@ -159,11 +163,37 @@ static double max_abs(const float *a, size_t n)
     return mx;
 }
 
+/* Inference fuses, training's forward does not: on ref (double inside,
+ * so the two orders round alike to 1e-6), the mean loss of inference's
+ * outputs is training's loss on the same batch, and a second inference
+ * gives the same outputs (the buffers a fused convolution took over were
+ * not freed or read after). */
+static void test_fused_as_trained(const struct dlb_model_spec *s)
+{
+    struct dlb_model *m = fx_make(s, ref, DLB_F32, 11);
+    struct dlb_error err = {""};
+    float img[8 * PER], out[8 * 5], again[8 * 5];
+    int32_t lab[8];
+    double loss = NAN, nll = 0;
+    if (!m)
+        return;
+    fx_random_batch(s, 8, 12, img, lab);
+    CHECK(dlb_model_infer(m, img, 8, out, &err) == DLB_OK);
+    CHECK(dlb_model_infer(m, img, 8, again, &err) == DLB_OK);
+    CHECK(memcmp(out, again, sizeof out) == 0);
+    CHECK(dlb_model_forward_backward(m, img, lab, 8, 1, &loss, &err) == 0);
+    for (int k = 0; k < 8; k++)
+        nll -= out[k * 5 + lab[k]] / 8.0;
+    CHECK_NEAR(nll, loss, 1e-6);
+    dlb_model_destroy(m);
+}
+
 /* Training's gradients and inference's outputs on cpu against ref; the
  * cpu side's inference runs `fused` convolutions and `fused_adds` adds
- * with the ReLU after them as one operation (its profile counts them). */
+ * with the ReLU after them as one operation, and `conv_adds` convolutions
+ * with the add after them (its profile counts them). */
 static void test_cpu_matches_ref(const struct dlb_model_spec *s, int fused,
-                                 int fused_adds)
+                                 int fused_adds, int conv_adds)
 {
     struct dlb_backend_config cfg = {.seed = 42, .profile = 1};
     struct dlb_backend *cpu = NULL;
@@ -211,15 +241,20 @@ static void test_cpu_matches_ref(const struct dlb_model_spec *s, int fused,
         CHECK_NEAR(oc[k], orf[k], 1e-4);
     const struct dlb_op_profile *ops;
     size_t n_ops = dlb_backend_profile(cpu, &ops);
-    int seen = 0, seen_adds = 0;
+    int seen = 0, seen_adds = 0, seen_conv_adds = 0;
     for (size_t k = 0; k < n_ops; k++) {
         seen += ops[k].kind == DLB_OP_CONV2D_RELU;
         seen_adds += ops[k].kind == DLB_OP_ADD_RELU;
+        seen_conv_adds += ops[k].kind == DLB_OP_CONV2D_ADD;
     }
-    if (seen != fused || seen_adds != fused_adds)
-        fprintf(stderr, "%d fused convolutions and %d fused adds in inference, "
-                "not %d and %d\n", seen, seen_adds, fused, fused_adds);
-    CHECK(seen == fused && seen_adds == fused_adds);
+    if (seen != fused || seen_adds != fused_adds ||
+        seen_conv_adds != conv_adds)
+        fprintf(stderr, "%d fused convolutions, %d fused adds and %d "
+                "convolutions with their adds in inference, not %d, %d and "
+                "%d\n", seen, seen_adds, seen_conv_adds, fused, fused_adds,
+                conv_adds);
+    CHECK(seen == fused && seen_adds == fused_adds &&
+          seen_conv_adds == conv_adds);
     dlb_model_destroy(mc);
     dlb_model_destroy(mr);
     dlb_backend_close(cpu);
@@ -331,7 +366,7 @@ int main(void)
     test_gradients(s);
     test_no_leak(s);
     test_lifetimes(s);
-    test_cpu_matches_ref(s, 0, 1);
+    test_cpu_matches_ref(s, 0, 1, 0);
     test_mixed_precision(s);
     test_quant_observe(s);
     test_refusals(s);
@@ -341,7 +376,17 @@ int main(void)
     s = fx_load_spec(CONV_RELU);
     CHECK(s != NULL);
     if (s) {
-        test_cpu_matches_ref(s, 3, 1);
+        test_cpu_matches_ref(s, 3, 1, 0);
+        dlb_model_spec_free(s);
+    }
+    /* convolutions summed onto the other branch of an add (CONV2D_ADD),
+     * where that branch is read by nothing after */
+    s = fx_load_spec(CONV_ADD);
+    CHECK(s != NULL);
+    if (s) {
+        test_cpu_matches_ref(s, 3, 1, 2);
+        test_fused_as_trained(s);
+        test_no_leak(s);
         dlb_model_spec_free(s);
     }
     dlb_backend_close(ref);

@@ -350,6 +350,9 @@ dlb_status dlb_cpu_concat(struct dlb_backend *be, const struct dlb_op *op);
 /* CONV2D_RELU (cpu_conv.c): oneDNN's inference convolution with the ReLU
  * (or ReLU6's clip) as its post-op. */
 dlb_status dlb_cpu_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op);
+/* CONV2D_ADD (cpu_conv.c): the same with the sum onto y's contents before
+ * the ReLU (oneDNN's sum post-op). */
+dlb_status dlb_cpu_conv2d_add(struct dlb_backend *be, const struct dlb_op *op);
 extern const struct dlb_backend_ops dlb_cpu_ops;
 
 /* cpu_conv.c: a convolution's weight dims for oneDNN into wd, 4 ([out_c]

@@ -13,11 +13,13 @@
 
 #include <string.h>
 
-/* A forward's ReLU post-op (CONV2D_RELU): none, or max(v, 0) clipped at
+/* A forward's post-ops: the sum onto what the output holds (CONV2D_ADD),
+ * then the ReLU (CONV2D_RELU, CONV2D_ADD): none, or max(v, 0) clipped at
  * relu_max when that is positive. */
 struct conv_post {
     int relu;
     float relu_max;
+    int sum;
 };
 
 /* The key: kind, the descriptor (its groups too), the element types of
@@ -39,6 +41,7 @@ static struct dlb_cpu_key conv_key(enum dlb_cpu_op op,
     k.w[15] = dlb_conv2d_groups(d);
     k.w[16] = (uint32_t)post.relu;
     memcpy(&k.w[17], &post.relu_max, sizeof post.relu_max);
+    k.w[18] = (uint32_t)post.sum;
     return k;
 }
 
@@ -160,13 +163,14 @@ static dnnl_status_t fwd_pd(struct dlb_cpu *cpu,
                                 strides, pad, pad, NULL);
 }
 
-/* The inference forward with the ReLU as a post-op: the output is written
- * once, already rectified, where a ReLU apart reads and writes it again.
+/* The inference forward with the post-ops: the output is written once,
+ * already summed and rectified, where an add and a ReLU apart read and
+ * write it again.
  * Created for forward_training as every other convolution is, so that
  * oneDNN, which chooses the activations' layout per propagation kind,
  * picks the layout of the convolutions around it (no reorder between a
  * fused layer and an unfused one). */
-static dnnl_status_t fwd_relu_pd(struct dlb_cpu *cpu,
+static dnnl_status_t fwd_post_pd(struct dlb_cpu *cpu,
                                  const struct dlb_conv2d_desc *d,
                                  const struct conv_mds *m, int bias,
                                  struct conv_post post,
@@ -177,7 +181,7 @@ static dnnl_status_t fwd_relu_pd(struct dlb_cpu *cpu,
     dnnl_primitive_attr_t attr = NULL;
     dnnl_status_t st;
     if ((st = dnnl_primitive_attr_create(&attr)) ||
-        (st = dlb_dnnl_attr_relu(attr, post.relu_max)) ||
+        (st = dlb_dnnl_attr_post(attr, post.sum, post.relu, post.relu_max)) ||
         (st = dlb_dnnl_conv_fwd_pd(pd, cpu->engine, dnnl_forward_training,
                                    &m->xa, &m->wa, bias ? &m->b : NULL, &m->ya,
                                    strides, pad, pad, attr)))
@@ -200,8 +204,8 @@ static dlb_status build(struct dlb_backend *be, const char *op,
     dlb_status s = DLB_OK;
     DLB_DNNL(be, op, conv_mds(kind, d, t, &m));
     if (kind == DLB_CPU_CONV_FWD) {
-        if (post.relu)
-            DLB_DNNL(be, op, fwd_relu_pd(cpu, d, &m, t[2] != NULL, post, &p->pd[0]));
+        if (post.relu || post.sum)
+            DLB_DNNL(be, op, fwd_post_pd(cpu, d, &m, t[2] != NULL, post, &p->pd[0]));
         else
             DLB_DNNL(be, op, fwd_pd(cpu, d, &m, t[2] != NULL, 0, &p->pd[0]));
         DLB_DNNL(be, op, dlb_cpu_make(p, 0));
@@ -276,7 +280,7 @@ static dlb_status get(struct dlb_backend *be, const char *op,
                       const struct dlb_buffer *const t[4],
                       struct dlb_cpu_prim **out)
 {
-    return get_post(be, op, kind, d, t, (struct conv_post){0, 0.0f}, out);
+    return get_post(be, op, kind, d, t, (struct conv_post){0, 0.0f, 0}, out);
 }
 
 /* The forward's descriptor and tensors, checked as every kernel needs. */
@@ -296,6 +300,27 @@ static dlb_status fwd_check(struct dlb_backend *be, const char *op,
     return dlb_cpu_check_float(be, op, "y", y, dlb_conv2d_y_count(d));
 }
 
+/* The sum post-op adds onto the destination as the primitive lays it out:
+ * y's contents, put in that layout first when they are in another (an
+ * add of tensors from convolutions of different layouts). The residual
+ * networks' adds meet two tensors of one layout, and this does nothing. */
+static dlb_status sum_operand(struct dlb_backend *be,
+                              const struct dlb_cpu_prim *p,
+                              struct dlb_buffer *y)
+{
+    const dlb_dnnl_md *want = &p->io_md[2]; /* DST (build's io order) */
+    const dlb_dnnl_md *has = dlb_cpu_layout(y);
+    void *from;
+    dlb_status s;
+    if (has ? dlb_dnnl_md_equal(has, want) : dlb_cpu_md_is_plain(want))
+        return DLB_OK;
+    if ((s = dlb_cpu_view(be, y, want, DLB_CPU_SLOT_VIEW_A, &from)) ||
+        (s = dlb_cpu_set_layout(be, y, want)))
+        return s;
+    memcpy(y->data, from, dlb_dnnl_md_size(want));
+    return DLB_OK;
+}
+
 static dlb_status fwd(struct dlb_backend *be, const char *op,
                       const struct dlb_conv2d_desc *d, struct conv_post post,
                       const struct dlb_buffer *x, const struct dlb_buffer *w,
@@ -306,7 +331,8 @@ static dlb_status fwd(struct dlb_backend *be, const char *op,
     dlb_status s;
     if ((s = fwd_check(be, op, d, x, w, b, y)))
         return s;
-    if ((s = get_post(be, op, DLB_CPU_CONV_FWD, d, t, post, &p)))
+    if ((s = get_post(be, op, DLB_CPU_CONV_FWD, d, t, post, &p)) ||
+        (post.sum && (s = sum_operand(be, p, y))))
         return s;
     dnnl_exec_arg_t bias = { DNNL_ARG_BIAS, p->mem[12] };
     dnnl_status_t st = b ? dlb_cpu_bind(p->mem[12], b->data) : dnnl_success;
@@ -322,13 +348,23 @@ dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
                               const struct dlb_buffer *w,
                               const struct dlb_buffer *b, struct dlb_buffer *y)
 {
-    return fwd(be, "conv2d_fwd", d, (struct conv_post){0, 0.0f}, x, w, b, y);
+    return fwd(be, "conv2d_fwd", d, (struct conv_post){0, 0.0f, 0}, x, w, b, y);
 }
 
 dlb_status dlb_cpu_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op)
 {
     return fwd(be, "conv2d_relu", &op->conv,
-               (struct conv_post){1, op->relu_max > 0.0f ? op->relu_max : 0.0f},
+               (struct conv_post){1, op->relu_max > 0.0f ? op->relu_max : 0.0f,
+                                  0},
+               op->x, op->w, op->b, op->y);
+}
+
+dlb_status dlb_cpu_conv2d_add(struct dlb_backend *be, const struct dlb_op *op)
+{
+    int relu = op->relu != 0;
+    return fwd(be, "conv2d_add", &op->conv,
+               (struct conv_post){relu, relu && op->relu_max > 0.0f
+                                            ? op->relu_max : 0.0f, 1},
                op->x, op->w, op->b, op->y);
 }
 

@@ -212,14 +212,18 @@ dnnl_status_t dlb_dnnl_attr_int8_out(dnnl_primitive_attr_t attr, int ndims,
     return dnnl_post_ops_destroy(po); /* the attribute keeps a copy */
 }
 
-dnnl_status_t dlb_dnnl_attr_relu(dnnl_primitive_attr_t attr, float relu_max)
+dnnl_status_t dlb_dnnl_attr_post(dnnl_primitive_attr_t attr, int sum, int relu,
+                                 float relu_max)
 {
     dnnl_post_ops_t po = NULL;
     dnnl_status_t st;
     if ((st = dnnl_post_ops_create(&po)) ||
-        (st = dnnl_post_ops_append_eltwise(
-             po, relu_max > 0.0f ? dnnl_eltwise_clip_v2 : dnnl_eltwise_relu,
-             0.0f, relu_max > 0.0f ? relu_max : 0.0f)) ||
+        (sum && (st = dnnl_post_ops_append_sum(po, 1.0f, 0,
+                                               dnnl_data_type_undef))) ||
+        (relu && (st = dnnl_post_ops_append_eltwise(
+                      po,
+                      relu_max > 0.0f ? dnnl_eltwise_clip_v2 : dnnl_eltwise_relu,
+                      0.0f, relu_max > 0.0f ? relu_max : 0.0f))) ||
         (st = dnnl_primitive_attr_set_post_ops(attr, po))) {
         if (po)
             dnnl_post_ops_destroy(po);

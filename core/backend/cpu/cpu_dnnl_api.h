@@ -211,9 +211,12 @@ dnnl_status_t dlb_dnnl_pool_fwd_pd(dnnl_primitive_desc_t *pd,
 dnnl_status_t dlb_dnnl_attr_int8_out(dnnl_primitive_attr_t attr, int ndims,
                                      dnnl_dim_t channels, dnnl_dim_t n,
                                      const float *scales, int relu);
-/* A ReLU post-op: max(v, 0), or with relu_max > 0 clipped to [0,
- * relu_max] (oneDNN's clip_v2, which keeps 0 at 0 as the ReLU does). */
-dnnl_status_t dlb_dnnl_attr_relu(dnnl_primitive_attr_t attr, float relu_max);
+/* Post-ops: with sum, the result added onto what dst holds (in dst's
+ * type, scale 1); then with relu a ReLU, max(v, 0), or with relu_max > 0
+ * clipped to [0, relu_max] (oneDNN's clip_v2, which keeps 0 at 0 as the
+ * ReLU does). */
+dnnl_status_t dlb_dnnl_attr_post(dnnl_primitive_attr_t attr, int sum, int relu,
+                                 float relu_max);
 /* One zero point for argument `arg`, given at execution as
  * DNNL_ARG_ATTR_ZERO_POINTS | arg (an s32 memory of one value). */
 dnnl_status_t dlb_dnnl_attr_zero_point(dnnl_primitive_attr_t attr, int arg);

@@ -98,6 +98,7 @@ static const struct dlb_kernel cpu_kernels[] = {
     {"cpu", DLB_OP_CONCAT, DLB_PROPS_FWD | DLB_PROPS(DLB_PROP_BWD), NULL,
      dlb_cpu_concat},
     {"onednn", DLB_OP_CONV2D_RELU, INFER, NULL, dlb_cpu_conv2d_relu},
+    {"onednn", DLB_OP_CONV2D_ADD, INFER, NULL, dlb_cpu_conv2d_add},
     {"cpu", DLB_OP_ADD_RELU, DLB_PROPS(DLB_PROP_NONE), NULL, dlb_cpu_add},
 };
 

@@ -66,5 +66,7 @@ dlb_status dlb_ref_add(struct dlb_backend *be, const struct dlb_op *op); /* and 
 dlb_status dlb_ref_concat(struct dlb_backend *be, const struct dlb_op *op);
 /* ref_conv.c's CONV2D_RELU: the convolution, then the ReLU in place. */
 dlb_status dlb_ref_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op);
+/* ref_conv.c's CONV2D_ADD: the convolution summed onto y's contents. */
+dlb_status dlb_ref_conv2d_add(struct dlb_backend *be, const struct dlb_op *op);
 
 #endif

@@ -128,3 +128,23 @@ dlb_status dlb_ref_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op)
     return dlb_ref_relu_fwd(be, dlb_conv2d_y_count(&op->conv), op->relu_max,
                             op->y, op->y);
 }
+
+/* CONV2D_ADD: what y held, kept; the convolution into y; the sum and the
+ * ReLU as ADD and RELU compute them (ref_elementwise.c). */
+dlb_status dlb_ref_conv2d_add(struct dlb_backend *be, const struct dlb_op *op)
+{
+    size_t n = dlb_conv2d_y_count(&op->conv);
+    double *t[2] = { 0 };
+    dlb_status s;
+    if (!(s = dlb_ref_get(be, "conv2d_add", "y", op->y, n, &t[0])) &&
+        !(s = dlb_ref_conv2d_fwd(be, &op->conv, op->x, op->w, op->b, op->y)) &&
+        !(s = dlb_ref_get(be, "conv2d_add", "y", op->y, n, &t[1]))) {
+        for (size_t i = 0; i < n; i++)
+            t[1][i] += t[0][i];
+        dlb_ref_put(op->y, t[1], n);
+        if (op->relu)
+            s = dlb_ref_relu_fwd(be, n, op->relu_max, op->y, op->y);
+    }
+    dlb_ref_free_all(t, 2);
+    return s;
+}
