@@ -8,8 +8,8 @@ models/mobilenetv2.py): convolutions without bias before batch norm, the
 stride of a ResNet bottleneck on its 3x3 convolution (v1.5), MobileNetV2's
 inverted residuals with ReLU6 and width rounded to multiples of 8. The
 parameter counts equal torchvision's (tests/unit/test_model_zoo.c checks
-them: ResNet-50 25,557,032 at 1,000 classes). resnet20 and mobilenet-v2-32
-are the CIFAR-style forms at 32x32 for Fashion-MNIST padded to 32x32
+them: ResNet-50 25,557,032 at 1,000 classes). resnet20, resnet8 and
+mobilenet-v2-32 are the CIFAR-style forms at 32x32 for Fashion-MNIST padded to 32x32
 (1 channel, 10 classes): resnet20 as in He et al. 2016, section 4.2, with
 1x1 projection shortcuts (option B) where the shape changes;
 mobilenet-v2-32 at width 0.5 with the stem's and the second stage's
@@ -116,23 +116,36 @@ def resnet_imagenet(name, block, counts, header):
     return n
 
 
-def resnet20():
-    n = Net("resnet20", [
-        "ResNet-20 for 32x32 images (He et al. 2016, section 4.2): a 3x3 stem",
-        "at 16 channels, three stages of three basic blocks at 16, 32, 64",
-        "channels (stride 2 entering stages 2 and 3, with 1x1 projection",
-        "shortcuts there: option B), global average pool, linear. Fashion-MNIST",
-        "padded to 1x32x32, 10 classes. Written by make-models.py."])
+def resnet_cifar(name, blocks, header):
+    """He et al.'s CIFAR ResNet of 6 blocks + 2 layers."""
+    n = Net(name, header)
     n.net("1x32x32", 10)
     x = n.conv_bn("conv1", "net", 16, 3)
     cin = 16
     for stage, width in enumerate((16, 32, 64)):
-        for i in range(3):
+        for i in range(blocks):
             stride = 2 if stage > 0 and i == 0 else 1
             x = basic_block(n, f"layer{stage + 1}_{i}", x, cin, width, stride)
             cin = width
     n.head(10)
     return n
+
+
+def resnet20():
+    return resnet_cifar("resnet20", 3, [
+        "ResNet-20 for 32x32 images (He et al. 2016, section 4.2): a 3x3 stem",
+        "at 16 channels, three stages of three basic blocks at 16, 32, 64",
+        "channels (stride 2 entering stages 2 and 3, with 1x1 projection",
+        "shortcuts there: option B), global average pool, linear. Fashion-MNIST",
+        "padded to 1x32x32, 10 classes. Written by make-models.py."])
+
+
+def resnet8():
+    return resnet_cifar("resnet8", 1, [
+        "ResNet-8: ResNet-20 with one basic block per stage (He et al. 2016,",
+        "section 4.2, n = 1), a student for knowledge distillation from",
+        "resnet20 (suites/distill.ini). Fashion-MNIST padded to 1x32x32, 10",
+        "classes. Written by make-models.py."])
 
 
 def divisible(v, d=8):
@@ -194,6 +207,7 @@ def main():
             "1,000 classes, 3,504,872 parameters, 0.30 GMAC forward per image.",
             "Written by make-models.py."], "3x224x224", 1000, 1.0, [2]),
         "resnet20": resnet20(),
+        "resnet8": resnet8(),
         "mobilenet-v2-32": mobilenet_v2("mobilenet-v2-32", [
             "A narrow MobileNetV2 for 32x32 images: width 0.5, the stem and the",
             "second stage at stride 1 (as CIFAR ports do), the rest as",

@@ -5,7 +5,8 @@
 # models' size and inference throughput at batch 256, the plugin's step
 # time and the cache's figures, and their speedup and accuracy change
 # against the student trained alone; the cache on and off train the same
-# student (equal accuracy). Bad settings are refused at suite load with
+# student (equal accuracy). ResNet-8 distils from a ResNet-20 teacher.
+# Bad settings are refused at suite load with
 # the file and line (exit 2); so is an unknown teacher, at its line;
 # plugin-help lists every parameter.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -40,6 +41,24 @@ ok "cache: every lookup hits (augment off)" [ "$(fig "$on" distill.cache_hit_rat
 ok "cache: its size recorded" positive "$(fig "$on" distill.cache_bytes)"
 ok "cache on and off: same student" [ "$(fig "$on" accuracy)" = "$(fig "$off" accuracy)" ]
 ok "vs baseline table printed" grep -q "^vs baseline" out.txt
+
+# A residual pair: ResNet-8 distilled from ResNet-20 (10 reference steps,
+# its logits at every step; no baseline row: the sweep keeps only cache
+# off), the 32x32 networks on Fashion-MNIST padded.
+"$DLBENCH" --suite "$top_srcdir/suites/distill.ini" --quick --set model=resnet8 \
+    --set distill.teacher=resnet20 --set distill.teacher_steps=10 \
+    --set distill.teacher_cache=off --set baseline= --out res >res.txt 2>res-err.txt
+ok "resnet8 from resnet20: run succeeds ($(tail -c 300 res-err.txt))" [ $? -eq 0 ]
+rid='distill.enable=on distill.temperature=4 distill.alpha=0.9 distill.teacher_cache=off'
+rfig() { json res/results.json "[r for r in d['records'] if r['id']=='$rid'][0]['metrics']['$1']['value']"; }
+ok "resnet8 from resnet20: ok" [ "$(status_of res/results.json "$rid")" = ok ]
+ok "resnet8 from resnet20: the teacher is ResNet-20 (272,186 parameters)" \
+    [ "$(rfig distill.teacher_params)" = 272186.0 ]
+ok "resnet8 from resnet20: the student is ResNet-8 (77,754 parameters)" \
+    [ "$(rfig distill.student_params)" = 77754.0 ]
+ok "resnet8 from resnet20: its accuracy" positive "$(rfig accuracy)"
+ok "resnet8 from resnet20: the teacher's accuracy" \
+    positive "$(rfig distill.teacher_accuracy)"
 
 # Bad settings: refused at load with the file and line, exit status 2.
 bad() { # NAME KEY VALUE

@@ -6,7 +6,7 @@
  * torchvision's models and the usual counters give; parameters counted as
  * torch's numel over parameters(), batch-norm running statistics not
  * included). The 32x32 forms for Fashion-MNIST: ResNet-20 with projection
- * shortcuts and the narrow MobileNetV2. */
+ * shortcuts, ResNet-8 (one block per stage) and the narrow MobileNetV2. */
 #include "check.h"
 
 #include <string.h>
@@ -38,6 +38,7 @@ int main(void)
         {"suites/models/resnet18.ini", 11689512, 1814073344.0, 70, 3, 224, 1000},
         {"suites/models/mobilenet-v2.ini", 3504872, 300774272.0, 154, 3, 224, 1000},
         {"suites/models/resnet20.ini", 272186, 40518272.0, 74, 1, 32, 10},
+        {"suites/models/resnet8.ini", 77754, 12206720.0, 32, 1, 32, 10},
         {"suites/models/mobilenet-v2-32.ini", 700202, 27674112.0, 154, 1, 32, 10},
     };
     for (size_t k = 0; k < sizeof nets / sizeof nets[0]; k++) {
