@@ -56,17 +56,22 @@ struct conv_mds {
 };
 
 /* The activations' layout: oneDNN's choice (nChw16c) unless a channel
- * count is not a multiple of 16, as LeNet's 10 and 20: padded to 16 and
+ * count is not a multiple of 8, as LeNet's 10 and 20: padded to 16 and
  * 32 they cost 1.6x the memory traffic in every op after, and the blocked
  * kernels compute on the padding (2.5x the FLOPs in conv2); nhwc has no
  * padding and its kernels (brgconv, jit) were faster there, 8.5 against
- * 10.7 ms for conv2's three passes at batch 256 on one core. One input
- * channel is the host view in either. */
+ * 10.7 ms for conv2's three passes at batch 256 on one core. Multiples of
+ * 8 are oneDNN's choice too: MobileNetV2's 24-channel layers in nhwc took
+ * 7-11 ms each at batch 32 and made the blocked layers around them
+ * reorder, against 3-5 ms blocked (the whole network 159 against 122 ms).
+ * So is an image's few input channels (a stem's 3): oneDNN reads them as
+ * they are and writes its output blocked, where nhwc made the next layer
+ * reorder it. One input channel is the host view in either. */
 static dnnl_format_tag_t act_tag(const struct dlb_conv2d_desc *d,
                                  dnnl_data_type_t ct)
 {
     const unsigned amx = (unsigned)dnnl_cpu_isa_avx512_core_amx;
-    if ((d->in_c > 1 && d->in_c % 16) || d->out_c % 16)
+    if ((d->in_c > 4 && d->in_c % 8) || d->out_c % 8)
         return dnnl_acdb;
     /* A first layer (one input channel) in bf16 on AMX: oneDNN picks
      * nChw16c for it but nhwc for the AMX kernels of the layers after,
