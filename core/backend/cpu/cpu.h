@@ -136,6 +136,7 @@ struct dlb_cpu_prim {
     int io_arg[DLB_CPU_IO_MAX];  /* DNNL_ARG_SRC ... */
     int io_role[DLB_CPU_IO_MAX]; /* enum dlb_cpu_role */
     dlb_dnnl_md io_md[DLB_CPU_IO_MAX]; /* the primitive's layouts of them */
+    dlb_dnnl_md io_out[DLB_CPU_IO_MAX]; /* OUT_RETYPED: the buffer's layout */
     struct dlb_cpu_prim *next;
 };
 
@@ -218,17 +219,22 @@ dnnl_status_t dlb_cpu_exec(struct dlb_cpu *cpu, dnnl_primitive_t prim, int n,
 
 /* ---- tensors in and out of a primitive (cpu_io.c) ------------------
  * Tensor i of an entry has a plain memory object mem[2i] (the buffer's
- * host view) and one in the primitive's layout mem[2i+1]; prim[1+i] is the
- * reorder between them, NULL when the layouts agree. */
+ * host view; for OUT_RETYPED the buffer in the primitive's layout) and one
+ * in the primitive's layout mem[2i+1]; prim[1+i] is the reorder between
+ * them, NULL when the layouts agree. */
 enum dlb_cpu_role {
     DLB_CPU_IN,         /* an activation read: used as it is when its layout
                            is the primitive's, else reordered into scratch */
     DLB_CPU_IN_WEIGHTS, /* weights read: a shadow, reordered once per write */
     DLB_CPU_OUT,        /* an activation written: in the primitive's layout,
                            which the buffer then carries */
-    DLB_CPU_OUT_WEIGHTS /* a weight gradient written: computed into scratch
+    DLB_CPU_OUT_WEIGHTS, /* a weight gradient written: computed into scratch
                            and reordered out to the host view, as the SGD
                            update reads it beside the plain weights */
+    DLB_CPU_OUT_RETYPED /* an activation a primitive computes in f32 for a
+                           buffer of another type (bf16): written into
+                           scratch, then converted into the buffer in the
+                           same layout, which the buffer then carries */
 };
 
 struct dlb_cpu_tensor {

@@ -20,6 +20,17 @@ dnnl_status_t dlb_cpu_io_setup(struct dlb_cpu *cpu, struct dlb_cpu_prim *p,
             return dnnl_invalid_arguments;
         p->io_arg[i] = t[i].arg;
         p->io_role[i] = (int)t[i].role;
+        if (t[i].role == DLB_CPU_OUT_RETYPED) {
+            /* The primitive's layout with the buffer's element type. */
+            if ((st = dlb_dnnl_md_retype(&p->io_out[i], want,
+                                         t[i].plain.data_type)) ||
+                (st = dlb_cpu_mem(cpu, &p->mem[2 * i], &p->io_out[i])) ||
+                (st = dlb_cpu_mem(cpu, &p->mem[2 * i + 1], want)) ||
+                (st = dlb_cpu_reorder(cpu, &p->prim[1 + i], want,
+                                      &p->io_out[i])))
+                return st;
+            continue;
+        }
         if ((st = dlb_cpu_mem(cpu, &p->mem[2 * i], &t[i].plain)) ||
             (st = dlb_cpu_mem(cpu, &p->mem[2 * i + 1], want)))
             return st;
@@ -70,6 +81,12 @@ dlb_status dlb_cpu_io_run(struct dlb_backend *be, struct dlb_cpu_prim *p,
                                  be, i, dlb_dnnl_md_size(&p->io_md[i]))))
                 s = DLB_ERR_NOMEM;
             break;
+        case DLB_CPU_OUT_RETYPED:
+            s = dlb_cpu_set_layout(be, o, &p->io_out[i]);
+            if (!s && !(ptr = dlb_cpu_scratch(
+                            be, i, dlb_dnnl_md_size(&p->io_md[i]))))
+                s = DLB_ERR_NOMEM;
+            break;
         }
         if (s)
             return s;
@@ -82,9 +99,10 @@ dlb_status dlb_cpu_io_run(struct dlb_backend *be, struct dlb_cpu_prim *p,
     DLB_DNNL(be, op, dlb_cpu_exec(cpu, p->prim[0], n + n_extra, args));
     for (int i = 0; i < p->n_io; i++) {
         if (p->io_role[i] != DLB_CPU_OUT &&
-            p->io_role[i] != DLB_CPU_OUT_WEIGHTS)
+            p->io_role[i] != DLB_CPU_OUT_WEIGHTS &&
+            p->io_role[i] != DLB_CPU_OUT_RETYPED)
             continue;
-        if (p->io_role[i] == DLB_CPU_OUT_WEIGHTS && p->prim[1 + i]) {
+        if (p->io_role[i] != DLB_CPU_OUT && p->prim[1 + i]) {
             dnnl_memory_t mine = p->mem[2 * i + 1];
             void *ptr = NULL;
             DLB_DNNL(be, op, dnnl_memory_get_data_handle(mine, &ptr));
