@@ -3,9 +3,12 @@
 # full run takes 10-20 minutes on 2 cores, and its ratios mean something
 # only where nothing else runs): dlbench against PyTorch on the CPU, on
 # exactly dlbench's networks. The PyTorch side (tests/bench/vs_pytorch.py)
-# builds each network layer by layer from the same model file dlbench reads
-# (suites/models/lenet.ini, vgg-small.ini) and checks that its parameter
-# count and its FLOPs on the shapes PyTorch produces equal dlbench's.
+# builds each chain network layer by layer from the same model file dlbench
+# reads (suites/models/lenet.ini, vgg-small.ini) and checks that its
+# parameter count and its FLOPs on the shapes PyTorch produces equal
+# dlbench's. For the reference networks (suites/models/resnet50.ini,
+# resnet18.ini, mobilenet-v2.ini at 3x224x224) it runs torchvision's own
+# definitions, random weights, and checks that the parameter counts agree.
 #
 #   top_srcdir=. sh tests/bench/vs-pytorch.sh [--rounds N] [--quick]
 #       [--dlbench PATH] [--venv DIR] [--threads N] [--no-compile]
@@ -17,7 +20,14 @@
 #   LeNet training fp32 at batch 64, 256, 1024 (samples/s);
 #   LeNet inference at batch 1 (median latency, us), 256 and 1024
 #   (samples/s); vgg-small training fp32 and bf16 at batch 256, inference
-#   fp32 and bf16 at batch 256 (samples/s).
+#   fp32 and bf16 at batch 256 (samples/s); ResNet-50 and MobileNetV2
+#   training fp32 and bf16 at batch 32, ResNet-18 training fp32 at batch
+#   32 (samples/s; synthetic 3x224x224 images on both sides, dlbench's
+#   share of the fp32 peak printed where its record has one). These five
+#   take a few minutes a round: --quick leaves them out unless --only
+#   names them, and each runs at least 1 warm-up step and 5 timed ones.
+# Inference of the reference networks against PyTorch and onnxruntime, on
+# the same torchvision weights exported to ONNX, is tests/bench/onnx-perf.sh.
 # PyTorch runs eagerly, and with torch.compile for LeNet training at 256
 # and LeNet inference at 256 and 1024 (the better of the two is its best
 # batch). bf16 training: dlbench's amp plugin (bf16, no loss scaling)
@@ -42,7 +52,8 @@
 #   --threads N     threads on both sides (default: the allowed CPUs)
 #   --no-compile    leave torch.compile out
 #   --channels-last PyTorch with NHWC activations and weights (default:
-#                   its default layout, NCHW, as a model runs unless told)
+#                   its default layout, NCHW, as a model runs unless told);
+#                   run both to have PyTorch's best layout per row
 #   --only LIST     the workloads named, comma-separated (--list shows
 #                   them); with --quick too, vgg-small's included
 #   --out DIR       where the runs go (default: a new directory in $TMPDIR)
@@ -88,19 +99,25 @@ done
 case $rounds in ''|*[!0-9]*|0) echo "vs-pytorch.sh: --rounds needs a whole number above 0" >&2; exit 2 ;; esac
 
 # The workloads: name, label, figure (samples/s or us), model, mode, batch,
-# precision, whether torch.compile runs too.
+# precision, whether torch.compile runs too, and torchvision's name of the
+# network (- : PyTorch builds it from the model file).
 workloads() {
     cat <<'EOF'
-lenet-train-64	LeNet train fp32 batch 64	samples	lenet	train	64	fp32	no
-lenet-train-256	LeNet train fp32 batch 256	samples	lenet	train	256	fp32	yes
-lenet-train-1024	LeNet train fp32 batch 1024	samples	lenet	train	1024	fp32	no
-lenet-infer-1	LeNet infer fp32 batch 1	us	lenet	infer	1	fp32	no
-lenet-infer-256	LeNet infer fp32 batch 256	samples	lenet	infer	256	fp32	yes
-lenet-infer-1024	LeNet infer fp32 batch 1024	samples	lenet	infer	1024	fp32	yes
-vgg-train-256	vgg-small train fp32 batch 256	samples	vgg-small	train	256	fp32	no
-vgg-train-bf16-256	vgg-small train bf16 batch 256	samples	vgg-small	train	256	bf16	no
-vgg-infer-256	vgg-small infer fp32 batch 256	samples	vgg-small	infer	256	fp32	no
-vgg-infer-bf16-256	vgg-small infer bf16 batch 256	samples	vgg-small	infer	256	bf16	no
+lenet-train-64	LeNet train fp32 batch 64	samples	lenet	train	64	fp32	no	-
+lenet-train-256	LeNet train fp32 batch 256	samples	lenet	train	256	fp32	yes	-
+lenet-train-1024	LeNet train fp32 batch 1024	samples	lenet	train	1024	fp32	no	-
+lenet-infer-1	LeNet infer fp32 batch 1	us	lenet	infer	1	fp32	no	-
+lenet-infer-256	LeNet infer fp32 batch 256	samples	lenet	infer	256	fp32	yes	-
+lenet-infer-1024	LeNet infer fp32 batch 1024	samples	lenet	infer	1024	fp32	yes	-
+vgg-train-256	vgg-small train fp32 batch 256	samples	vgg-small	train	256	fp32	no	-
+vgg-train-bf16-256	vgg-small train bf16 batch 256	samples	vgg-small	train	256	bf16	no	-
+vgg-infer-256	vgg-small infer fp32 batch 256	samples	vgg-small	infer	256	fp32	no	-
+vgg-infer-bf16-256	vgg-small infer bf16 batch 256	samples	vgg-small	infer	256	bf16	no	-
+resnet50-train-32	ResNet-50 train fp32 batch 32	samples	resnet50	train	32	fp32	no	resnet50
+resnet50-train-bf16-32	ResNet-50 train bf16 batch 32	samples	resnet50	train	32	bf16	no	resnet50
+resnet18-train-32	ResNet-18 train fp32 batch 32	samples	resnet18	train	32	fp32	no	resnet18
+mobilenet-v2-train-32	MobileNetV2 train fp32 batch 32	samples	mobilenet-v2	train	32	fp32	no	mobilenet_v2
+mobilenet-v2-train-bf16-32	MobileNetV2 train bf16 batch 32	samples	mobilenet-v2	train	32	bf16	no	mobilenet_v2
 EOF
 }
 if [ "$list" -eq 1 ]; then
@@ -129,7 +146,7 @@ fi
 # ---- PyTorch -------------------------------------------------------------
 # A Python that imports torch: the one given, python3 itself, or the
 # default virtual environment; failing those, one made and filled now.
-has_torch() { "$1" -c 'import torch' >/dev/null 2>&1; }
+has_torch() { "$1" -c 'import torch, torchvision' >/dev/null 2>&1; }
 cache=${DLBENCH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dlbench}
 py=
 if [ -z "$venv" ] && has_torch python3; then
@@ -141,7 +158,7 @@ else
     fi
 fi
 if [ -z "$py" ]; then
-    echo "vs-pytorch.sh: PyTorch is not installed; installing it with pip into $venv (PyTorch's CPU-only wheel first, else PyPI's default one, which brings CUDA libraries: about 5 GB)" >&2
+    echo "vs-pytorch.sh: PyTorch (torch, torchvision) is not installed; installing it with pip into $venv (PyTorch's CPU-only wheel first, else PyPI's default one, which brings CUDA libraries: about 5 GB)" >&2
     if ! python3 -m venv "$venv" >&2; then
         echo "vs-pytorch.sh: SKIP: could not create a virtual environment in $venv with 'python3 -m venv' (on Debian: apt-get install python3-venv); or give --venv DIR of one that has torch" >&2
         exit 77
@@ -149,12 +166,12 @@ if [ -z "$py" ]; then
     # PyTorch's own index has the CPU-only wheel, several times smaller than
     # PyPI's default, which brings CUDA libraries; PyPI is the fallback.
     # numpy only because torch warns at import without it.
-    if ! "$venv/bin/pip" install torch numpy --index-url https://download.pytorch.org/whl/cpu >&2; then
+    if ! "$venv/bin/pip" install torch torchvision numpy --index-url https://download.pytorch.org/whl/cpu >&2; then
         echo "vs-pytorch.sh: the CPU-only index failed; trying PyPI's default torch" >&2
-        "$venv/bin/pip" install torch numpy >&2
+        "$venv/bin/pip" install torch torchvision numpy >&2
     fi
     if ! has_torch "$venv/bin/python"; then
-        echo "vs-pytorch.sh: SKIP: pip could not install torch into $venv (no network, or no wheel for this Python/platform); install torch for python3, or into a venv given with --venv DIR, and run again" >&2
+        echo "vs-pytorch.sh: SKIP: pip could not install torch and torchvision into $venv (no network, or no wheel for this Python/platform); install torch for python3, or into a venv given with --venv DIR, and run again" >&2
         exit 77
     fi
     py=$venv/bin/python
@@ -184,15 +201,16 @@ EOF
 
 # The workloads this run measures, in the format vs_pytorch.py report reads.
 : >"$out/workloads.tsv"
-workloads | while IFS='	' read -r name label unit model mode batch prec comp; do
+workloads | while IFS='	' read -r name label unit model mode batch prec comp tv; do
     if [ -n "$only" ]; then
         case ",$only," in *",$name,"*) ;; *) continue ;; esac
     elif [ "$quick" -eq 1 ] && [ "$model" != lenet ]; then
         continue
     fi
     [ "$compile" = no ] && comp=no
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$label" "$unit" \
-        "$top/suites/models/$model.ini" "$mode" "$batch" "$prec" "$comp" >>"$out/workloads.tsv"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$label" "$unit" \
+        "$top/suites/models/$model.ini" "$mode" "$batch" "$prec" "$comp" "$tv" \
+        >>"$out/workloads.tsv"
 done
 if [ ! -s "$out/workloads.tsv" ]; then
     echo "vs-pytorch.sh: no workload left to run (--only '$only'; --list shows the names)" >&2
@@ -204,9 +222,12 @@ fi
 # (train_steps = 0: no accuracy run). Inference needs trained weights,
 # which dlbench trains once and caches; how far they were trained does not
 # change the work of a step, so a short training (50 steps) does.
-while IFS='	' read -r name label unit model mode batch prec comp; do
+while IFS='	' read -r name label unit model mode batch prec comp tv; do
     steps=0
     [ "$mode" = infer ] && steps=50
+    # A reference network's step takes seconds: fewer samples, still a median.
+    n_min=$min_samples
+    [ "$tv" != - ] && [ "$n_min" -gt 5 ] && n_min=5
     {
         cat <<EOF
 ; vs-pytorch.sh: $label
@@ -225,8 +246,8 @@ train_steps = $steps
 measure_only = on
 warmup = ${warmup}s
 time_cap = ${cap}s
-min_samples = $min_samples
-timeout = 900s
+min_samples = $n_min
+timeout = 1800s
 EOF
         if [ "$prec" = bf16 ]; then
             # bf16 has fp32's exponent range: no loss scaling, as the amp suite.
@@ -242,13 +263,18 @@ run_dlbench() { # NAME ROUND
         </dev/null >/dev/null 2>"$out/dlbench/$1-r$2.err"
     echo "  dlbench $1: exit $?" >&2
 }
-run_pytorch() { # NAME ROUND MODEL MODE BATCH PRECISION COMPILE
+run_pytorch() { # NAME ROUND MODEL MODE BATCH PRECISION COMPILE TORCHVISION
     variants=eager
     [ "$7" = yes ] && variants=eager,compile
-    # shellcheck disable=SC2086 # layout is empty or one option
+    net= n_min=$min_samples n_warm=5
+    if [ "$8" != - ]; then
+        net="--torchvision $8" n_warm=1
+        [ "$n_min" -gt 5 ] && n_min=5
+    fi
+    # shellcheck disable=SC2086 # layout and net are empty or one option
     "$py" "$top/tests/bench/vs_pytorch.py" measure --model "$3" --mode "$4" \
-        --batch "$5" --precision "$6" --threads "$threads" --variants "$variants" $layout \
-        --warmup "$warmup" --time-cap "$cap" --min-samples "$min_samples" \
+        --batch "$5" --precision "$6" --threads "$threads" --variants "$variants" $layout $net \
+        --warmup "$warmup" --time-cap "$cap" --min-samples "$n_min" --warmup-steps "$n_warm" \
         --lr "$lr" --momentum "$momentum" --seed "$seed" \
         --json "$out/pytorch/$1-r$2.json" </dev/null >/dev/null 2>"$out/pytorch/$1-r$2.err"
     echo "  PyTorch $1 ($variants): exit $?" >&2
@@ -256,12 +282,12 @@ run_pytorch() { # NAME ROUND MODEL MODE BATCH PRECISION COMPILE
 round=1
 while [ "$round" -le "$rounds" ]; do
     echo "round $round of $rounds" >&2
-    while IFS='	' read -r name label unit model mode batch prec comp; do
+    while IFS='	' read -r name label unit model mode batch prec comp tv; do
         if [ $((round % 2)) -eq 1 ]; then
             run_dlbench "$name" "$round"
-            run_pytorch "$name" "$round" "$model" "$mode" "$batch" "$prec" "$comp"
+            run_pytorch "$name" "$round" "$model" "$mode" "$batch" "$prec" "$comp" "$tv"
         else
-            run_pytorch "$name" "$round" "$model" "$mode" "$batch" "$prec" "$comp"
+            run_pytorch "$name" "$round" "$model" "$mode" "$batch" "$prec" "$comp" "$tv"
             run_dlbench "$name" "$round"
         fi
     done <"$out/workloads.tsv"

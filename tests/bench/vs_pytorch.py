@@ -9,12 +9,21 @@ benchmark), and the table it prints.
   vs_pytorch.py measure --model FILE.ini --mode train|infer --batch N ...
       time training or inference steps, eager and optionally torch.compile,
       and write the figures as JSON
+  vs_pytorch.py measure --model FILE.ini --torchvision NAME ...
+      the same with torchvision's definition of a reference network
+      (resnet50, resnet18, mobilenet_v2) in place of the file's layers: the
+      file's [net] section gives the input, classes and loss, and the check
+      is that both sides count the same parameters
   vs_pytorch.py report  DIR
       read a run directory of vs-pytorch.sh and print the table
 
 The network is read from the same model file dlbench reads, with the rules
 of core/model/model_file.c: the same layer types, keys, defaults and
-shapes, so that the two sides train exactly the same network. Anything the
+shapes, so that the two sides train exactly the same network. A graph
+(residual adds, concatenations, grouped convolutions) is not rebuilt from
+the file here: for the shipped reference networks PyTorch runs
+torchvision's own definition, as its users would, and the parameter counts
+of the two must agree. Anything the
 file holds that is not understood here is refused rather than guessed at.
 Only the standard library is needed until torch is imported (measure and
 check), so `report` runs without PyTorch.
@@ -116,6 +125,25 @@ def out_size(n, k, stride, pad):
     """dlb_conv_out_size: floor((n + 2 pad - k) / stride) + 1, as PyTorch's
     convolution and pooling with ceil_mode off."""
     return (n + 2 * pad - k) // stride + 1
+
+
+def parse_net(path):
+    """The [net] section alone, for a network PyTorch takes from
+    torchvision: input shape, classes and loss."""
+    sections = read_sections(path)
+    if not sections or sections[0][0] != "net":
+        raise ModelFileError(f"{path}: the first section must be [net]")
+    net = sections[0][2]
+    try:
+        shape = tuple(int(v) for v in net["input"][0].split("x"))
+        classes = int(net["classes"][0])
+    except (KeyError, ValueError):
+        raise ModelFileError(f"{path}: [net] needs input = CxHxW and classes = N") from None
+    loss = net.get("loss", ("nll", 0))[0]
+    if loss not in ("nll", "cross_entropy"):
+        raise ModelFileError(f"{path}: [net]: loss = '{loss}' is not known here")
+    return {"path": path, "input": shape, "classes": classes, "loss": loss,
+            "layers": None}
 
 
 def parse_model(path):
@@ -250,6 +278,47 @@ def build(spec):
     return nn.Sequential(mods)
 
 
+def build_torchvision(name, spec):
+    """torchvision's network NAME with random weights and the file's class
+    count. Its first layer must take the file's input shape: checked by
+    the forward pass of check_torchvision."""
+    import torchvision
+    if not hasattr(torchvision.models, name):
+        raise ModelFileError(f"torchvision has no network '{name}'")
+    return getattr(torchvision.models, name)(weights=None, num_classes=spec["classes"])
+
+
+def check_torchvision(spec, model, batch):
+    """One forward pass in inference mode: the output shape, the parameter
+    count (which the report compares with dlbench's) and the MACs of the
+    convolutions and linear layers (the figure torchvision's model cards
+    give, 4.09 G for ResNet-50)."""
+    import torch
+    from torch import nn
+    macs = [0]
+
+    def count(mod, inp, out):
+        if isinstance(mod, nn.Conv2d):
+            k = mod.kernel_size[0] * mod.kernel_size[1]
+            macs[0] += out.numel() * (mod.in_channels // mod.groups) * k
+        elif isinstance(mod, nn.Linear):
+            macs[0] += out.numel() * mod.in_features
+    hooks = [m.register_forward_hook(count) for m in model.modules()
+             if isinstance(m, (nn.Conv2d, nn.Linear))]
+    model.eval()
+    with torch.no_grad():
+        out = model(torch.randn((batch,) + spec["input"]))
+    model.train()
+    for h in hooks:
+        h.remove()
+    problems = []
+    if tuple(out.shape) != (batch, spec["classes"]):
+        problems.append(f"output {list(out.shape)}, expected [{batch}, {spec['classes']}]")
+    return {"model": spec["path"], "params": sum(p.numel() for p in model.parameters()),
+            "flops_fwd": None, "macs_fwd": macs[0] // batch,
+            "output_shape": list(out.shape), "layers": [], "problems": problems}
+
+
 def flops_fwd(L, out_shape):
     """Forward FLOPs of one image through layer L by dlbench's counting
     (model_file.c, infer_layer), on the output shape PyTorch produced: a
@@ -310,13 +379,13 @@ def check(spec, model, batch):
 # is the median step time. (dlbench also stops early once the median's 95%
 # interval is within 1%: fewer samples, the same quantity estimated.)
 
-def time_steps(step, warmup_s, cap_s, min_samples):
+def time_steps(step, warmup_s, cap_s, min_samples, warmup_steps=5):
     clock = time.perf_counter
     t = clock()
     step()  # the first call of a compiled model compiles: never a sample
     first = clock() - t
     t0, n = clock(), 0
-    while n < 5 or clock() - t0 < warmup_s:
+    while n < warmup_steps or clock() - t0 < warmup_s:
         step()
         n += 1
     # Preemptions of any of the process's threads while sampling: as
@@ -336,10 +405,12 @@ def time_steps(step, warmup_s, cap_s, min_samples):
     return r
 
 
-def synthetic_train_set(spec, seed, n=60000):
+def synthetic_train_set(spec, seed):
     """Bytes and labels of the same size as dlbench's synthetic training set
-    (60,000 images). Their values do not change the work of a step."""
+    (60,000 images, at most 256 MiB: 1,783 at 3x224x224). Their values do
+    not change the work of a step."""
     import torch
+    n = max(1, min(60000, (256 << 20) // math.prod(spec["input"])))
     g = torch.Generator().manual_seed(seed)
     images = torch.randint(0, 256, (n,) + spec["input"], dtype=torch.uint8, generator=g)
     labels = torch.randint(0, spec["classes"], (n,), generator=g)
@@ -351,7 +422,8 @@ def train_step_fn(model, spec, args):
     """One training step as dlbench's (core/train/trainer.c): the next
     batch of a shuffled epoch, gathered from the bytes and normalised (the
     work of dlbench's baseline loader, which is inside its step too), then
-    forward, NLL loss, backward and SGD with momentum. bf16: autocast, as
+    forward, the file's loss (NLL after its log-softmax, or cross-entropy
+    on the logits), backward and SGD with momentum. bf16: autocast, as
     dlbench's amp runs the matrix products in bf16 with fp32 master weights
     and no loss scaling."""
     import torch
@@ -360,6 +432,7 @@ def train_step_fn(model, spec, args):
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
     state = {"order": torch.randperm(len(images), generator=g), "pos": 0}
     b = args.batch
+    loss_fn = F.cross_entropy if spec["loss"] == "cross_entropy" else F.nll_loss
 
     def step():
         if state["pos"] + b > len(images):
@@ -372,7 +445,7 @@ def train_step_fn(model, spec, args):
         y = labels.index_select(0, idx)
         opt.zero_grad(set_to_none=True)
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=args.precision == "bf16"):
-            loss = F.nll_loss(model(x), y)
+            loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
     return step
@@ -402,12 +475,18 @@ def measure(args):
     # The same thread count as dlbench's `threads` key. dlbench also pins
     # its threads one per allowed CPU; PyTorch is left as users run it.
     torch.set_num_threads(args.threads)
-    spec = parse_model(args.model)
-    model = build(spec)
+    if args.torchvision:
+        spec = parse_net(args.model)
+        model = build_torchvision(args.torchvision, spec)
+        checked = check_torchvision(spec, model, args.batch)
+    else:
+        spec = parse_model(args.model)
+        model = build(spec)
+        checked = check(spec, model, args.batch)
     result = {"torch": torch.__version__, "threads": torch.get_num_threads(),
               "mode": args.mode, "batch": args.batch, "precision": args.precision,
-              "channels_last": args.channels_last,
-              "check": check(spec, model, args.batch), "variants": {}}
+              "channels_last": args.channels_last, "torchvision": args.torchvision,
+              "check": checked, "variants": {}}
     if args.channels_last:
         # NHWC activations, the layout PyTorch's CPU convolutions prefer
         # (dlbench's oneDNN picks its own blocked layouts internally).
@@ -429,7 +508,8 @@ def measure(args):
         make = train_step_fn if args.mode == "train" else infer_step_fn
         try:
             step = make(m, spec, args)
-            r = time_steps(step, args.warmup, args.time_cap, args.min_samples)
+            r = time_steps(step, args.warmup, args.time_cap, args.min_samples,
+                           args.warmup_steps)
         except Exception as e:  # a failed variant is reported, the others still run
             traceback.print_exc()  # into the .err file beside the figures
             first_line = (str(e).strip().splitlines() or [""])[0]
@@ -481,6 +561,17 @@ def dlbench_figure(path, unit):
     return rec["throughput"]["median"], params, flops, None, doubtful
 
 
+def dlbench_peak_share(path):
+    """The record's share of the fp32 peak of the same sitting (percent),
+    or None where the run had no peak probe to compare with."""
+    try:
+        with open(path) as f:
+            rec = json.load(f)["records"][0]
+        return rec["metrics"]["peak_share"]["value"]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
 def pytorch_figures(path, unit):
     """{variant: (value or None, error, doubtful)}, the whole record, and
     an error, from one run."""
@@ -527,13 +618,16 @@ def report(args):
     rounds = int(open(os.path.join(run, "rounds")).read())
     rows = [l.rstrip("\n").split("\t") for l in open(os.path.join(run, "workloads.tsv"))
             if l.strip() and not l.startswith("#")]
-    table, notes, checks, doubtful, compile_s = [], [], {}, [], {}
+    table, notes, checks, doubtful, compile_s, peak_shares = [], [], {}, [], {}, []
     torch_version = threads = channels_last = None
     failed = False
     summary = {"rounds": rounds, "workloads": []}
-    for name, label, unit, model, mode, batch, prec, comp in rows:
+    for name, label, unit, model, mode, batch, prec, comp, *tv in rows:
         per = {"dlbench": [], "eager": [], "compile": []}
+        shares = []
         for k in range(1, rounds + 1):
+            shares.append(dlbench_peak_share(
+                os.path.join(run, "dlbench", f"{name}-r{k}", "results.json")))
             v, params, flops, err, doubt = dlbench_figure(
                 os.path.join(run, "dlbench", f"{name}-r{k}", "results.json"), unit)
             per["dlbench"].append(v)
@@ -563,10 +657,13 @@ def report(args):
                 channels_last = d.get("channels_last")
                 c = checks.setdefault(os.path.basename(model), {})
                 c["pytorch"] = (d["check"]["params"], d["check"]["flops_fwd"],
-                                d["check"]["output_shape"][1:], d["check"]["problems"])
+                                d["check"]["output_shape"][1:], d["check"]["problems"],
+                                d.get("torchvision"), d["check"].get("macs_fwd"))
             if params is not None:
                 checks.setdefault(os.path.basename(model), {})["dlbench"] = (params, flops)
         cells = {key: spread(vals) for key, vals in per.items()}
+        if spread(shares):
+            peak_shares.append((label, spread(shares)))
         if comp != "yes":
             cells["compile"] = None
         table.append((label, "us (p50)" if unit == "us" else "samples/s", cells, unit,
@@ -594,6 +691,9 @@ def report(args):
     if best:
         v, label = max(best)
         print(f"torch.compile's best LeNet inference: {label}, {v:.0f} samples/s")
+    if peak_shares:
+        print("dlbench's share of the peak probed in the same sitting (its "
+              "record's peak_share): " + ", ".join(f"{k} {fmt(v)}%" for k, v in peak_shares))
     if compile_s:
         print("torch.compile's first step (compiling; cached after the first "
               "round): " + ", ".join(f"{k}: {'/'.join(f'{x:.1f}' for x in v)} s"
@@ -606,11 +706,21 @@ def report(args):
         if not d or not p:
             print(f"{model}: parameter check not possible (one side gave no figures)")
             continue
-        ok = d[0] == p[0] and d[1] == p[1] and not p[3]
+        if p[4]:
+            # torchvision's graph: dlbench's FLOPs (every layer counted)
+            # and the MACs of the convolutions and linear layers are
+            # different figures; the parameters must agree exactly.
+            ok = d[0] == p[0] and not p[3]
+            print(f"{model}: parameters dlbench {d[0]:.0f}, PyTorch (torchvision "
+                  f"{p[4]}) {p[0]}; forward per image dlbench {d[1] / 1e9:.2f} GFLOP, "
+                  f"torchvision {p[5] / 1e9:.2f} GMAC; output "
+                  f"[batch, {', '.join(map(str, p[2]))}]: {'same' if ok else 'DIFFERENT'}")
+        else:
+            ok = d[0] == p[0] and d[1] == p[1] and not p[3]
+            print(f"{model}: parameters dlbench {d[0]:.0f}, PyTorch {p[0]}; forward FLOPs "
+                  f"per image dlbench {d[1]:.0f}, PyTorch's shapes {p[1]}; output "
+                  f"[batch, {', '.join(map(str, p[2]))}]: {'same' if ok else 'DIFFERENT'}")
         failed = failed or not ok
-        print(f"{model}: parameters dlbench {d[0]:.0f}, PyTorch {p[0]}; forward FLOPs "
-              f"per image dlbench {d[1]:.0f}, PyTorch's shapes {p[1]}; output "
-              f"[batch, {', '.join(map(str, p[2]))}]: {'same' if ok else 'DIFFERENT'}")
         for problem in p[3]:
             print(f"  {problem}")
     for n in notes:
@@ -643,6 +753,10 @@ def main():
     m.add_argument("--warmup", type=float, default=1.0, help="seconds")
     m.add_argument("--time-cap", type=float, default=6.0, help="seconds")
     m.add_argument("--min-samples", type=int, default=10)
+    m.add_argument("--warmup-steps", type=int, default=5,
+                   help="at least this many warm-up steps (after the first)")
+    m.add_argument("--torchvision", metavar="NAME",
+                   help="torchvision's network NAME instead of the file's layers")
     m.add_argument("--lr", type=float, default=0.01)
     m.add_argument("--momentum", type=float, default=0.9)
     m.add_argument("--seed", type=int, default=42)
