@@ -59,11 +59,11 @@ ok "merge joins the shards (rc $rc)" [ "$rc" -eq 0 ]
 ok "... every configuration" [ "$(json run/results.json "len(d['records'])")" = 5 ]
 ok "... names its shards" [ "$(json run/results.json "len(d['context']['merged_from'])")" = 2 ]
 
-base='dp.engine=threads dp.replicas=1 dp.ranks=1 dp.bucket_size=16KiB dp.overlap=on'
-thr='dp.engine=threads dp.replicas=2 dp.ranks=1 dp.bucket_size=16KiB dp.overlap=on'
-thr_off='dp.engine=threads dp.replicas=2 dp.ranks=1 dp.bucket_size=16KiB dp.overlap=off'
-mpi='dp.engine=mpi dp.replicas=1 dp.ranks=2 dp.bucket_size=16KiB dp.overlap=on'
-mpi_off='dp.engine=mpi dp.replicas=1 dp.ranks=2 dp.bucket_size=16KiB dp.overlap=off'
+base='model=lenet dp.engine=threads dp.replicas=1 dp.ranks=1 dp.bucket_size=16KiB dp.overlap=on'
+thr='model=lenet dp.engine=threads dp.replicas=2 dp.ranks=1 dp.bucket_size=16KiB dp.overlap=on'
+thr_off='model=lenet dp.engine=threads dp.replicas=2 dp.ranks=1 dp.bucket_size=16KiB dp.overlap=off'
+mpi='model=lenet dp.engine=mpi dp.replicas=1 dp.ranks=2 dp.bucket_size=16KiB dp.overlap=on'
+mpi_off='model=lenet dp.engine=mpi dp.replicas=1 dp.ranks=2 dp.bucket_size=16KiB dp.overlap=off'
 rec() { json run/results.json "[r for r in d['records'] if r['id']=='$1'][0]$2"; }
 metric() { rec "$1" "['metrics']['$2']['value']"; }
 for id in "$base" "$thr" "$thr_off" "$mpi" "$mpi_off"; do
@@ -126,7 +126,7 @@ start=$(date +%s)
 rc=$?
 took=$(( $(date +%s) - start ))
 ok "a dead rank fails the run (rc $rc)" [ "$rc" -eq 1 ]
-did="dp.engine=mpi dp.replicas=1 dp.ranks=2 dp.bucket_size=16KiB dp.overlap=on"
+did="model=lenet dp.engine=mpi dp.replicas=1 dp.ranks=2 dp.bucket_size=16KiB dp.overlap=on"
 # Crashed, not timed out: the parent saw the rank die before the 90 s
 # timeout, however long a loaded machine made the run (${took} s here).
 ok "... crashed, before the timeout (${took}s)" [ "$(status_of dead/results.json "$did")" = crashed ]
@@ -159,7 +159,7 @@ ok "... saying so" grep -q "{ranks}" nolabel.txt
 
 # nccl without the cuda backend: skipped with the reason.
 "$DLBENCH" --suite "$SUITE" --quick --set dp.engine=nccl --out nccl >/dev/null 2>&1
-nid="dp.engine=nccl dp.replicas=1 dp.ranks=2 dp.bucket_size=16KiB dp.overlap=on"
+nid="model=lenet dp.engine=nccl dp.replicas=1 dp.ranks=2 dp.bucket_size=16KiB dp.overlap=on"
 ok "nccl on cpu skipped" [ "$(status_of nccl/results.json "$nid")" = skipped ]
 # The reason says what is missing: with dp_nccl.so built, the cuda
 # backend; in a build without the CUDA toolkit (a fresh Debian 12), that
