@@ -38,6 +38,7 @@
 #include "backend_pair.h"
 #include "backend_pair_lenet.h"
 #include "backend_pair_ops.h"
+#include "chain_ties.h"
 #include "gpu_open.h"
 #include "util/rng.h"
 
@@ -157,60 +158,6 @@ static void test_elementwise(size_t count)
 
 /* ---- chains, as the model runs them ------------------------------------ */
 
-/* Max pooling's routes in a 16-bit chain: the two backends' inputs differ
- * by rounding, so where two candidates of a window are within rounding of
- * each other (a tie in that type) either may win. Every route that differs
- * must be such a tie: the two candidates, read from ref's own input, no
- * further apart than `tol` times that input's root mean square, the scale
- * the chain's errors are measured on (NEAR_CHAIN; near zero a relative
- * gap means nothing). ref then takes the device's routes, so that the
- * backward passes compare the arithmetic, not the choice between
- * near-equal maxima. On the H200, bf16: 4 of 2,880 and 1 of 640 routes
- * differed; with them shared, conv1's weight gradient went from 9.4e-2 to
- * 1.4e-2 relative error (bound 2e-2). */
-static void expect_route_ties(const char *what, struct pair ws, struct pair x,
-                              const struct dlb_pool_desc *p, double tol)
-{
-    double *wd = download(dev, ws.d, ws.n, DLB_S32);
-    double *wr = download(ref, ws.r, ws.n, DLB_S32);
-    double *xr = download(ref, x.r, x.n, x.t);
-    int32_t *routes = malloc(ws.n * sizeof *routes);
-    size_t out_plane = (size_t)p->out_h * p->out_w;
-    size_t in_plane = (size_t)p->in_h * p->in_w, differ = 0, not_tie = 0;
-    double rms = 0.0, gap = 0.0;
-    for (size_t i = 0; i < x.n; i++)
-        rms += xr[i] * xr[i];
-    rms = sqrt(rms / (double)(x.n ? x.n : 1));
-    for (size_t o = 0; o < ws.n; o++) {
-        routes[o] = (int32_t)wd[o];
-        if (wd[o] == wr[o])
-            continue;
-        differ++;
-        size_t base = o / out_plane * in_plane;
-        double d = fabs(xr[base + (size_t)wd[o]] - xr[base + (size_t)wr[o]]);
-        gap = fmax(gap, d);
-        if (!(d <= tol * rms))
-            not_tie++;
-    }
-    check_count++;
-    if (not_tie) {
-        check_failures++;
-        fprintf(stderr, "FAIL %s: %zu of %zu routes differ, %zu of them not "
-                "a tie (largest gap %.3g > %.0e x rms %.3g)\n", what, differ,
-                ws.n, not_tie, gap, tol, rms);
-    } else {
-        fprintf(stderr, "ok   %-46s s32  %zu of %zu routes differ, all ties "
-                "(largest gap %.2e of rms %.2e)\n", what, differ, ws.n, gap,
-                rms);
-    }
-    CHECK(DLB_BE_CALL(ref, copy_from_host, ws.r, 0, routes,
-                      ws.n * sizeof *routes) == DLB_OK);
-    free(routes);
-    free(wd);
-    free(wr);
-    free(xr);
-}
-
 static void test_chain_lenet(enum dlb_dtype t, uint32_t n)
 {
     struct lenet_chain c;
@@ -226,9 +173,17 @@ static void test_chain_lenet(enum dlb_dtype t, uint32_t n)
                           2.0 * tol_of(t, 0));
         expect_route_ties("chain lenet pool2 routes", c.ws2, c.y3, &c.p2,
                           2.0 * tol_of(t, 0));
+        expect_relu_ties("chain lenet relu after pool1", c.y2,
+                         2.0 * tol_of(t, 0));
+        expect_relu_ties("chain lenet relu after pool2", c.y4,
+                         2.0 * tol_of(t, 0));
+        expect_relu_ties("chain lenet relu after fc1", c.y5,
+                         2.0 * tol_of(t, 0));
     }
     lenet_backward(&c);
     NEAR_CHAIN("chain lenet fc1 dw", c.dw3);
+    NEAR_CHAIN("chain lenet fc1 dx (flatten)", c.g4);
+    NEAR_CHAIN("chain lenet conv2 dx", c.g2);
     NEAR_CHAIN("chain lenet conv2 dw", c.dw2);
     NEAR_CHAIN("chain lenet conv1 dw", c.dw1);
     NEAR_CHAIN("chain lenet conv1 db", c.db1);
