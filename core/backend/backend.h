@@ -36,6 +36,12 @@ dlb_status dlb_backend_raw_alloc(const char *name, int device, size_t bytes,
 void dlb_backend_raw_free(const char *name, int device, void *p,
                           size_t bytes);
 
+/* 1 when d and e are the pair CONV2D_DW fuses: d a 1x1 convolution
+ * (stride 1, no padding, one group), e the depthwise 3x3 one over its
+ * output (padding 1, stride 1 or 2). */
+int dlb_conv2d_dw_pair(const struct dlb_conv2d_desc *d,
+                       const struct dlb_conv2d_desc *e);
+
 const char *dlb_backend_name(const struct dlb_backend *be);
 const struct dlb_backend_ops *dlb_backend_ops_of(const struct dlb_backend *be);
 

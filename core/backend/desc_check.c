@@ -24,6 +24,18 @@ dlb_status dlb_conv2d_desc_check(struct dlb_backend *be, const char *op,
     return DLB_OK;
 }
 
+int dlb_conv2d_dw_pair(const struct dlb_conv2d_desc *d,
+                       const struct dlb_conv2d_desc *e)
+{
+    return d->kh == 1 && d->kw == 1 && d->stride_h == 1 && d->stride_w == 1 &&
+           !d->pad_h && !d->pad_w && dlb_conv2d_groups(d) == 1 &&
+           e->n == d->n && e->in_c == d->out_c && e->in_h == d->out_h &&
+           e->in_w == d->out_w && e->out_c == e->in_c &&
+           dlb_conv2d_groups(e) == e->in_c && e->kh == 3 && e->kw == 3 &&
+           e->pad_h == 1 && e->pad_w == 1 && e->stride_h == e->stride_w &&
+           (e->stride_h == 1 || e->stride_h == 2);
+}
+
 dlb_status dlb_pool_desc_check(struct dlb_backend *be, const char *op,
                                const struct dlb_pool_desc *d)
 {

@@ -114,6 +114,41 @@ static void conv(struct chk *c)
     }
 }
 
+/* CONV2D_DW: the 1x1 convolution's tensors as a forward's, then the
+ * depthwise one's on its output (which is never a buffer). */
+static void conv_dw(struct chk *c)
+{
+    const struct dlb_op *o = c->op;
+    const struct dlb_conv2d_desc *d = &o->conv, *e = &o->dwconv;
+    if (c->st == DLB_OK)
+        c->st = dlb_conv2d_desc_check(c->be, "conv2d_dw (1x1)", d);
+    if (c->st == DLB_OK)
+        c->st = dlb_conv2d_desc_check(c->be, "conv2d_dw (depthwise)", e);
+    if (c->st != DLB_OK)
+        return;
+    if (o->prop != DLB_PROP_FWD_INFER)
+        fail(c, "conv2d_dw is an inference operation (FWD_INFER)");
+    else if (!dlb_conv2d_dw_pair(d, e))
+        fail(c, "not a 1x1 convolution (stride 1, no padding, one group) and "
+             "a depthwise 3x3 one over its output (padding 1, stride 1 or 2): "
+             "%ux%u stride %u pad %u, %u groups, -> %ux%ux%u; then %ux%ux%u, "
+             "%ux%u stride %ux%u pad %u, %u groups, %u outputs", d->kh, d->kw,
+             d->stride_h, d->pad_h, dlb_conv2d_groups(d), d->out_c, d->out_h,
+             d->out_w, e->in_c, e->in_h, e->in_w, e->kh, e->kw, e->stride_h,
+             e->stride_w, e->pad_h, dlb_conv2d_groups(e), e->out_c);
+    else if (!(o->relu_max >= 0.0f) || !(o->relu2_max >= 0.0f)) /* NaN too */
+        fail(c, "relu_max and relu2_max must be 0 (no clip) or positive, not "
+             "%g and %g", (double)o->relu_max, (double)o->relu2_max);
+    else if (o->x && o->x == o->y)
+        fail(c, "x and y are one buffer");
+    NEED(o->x, FLOAT, dlb_conv2d_x_count(d));
+    NEED(o->w, FLOAT, dlb_conv2d_w_count(d));
+    OPT(o->b, FLOAT, d->out_c);
+    NEED(o->w2, FLOAT, dlb_conv2d_w_count(e));
+    OPT(o->b2, FLOAT, e->out_c);
+    NEED(o->y, FLOAT, dlb_conv2d_y_count(e));
+}
+
 static size_t pool_in(const struct dlb_pool_desc *p)
 {
     return (size_t)p->n * p->c * p->in_h * p->in_w;
@@ -314,6 +349,7 @@ dlb_status dlb_op_check(struct dlb_backend *be, const struct dlb_op *op)
         else
             conv(c);
         break;
+    case DLB_OP_CONV2D_DW: conv_dw(c); break;
     case DLB_OP_POOL: pool(c); break;
     case DLB_OP_DROPOUT:
         n = (size_t)op->drop.n * op->drop.c * op->drop.hw;

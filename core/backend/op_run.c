@@ -24,7 +24,7 @@ static const char *const kind_names[DLB_OP_KIND_COUNT] = {
     [DLB_OP_CONV2D_INT8] = "conv2d_int8", [DLB_OP_LINEAR_INT8] = "linear_int8",
     [DLB_OP_ADD] = "add", [DLB_OP_CONCAT] = "concat",
     [DLB_OP_CONV2D_RELU] = "conv2d_relu", [DLB_OP_ADD_RELU] = "add_relu",
-    [DLB_OP_CONV2D_ADD] = "conv2d_add",
+    [DLB_OP_CONV2D_ADD] = "conv2d_add", [DLB_OP_CONV2D_DW] = "conv2d_dw",
 };
 
 static const char *const prop_names[DLB_PROP_COUNT] = {

@@ -3,7 +3,9 @@
  * after it, and in inference the ReLU after that too; in inference a
  * convolution and the ReLU after it (CONV2D_RELU), and a convolution, the
  * residual add that alone reads it and the ReLU after that (CONV2D_ADD,
- * summed onto the other branch's buffer). Its output is never written:
+ * summed onto the other branch's buffer), and a 1x1 convolution with the
+ * depthwise one after it, each with its ReLU (CONV2D_DW). The output of
+ * the first is never written:
  * for LeNet's conv1 the pass saves a write and a read of the largest
  * activation; for a residual block, two passes over its output.
  *
@@ -99,6 +101,49 @@ static size_t relu_span(struct dlb_model *m, size_t i, struct dlb_op *op)
     return 1;
 }
 
+/* In inference, a 1x1 convolution (layer i), the ReLU after it if only
+ * that reads it, then the depthwise 3x3 convolution that alone reads
+ * that, and its ReLU if only that reads it: one CONV2D_DW (op filled in)
+ * where the backend has a kernel, as MobileNetV2's inverted residual
+ * blocks begin (the expansion and the depthwise convolution, each with
+ * its ReLU6). Returns the layers it covers after i (2 to 4). */
+static size_t dw_span(struct dlb_model *m, size_t i, struct dlb_op *op)
+{
+    const struct dlb_model_spec *sp = m->spec;
+    struct dlb_op fused = *op;
+    size_t j = i + 1;
+    if (!dlb_model_spec_feeds_next(sp, i))
+        return 0;
+    fused.kind = DLB_OP_CONV2D_DW;
+    fused.relu = 0;
+    fused.relu_max = 0.0f;
+    if (m->layers[j].spec->kind == DLB_LAYER_RELU) {
+        if (!f32_layer(m, j) || !dlb_model_spec_feeds_next(sp, j))
+            return 0;
+        fused.relu = 1;
+        fused.relu_max = m->layers[j].spec->relu_max;
+        j++;
+    }
+    if (m->layers[j].spec->kind != DLB_LAYER_CONV || !f32_layer(m, j))
+        return 0;
+    const struct dlb_model_layer *dw = &m->layers[j];
+    fused.dwconv = dlb_model_conv_desc(dw->spec, m->n);
+    if (!dlb_conv2d_dw_pair(&fused.conv, &fused.dwconv))
+        return 0;
+    fused.w2 = dlb_model_layer_weights(m, j);
+    fused.b2 = dw->bias >= 0 ? m->params[dw->bias].t.buf : NULL;
+    if (dlb_model_spec_feeds_next(sp, j) &&
+        m->layers[j + 1].spec->kind == DLB_LAYER_RELU && f32_layer(m, j + 1)) {
+        fused.relu2 = 1;
+        fused.relu2_max = m->layers[j + 1].spec->relu_max;
+        j++;
+    }
+    if (!dlb_backend_kernel_for(m->be, &fused))
+        return 0;
+    *op = fused;
+    return j - i;
+}
+
 /* In inference, a convolution (layer i) whose output only the add after
  * it reads, with one other input g that nothing reads after the add: one
  * CONV2D_ADD (op filled in) summing onto g's own buffer, which the
@@ -191,7 +236,8 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
     int taken = 0; /* *y is a buffer taken over, not allocated */
     if (!span) {
         op.kind = DLB_OP_CONV2D;
-        span = relu_span(m, i, &op);
+        if (!(span = dw_span(m, i, &op)))
+            span = relu_span(m, i, &op);
         if (!span && (span = add_span(m, i, &op, y)) > 0)
             taken = 1;
     }

@@ -313,6 +313,14 @@ struct dlb_graph_seed {
  *   sum (clipped at relu_max when positive), as CONV2D, ADD and RELU would
  *   write it, in one pass over the block's output instead of three. x must
  *   not alias y.
+ * CONV2D_DW (conv, relu, relu_max, dwconv, relu2, relu2_max): FWD_INFER:
+ *   x, w, b?, w2, b2?, y = [relu2](dwconv(t, w2) + b2) with t =
+ *   [relu](conv(x, w) + b): a 1x1 convolution (stride 1, no padding, one
+ *   group) and the depthwise 3x3 one after it (dwconv: groups = channels =
+ *   conv.out_c, padding 1, stride 1 or 2, its input conv's output), each
+ *   with its ReLU when set (clipped at its max when positive), as
+ *   CONV2D_RELU twice would write it; t, an inverted residual block's
+ *   expanded tensor, is never written whole.
  * POOL (pool): max pooling pads with -infinity, average pooling divides by
  *   kh*kw, padding included (PyTorch's count_include_pad); output size as
  *   for a convolution; ties pick the first maximum.
@@ -405,7 +413,7 @@ enum dlb_op_kind {
     DLB_OP_UNSCALE_CHECK, DLB_OP_CAST, DLB_OP_SCALE, DLB_OP_CHECK_FINITE,
     DLB_OP_FILL, DLB_OP_QUANTIZE, DLB_OP_DEQUANTIZE, DLB_OP_ALLREDUCE_SUM,
     DLB_OP_CONV2D_INT8, DLB_OP_LINEAR_INT8, DLB_OP_ADD, DLB_OP_CONCAT,
-    DLB_OP_CONV2D_RELU, DLB_OP_ADD_RELU, DLB_OP_CONV2D_ADD,
+    DLB_OP_CONV2D_RELU, DLB_OP_ADD_RELU, DLB_OP_CONV2D_ADD, DLB_OP_CONV2D_DW,
     DLB_OP_KIND_COUNT
 };
 
@@ -446,7 +454,12 @@ struct dlb_op {
     int32_t zero_point;      /* (DE)QUANTIZE */
     double value;            /* FILL */
     int relu;                /* CONV2D_POOL: a ReLU after the pooling;
-                                CONV2D_ADD: after the sum */
+                                CONV2D_ADD: after the sum; CONV2D_DW:
+                                after the 1x1 */
+    struct dlb_conv2d_desc dwconv; /* CONV2D_DW: the depthwise convolution */
+    int relu2;               /* CONV2D_DW: a ReLU after it, clipped at */
+    float relu2_max;         /* relu2_max when positive */
+    const struct dlb_buffer *w2, *b2; /* CONV2D_DW: its weights, bias */
     const struct dlb_buffer *x, *w, *b, *dy, *g, *labels;
     const struct dlb_buffer *w_scale, *row_ptr, *col, *val;
     struct dlb_buffer *y, *dx, *dw, *db, *ws;

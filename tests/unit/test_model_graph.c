@@ -9,7 +9,9 @@
  *   still reads it, and no step leaves memory behind;
  * - in inference a convolution whose output only an add reads is summed
  *   onto the add's other input where nothing reads that after
- *   (tests/unit/models/conv_add.ini says where), with the same outputs;
+ *   (tests/unit/models/conv_add.ini says where), and a 1x1 convolution
+ *   and the depthwise one after it run as one (conv_dw.ini), with the
+ *   same outputs;
  * - mixed precision runs through the adds; int8 calibration sees each
  *   layer's own input;
  * - what a chain needs is refused with the reason: a pipeline stage cut
@@ -30,6 +32,7 @@
 #define RES "tests/unit/models/residual.ini"
 #define CONV_RELU "tests/unit/models/conv_relu.ini"
 #define CONV_ADD "tests/unit/models/conv_add.ini"
+#define CONV_DW "tests/unit/models/conv_dw.ini"
 enum { N = 3, PER = 2 * 8 * 8 };
 
 static struct dlb_backend *ref;
@@ -190,10 +193,11 @@ static void test_fused_as_trained(const struct dlb_model_spec *s)
 
 /* Training's gradients and inference's outputs on cpu against ref; the
  * cpu side's inference runs `fused` convolutions and `fused_adds` adds
- * with the ReLU after them as one operation, and `conv_adds` convolutions
- * with the add after them (its profile counts them). */
+ * with the ReLU after them as one operation, `conv_adds` convolutions
+ * with the add after them, and `dws` 1x1 convolutions with the depthwise
+ * one after them (its profile counts them). */
 static void test_cpu_matches_ref(const struct dlb_model_spec *s, int fused,
-                                 int fused_adds, int conv_adds)
+                                 int fused_adds, int conv_adds, int dws)
 {
     struct dlb_backend_config cfg = {.seed = 42, .profile = 1};
     struct dlb_backend *cpu = NULL;
@@ -241,20 +245,22 @@ static void test_cpu_matches_ref(const struct dlb_model_spec *s, int fused,
         CHECK_NEAR(oc[k], orf[k], 1e-4);
     const struct dlb_op_profile *ops;
     size_t n_ops = dlb_backend_profile(cpu, &ops);
-    int seen = 0, seen_adds = 0, seen_conv_adds = 0;
+    int seen = 0, seen_adds = 0, seen_conv_adds = 0, seen_dws = 0;
     for (size_t k = 0; k < n_ops; k++) {
         seen += ops[k].kind == DLB_OP_CONV2D_RELU;
         seen_adds += ops[k].kind == DLB_OP_ADD_RELU;
         seen_conv_adds += ops[k].kind == DLB_OP_CONV2D_ADD;
+        seen_dws += ops[k].kind == DLB_OP_CONV2D_DW;
     }
     if (seen != fused || seen_adds != fused_adds ||
-        seen_conv_adds != conv_adds)
-        fprintf(stderr, "%d fused convolutions, %d fused adds and %d "
-                "convolutions with their adds in inference, not %d, %d and "
-                "%d\n", seen, seen_adds, seen_conv_adds, fused, fused_adds,
-                conv_adds);
+        seen_conv_adds != conv_adds || seen_dws != dws)
+        fprintf(stderr, "%d fused convolutions, %d fused adds, %d "
+                "convolutions with their adds and %d with their depthwise "
+                "ones in inference, not %d, %d, %d and %d\n", seen,
+                seen_adds, seen_conv_adds, seen_dws, fused, fused_adds,
+                conv_adds, dws);
     CHECK(seen == fused && seen_adds == fused_adds &&
-          seen_conv_adds == conv_adds);
+          seen_conv_adds == conv_adds && seen_dws == dws);
     dlb_model_destroy(mc);
     dlb_model_destroy(mr);
     dlb_backend_close(cpu);
@@ -366,7 +372,7 @@ int main(void)
     test_gradients(s);
     test_no_leak(s);
     test_lifetimes(s);
-    test_cpu_matches_ref(s, 0, 1, 0);
+    test_cpu_matches_ref(s, 0, 1, 0, 0);
     test_mixed_precision(s);
     test_quant_observe(s);
     test_refusals(s);
@@ -376,7 +382,7 @@ int main(void)
     s = fx_load_spec(CONV_RELU);
     CHECK(s != NULL);
     if (s) {
-        test_cpu_matches_ref(s, 3, 1, 0);
+        test_cpu_matches_ref(s, 3, 1, 0, 0);
         dlb_model_spec_free(s);
     }
     /* convolutions summed onto the other branch of an add (CONV2D_ADD),
@@ -384,7 +390,18 @@ int main(void)
     s = fx_load_spec(CONV_ADD);
     CHECK(s != NULL);
     if (s) {
-        test_cpu_matches_ref(s, 3, 1, 2);
+        test_cpu_matches_ref(s, 3, 1, 2, 0);
+        test_fused_as_trained(s);
+        test_no_leak(s);
+        dlb_model_spec_free(s);
+    }
+    /* a 1x1 convolution and the depthwise one after it, with their
+     * ReLUs, as one operation (CONV2D_DW), where the 1x1's output goes
+     * nowhere else */
+    s = fx_load_spec(CONV_DW);
+    CHECK(s != NULL);
+    if (s) {
+        test_cpu_matches_ref(s, 1, 0, 0, 2);
         test_fused_as_trained(s);
         test_no_leak(s);
         dlb_model_spec_free(s);

@@ -111,7 +111,7 @@ enum dlb_cpu_op {
     DLB_CPU_CONV_FWD = 1, DLB_CPU_CONV_BWD_DATA, DLB_CPU_CONV_BWD_WEIGHTS,
     DLB_CPU_RELU_FWD, DLB_CPU_RELU_BWD, DLB_CPU_BN_FWD_TRAIN,
     DLB_CPU_BN_FWD_INFER, DLB_CPU_BN_BWD, DLB_CPU_IP_FWD, DLB_CPU_IP_BWD_DATA,
-    DLB_CPU_IP_BWD_WEIGHTS, DLB_CPU_POOL_FWD_INFER,
+    DLB_CPU_IP_BWD_WEIGHTS, DLB_CPU_POOL_FWD_INFER, DLB_CPU_CONV_DW_FWD,
     /* cpu_int8*.c */
     DLB_CPU_CONV_INT8 = 64, DLB_CPU_IP_INT8, DLB_CPU_POOL_INT8
 };
@@ -239,7 +239,8 @@ enum dlb_cpu_role {
 
 struct dlb_cpu_tensor {
     int arg;                   /* DNNL_ARG_SRC ... */
-    dnnl_query_t query;        /* where the primitive's layout is found */
+    dnnl_query_t query;        /* where the primitive's layout is found
+                                  (exec_arg_md: under `arg`) */
     enum dlb_cpu_role role;
     dlb_dnnl_md plain;  /* the host view */
 };
@@ -359,6 +360,10 @@ dlb_status dlb_cpu_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op);
 /* CONV2D_ADD (cpu_conv.c): the same with the sum onto y's contents before
  * the ReLU (oneDNN's sum post-op). */
 dlb_status dlb_cpu_conv2d_add(struct dlb_backend *be, const struct dlb_op *op);
+/* CONV2D_DW (cpu_conv_dw.c): a 1x1 convolution with oneDNN's depthwise
+ * post-op; applies to F32 tensors. */
+int dlb_cpu_conv2d_dw_applies(struct dlb_backend *be, const struct dlb_op *op);
+dlb_status dlb_cpu_conv2d_dw(struct dlb_backend *be, const struct dlb_op *op);
 extern const struct dlb_backend_ops dlb_cpu_ops;
 
 /* cpu_conv.c: a convolution's weight dims for oneDNN into wd, 4 ([out_c]
@@ -366,6 +371,10 @@ extern const struct dlb_backend_ops dlb_cpu_ops;
  * dense in the host view's order); returns how many. The own kernels
  * below take one group only (their fits say so). */
 int dlb_cpu_conv_w_dims(const struct dlb_conv2d_desc *d, dnnl_dims_t wd);
+/* cpu_conv.c: the activations' layout of a convolution computing in ct
+ * (oneDNN's choice, or nhwc where its comment says). */
+dnnl_format_tag_t dlb_cpu_conv_act_tag(const struct dlb_conv2d_desc *d,
+                                       dnnl_data_type_t ct);
 
 /* cpu_bnorm_bf16.c: batch norm on bf16 data in nChw16c or nhwc (`nhwc`
  * set) with c % 16 == 0 on AVX-512 (applies says whether it takes md);

@@ -1,7 +1,8 @@
 /* Convolution on oneDNN: forward, backward data and backward weights.
  * Each primitive is created with the weights' layout left to oneDNN and
- * the activations' chosen by act_tag: on plain NCHW tensors oneDNN falls
- * back to a GEMM-based kernel about 1.6x slower than its direct kernels.
+ * the activations' chosen by dlb_cpu_conv_act_tag: on plain NCHW tensors
+ * oneDNN falls back to a GEMM-based kernel about 1.6x slower than its
+ * direct kernels.
  * Outputs stay in the primitive's layout (the buffer carries it) and
  * inputs already in it are read as they are, so a training step has no
  * activation reorders between layers. Weights are reordered once per
@@ -67,8 +68,8 @@ struct conv_mds {
  * So is an image's few input channels (a stem's 3): oneDNN reads them as
  * they are and writes its output blocked, where nhwc made the next layer
  * reorder it. One input channel is the host view in either. */
-static dnnl_format_tag_t act_tag(const struct dlb_conv2d_desc *d,
-                                 dnnl_data_type_t ct)
+dnnl_format_tag_t dlb_cpu_conv_act_tag(const struct dlb_conv2d_desc *d,
+                                       dnnl_data_type_t ct)
 {
     const unsigned amx = (unsigned)dnnl_cpu_isa_avx512_core_amx;
     if ((d->in_c > 4 && d->in_c % 8) || d->out_c % 8)
@@ -152,7 +153,7 @@ static dnnl_status_t conv_mds(enum dlb_cpu_op kind,
     /* Backward data writes diff_src in its own type, but in f32 where the
      * pass computes in f32 for a bf16 buffer (converted after the run). */
     dnnl_data_type_t dxt = dw_strided_bf16(kind, d, t) ? ct : xt;
-    dnnl_format_tag_t at = act_tag(d, ct), any = dnnl_format_tag_any;
+    dnnl_format_tag_t at = dlb_cpu_conv_act_tag(d, ct), any = dnnl_format_tag_any;
     dnnl_status_t st;
     memset(m, 0, sizeof *m);
     if ((st = dlb_cpu_md_plain(&m->x, 4, xd, xt)) ||

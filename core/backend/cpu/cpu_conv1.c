@@ -13,7 +13,7 @@
  * oneDNN reached.
  *
  * The output is written in nhwc, the layout oneDNN chooses for these
- * channel counts (cpu_conv.c's act_tag), so the ops after it see what
+ * channel counts (dlb_cpu_conv_act_tag), so the ops after it see what
  * they saw before; backward-weights takes its gradient in nhwc and hands
  * anything else back to oneDNN. Sums run in another order than oneDNN's
  * and the ref backend's: the results agree to rounding

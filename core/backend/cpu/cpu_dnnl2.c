@@ -46,6 +46,15 @@ dnnl_status_t dlb_dnnl_pd_md(dlb_dnnl_md *out, const_dnnl_primitive_desc_t pd,
     return md ? dnnl_success : dnnl_not_required;
 }
 
+dnnl_status_t dlb_dnnl_pd_arg_md(dlb_dnnl_md *out, const_dnnl_primitive_desc_t pd,
+                                 int arg)
+{
+    const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg);
+    static const dnnl_memory_desc_t none;
+    *out = md ? *md : none;
+    return md && md->ndims ? dnnl_success : dnnl_not_required;
+}
+
 dnnl_status_t dlb_dnnl_memory_create(dnnl_memory_t *m, const dlb_dnnl_md *md,
                                      dnnl_engine_t engine, void *handle)
 {
@@ -287,4 +296,33 @@ dnnl_status_t dlb_dnnl_attr_zero_point(dnnl_primitive_attr_t attr, int arg)
 {
     static const int32_t runtime = DNNL_RUNTIME_S32_VAL;
     return dnnl_primitive_attr_set_zero_points(attr, arg, 1, 0, &runtime);
+}
+
+static dnnl_status_t post_relu(dnnl_post_ops_t po, float relu_max)
+{
+    dnnl_alg_kind_t alg = relu_max > 0.0f ? dnnl_eltwise_clip_v2
+                                          : dnnl_eltwise_relu;
+    float beta = relu_max > 0.0f ? relu_max : 0.0f;
+    return dnnl_post_ops_append_eltwise(po, 1.0f, alg, 0.0f, beta);
+}
+
+dnnl_status_t dlb_dnnl_attr_post_dw(dnnl_primitive_attr_t attr, int relu,
+                                    float relu_max, int stride, int bias2,
+                                    int relu2, float relu2_max)
+{
+    dnnl_post_ops_t po = NULL;
+    dnnl_status_t st;
+    if ((st = dnnl_post_ops_create(&po)) ||
+        (relu && (st = post_relu(po, relu_max))) ||
+        (st = dnnl_post_ops_append_dw(po, dnnl_f32,
+                                        bias2 ? dnnl_f32 : dnnl_data_type_undef,
+                                        dnnl_f32, 3,
+                                        stride, 1, 0, 0, NULL)) ||
+        (relu2 && (st = post_relu(po, relu2_max))) ||
+        (st = dnnl_primitive_attr_set_post_ops(attr, po))) {
+        if (po)
+            dnnl_post_ops_destroy(po);
+        return st;
+    }
+    return dnnl_post_ops_destroy(po);
 }

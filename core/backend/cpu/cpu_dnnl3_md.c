@@ -273,6 +273,21 @@ dnnl_status_t dlb_dnnl_pd_md(dlb_dnnl_md *out, const_dnnl_primitive_desc_t pd,
     return st;
 }
 
+dnnl_status_t dlb_dnnl_pd_arg_md(dlb_dnnl_md *out, const_dnnl_primitive_desc_t pd,
+                                 int arg)
+{
+    const_dnnl_memory_desc_t h =
+        dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg);
+    dnnl_status_t st;
+    memset(out, 0, sizeof *out);
+    if (!h || !dnnl_memory_desc_get_size(h))
+        return dnnl_not_required;
+    pthread_mutex_lock(&lock);
+    st = intern(h, out);
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
 dnnl_status_t dlb_dnnl_memory_create(dnnl_memory_t *m, const dlb_dnnl_md *md,
                                      dnnl_engine_t engine, void *handle)
 {

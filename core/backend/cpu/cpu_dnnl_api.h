@@ -100,6 +100,11 @@ size_t dlb_dnnl_memory_size(const_dnnl_memory_t m);
  * pd has none (a zeroed md is stored). */
 dnnl_status_t dlb_dnnl_pd_md(dlb_dnnl_md *out, const_dnnl_primitive_desc_t pd,
                              dnnl_query_t what);
+/* *out = the md pd has for execution argument `arg` (a post-op's, as
+ * DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS); dnnl_not_required when
+ * it has none. */
+dnnl_status_t dlb_dnnl_pd_arg_md(dlb_dnnl_md *out, const_dnnl_primitive_desc_t pd,
+                                 int arg);
 dnnl_status_t dlb_dnnl_memory_create(dnnl_memory_t *m, const dlb_dnnl_md *md,
                                      dnnl_engine_t engine, void *handle);
 
@@ -217,6 +222,14 @@ dnnl_status_t dlb_dnnl_attr_int8_out(dnnl_primitive_attr_t attr, int ndims,
  * ReLU does). */
 dnnl_status_t dlb_dnnl_attr_post(dnnl_primitive_attr_t attr, int sum, int relu,
                                  float relu_max);
+/* Post-ops of a 1x1 convolution followed by a depthwise 3x3 one (padding
+ * 1, `stride`) in f32: the 1x1's ReLU as above, the depthwise
+ * convolution (its weights and, with bias2, its bias given at execution
+ * as DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS, | DNNL_ARG_BIAS), then
+ * its own ReLU (relu2, relu2_max). */
+dnnl_status_t dlb_dnnl_attr_post_dw(dnnl_primitive_attr_t attr, int relu,
+                                    float relu_max, int stride, int bias2,
+                                    int relu2, float relu2_max);
 /* One zero point for argument `arg`, given at execution as
  * DNNL_ARG_ATTR_ZERO_POINTS | arg (an s32 memory of one value). */
 dnnl_status_t dlb_dnnl_attr_zero_point(dnnl_primitive_attr_t attr, int arg);

@@ -16,7 +16,10 @@ dnnl_status_t dlb_cpu_io_setup(struct dlb_cpu *cpu, struct dlb_cpu_prim *p,
         return dnnl_invalid_arguments;
     for (int i = 0; i < n; i++) {
         const dlb_dnnl_md *want = &p->io_md[i];
-        if (dlb_dnnl_pd_md(&p->io_md[i], p->pd[0], t[i].query) != dnnl_success)
+        if ((t[i].query == dnnl_query_exec_arg_md
+                 ? dlb_dnnl_pd_arg_md(&p->io_md[i], p->pd[0], t[i].arg)
+                 : dlb_dnnl_pd_md(&p->io_md[i], p->pd[0], t[i].query)) !=
+            dnnl_success)
             return dnnl_invalid_arguments;
         p->io_arg[i] = t[i].arg;
         p->io_role[i] = (int)t[i].role;

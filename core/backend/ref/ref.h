@@ -68,5 +68,7 @@ dlb_status dlb_ref_concat(struct dlb_backend *be, const struct dlb_op *op);
 dlb_status dlb_ref_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op);
 /* ref_conv.c's CONV2D_ADD: the convolution summed onto y's contents. */
 dlb_status dlb_ref_conv2d_add(struct dlb_backend *be, const struct dlb_op *op);
+/* ref_conv.c's CONV2D_DW: the 1x1 and the depthwise convolution apart. */
+dlb_status dlb_ref_conv2d_dw(struct dlb_backend *be, const struct dlb_op *op);
 
 #endif

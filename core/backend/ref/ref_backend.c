@@ -211,6 +211,8 @@ static const struct dlb_kernel ref_kernels[] = {
     {"ref", DLB_OP_ADD_RELU, DLB_PROPS(DLB_PROP_NONE), NULL, dlb_ref_add},
     {"ref", DLB_OP_CONV2D_ADD, DLB_PROPS(DLB_PROP_FWD_INFER), NULL,
      dlb_ref_conv2d_add},
+    {"ref", DLB_OP_CONV2D_DW, DLB_PROPS(DLB_PROP_FWD_INFER), NULL,
+     dlb_ref_conv2d_dw},
 };
 
 static const struct dlb_backend_ops ref_ops = {

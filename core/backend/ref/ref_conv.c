@@ -148,3 +148,24 @@ dlb_status dlb_ref_conv2d_add(struct dlb_backend *be, const struct dlb_op *op)
     dlb_ref_free_all(t, 2);
     return s;
 }
+
+/* CONV2D_DW: CONV2D_RELU twice, through an F32 tensor of the 1x1's output
+ * (what the two layers apart would have written between them). */
+dlb_status dlb_ref_conv2d_dw(struct dlb_backend *be, const struct dlb_op *op)
+{
+    struct dlb_buffer *t = NULL;
+    dlb_status s = dlb_ref_buffer_alloc(be, DLB_F32,
+                                        dlb_conv2d_y_count(&op->conv), &t);
+    if (s == DLB_OK)
+        s = dlb_ref_conv2d_fwd(be, &op->conv, op->x, op->w, op->b, t);
+    if (s == DLB_OK && op->relu)
+        s = dlb_ref_relu_fwd(be, dlb_conv2d_y_count(&op->conv), op->relu_max,
+                             t, t);
+    if (s == DLB_OK)
+        s = dlb_ref_conv2d_fwd(be, &op->dwconv, t, op->w2, op->b2, op->y);
+    if (s == DLB_OK && op->relu2)
+        s = dlb_ref_relu_fwd(be, dlb_conv2d_y_count(&op->dwconv), op->relu2_max,
+                             op->y, op->y);
+    dlb_ref_buffer_free(be, t);
+    return s;
+}
