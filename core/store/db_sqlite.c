@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* Two nightly jobs adding their runs at once wait for each other this
  * long: an add takes milliseconds, so only a writer stopped inside its
@@ -106,6 +107,29 @@ static dlb_status sqlite_exec(void *h, const char *where, const char *sql,
     return s;
 }
 
+/* The connection's set-up statements, retried while SQLite says busy.
+ * SQLite answers SQLITE_BUSY at once, without calling the busy handler,
+ * where waiting could deadlock: two processes that both read a new, empty
+ * file and both want to switch it to WAL. One must let go and try again,
+ * until the same deadline the busy handler keeps. */
+static dlb_status sqlite_setup(sqlite3 *db, const char *where, const char *sql,
+                               struct dlb_error *err)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+        if (rc == SQLITE_OK)
+            return DLB_OK;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        double ms = (double)(t.tv_sec - t0.tv_sec) * 1e3 +
+                    (double)(t.tv_nsec - t0.tv_nsec) / 1e6;
+        if ((rc & 0xff) != SQLITE_BUSY || ms >= DLB_SQLITE_BUSY_MS)
+            return sqlite_error(db, rc, where, err);
+        sqlite3_sleep(5);
+    }
+}
+
 static void sqlite_close(void *h)
 {
     sqlite3_close(h);
@@ -153,7 +177,7 @@ dlb_status dlb_db_sqlite_open(const char *path, enum dlb_db_open mode,
         "PRAGMA foreign_keys = ON",
     };
     for (size_t i = 0; i < sizeof setup / sizeof *setup; i++) {
-        dlb_status s = sqlite_exec(db, path, setup[i], NULL, 0, NULL, err);
+        dlb_status s = sqlite_setup(db, path, setup[i], err);
         if (s != DLB_OK) {
             sqlite3_close(db);
             return s;

@@ -110,8 +110,15 @@ static dlb_status read_version(struct dlb_db *db, int *version, struct dlb_error
 dlb_status dlb_store_migrate(struct dlb_db *db, int target, int *version,
                              struct dlb_error *err)
 {
+    /* One snapshot for the whole read: without it, another process
+     * creating the store between two of read_version's queries would show
+     * its tables without dlb_meta, and this one would call it foreign. */
     int v = 0;
-    dlb_status s = read_version(db, &v, err);
+    dlb_status s = dlb_db_begin_read(db, err);
+    if (s == DLB_OK) {
+        s = read_version(db, &v, err);
+        dlb_db_rollback(db);
+    }
     if (s == DLB_OK && v > DLB_STORE_SCHEMA_VERSION)
         return dlb_errorf(err, DLB_ERR_INPUT, "%s: store schema version %d is newer "
                           "than this dlbench understands (%d): use a newer dlbench",
