@@ -141,6 +141,7 @@ void dlb_model_destroy(struct dlb_model *m)
     if (m->act && m->own)
         dlb_model_step_release(m);
     dlb_model_prec_free(m);
+    dlb_model_fold_free(m);
     dlb_model_quant_clear(m);
     for (size_t i = 0; i < m->n_params; i++) {
         ops->buffer_free(m->be, m->params[i].t.buf);

@@ -4,8 +4,10 @@
  * convolution and the ReLU after it (CONV2D_RELU), and a convolution, the
  * residual add that alone reads it and the ReLU after that (CONV2D_ADD,
  * summed onto the other branch's buffer), and a 1x1 convolution with the
- * depthwise one after it, each with its ReLU (CONV2D_DW). The output of
- * the first is never written:
+ * depthwise one after it, each with its ReLU (CONV2D_DW). In inference a
+ * batch norm after a convolution is folded into its weights first
+ * (model_fold.c), and the fusions look past it. The output of the first
+ * is never written:
  * for LeNet's conv1 the pass saves a write and a read of the largest
  * activation; for a residual block, two passes over its output.
  *
@@ -132,6 +134,8 @@ static size_t dw_span(struct dlb_model *m, size_t i, struct dlb_op *op)
         return 0;
     fused.w2 = dlb_model_layer_weights(m, j);
     fused.b2 = dw->bias >= 0 ? m->params[dw->bias].t.buf : NULL;
+    if (dlb_model_folded(m, j, &fused.w2, &fused.b2))
+        j++; /* its batch norm, in its weights */
     if (dlb_model_spec_feeds_next(sp, j) &&
         m->layers[j + 1].spec->kind == DLB_LAYER_RELU && f32_layer(m, j + 1)) {
         fused.relu2 = 1;
@@ -144,16 +148,17 @@ static size_t dw_span(struct dlb_model *m, size_t i, struct dlb_op *op)
     return j - i;
 }
 
-/* In inference, a convolution (layer i) whose output only the add after
- * it reads, with one other input g that nothing reads after the add: one
- * CONV2D_ADD (op filled in) summing onto g's own buffer, which the
- * convolution takes over (*y), and the ReLU after the add too when only
- * that reads the sum. Returns the layers it covers (0, 1 or 2). Only an
- * inference pass calls it, whose lifetimes (model_infer.c) say who reads
- * g still: its readers before this layer have all run, so reads_left 1
- * is the add's. A convolution that reads g itself cannot write over it. */
-static size_t add_span(struct dlb_model *m, size_t i, struct dlb_op *op,
-                       struct dlb_buffer **y)
+/* In inference, a convolution (layer c) whose output, as layer i's
+ * (c itself, or its folded batch norm), only the add after it reads, with
+ * one other input g that nothing reads after the add: one CONV2D_ADD (op
+ * filled in) summing onto g's own buffer, which the convolution takes
+ * over (*y), and the ReLU after the add too when only that reads the sum.
+ * Returns the layers it covers after i (0, 1 or 2). Only an inference
+ * pass calls it, whose lifetimes (model_infer.c) say who reads g still:
+ * its readers before this layer have all run, so reads_left 1 is the
+ * add's. A convolution that reads g itself cannot write over it. */
+static size_t add_span(struct dlb_model *m, size_t c, size_t i,
+                       struct dlb_op *op, struct dlb_buffer **y)
 {
     const struct dlb_model_spec *sp = m->spec;
     size_t a = i + 1;
@@ -168,7 +173,7 @@ static size_t add_span(struct dlb_model *m, size_t i, struct dlb_op *op,
     size_t r = m->root[j];
     struct dlb_buffer *g = m->act[j];
     if (!g || m->act[r] != g || !m->own[r] || m->reads_left[r] != 1 ||
-        m->root[dlb_model_in(m, i, 0)] == r || dlb_buffer_dtype(g) != DLB_F32)
+        m->root[dlb_model_in(m, c, 0)] == r || dlb_buffer_dtype(g) != DLB_F32)
         return 0;
     struct dlb_op fused = *op;
     fused.kind = DLB_OP_CONV2D_ADD;
@@ -185,7 +190,7 @@ static size_t add_span(struct dlb_model *m, size_t i, struct dlb_op *op,
         return 0;
     /* g's buffer is the convolution's now: the activations that were it
      * are read by nothing more, and the add's read of g frees nothing */
-    for (size_t u = r; u <= i; u++)
+    for (size_t u = r; u <= c; u++)
         if (m->root[u] == r)
             m->act[u] = NULL;
     m->own[r] = 0;
@@ -228,7 +233,10 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
         .label = ml->spec->name, .conv = dlb_model_conv_desc(ml->spec, m->n),
         .x = x, .w = dlb_model_layer_weights(m, i),
         .b = ml->bias >= 0 ? m->params[ml->bias].t.buf : NULL};
-    size_t span = span_of(m, i, train, &op);
+    /* In inference the batch norm after it may be in its weights: the
+     * fusions then look past it, at what reads layer e's output. */
+    size_t e = i + (!train && dlb_model_folded(m, i, &op.w, &op.b));
+    size_t span = span_of(m, e, train, &op);
     /* Alone, an inference pass's convolution runs as FWD_INFER; in
      * training, as the layer's usual one (model_fwd.c). */
     if (!span && train)
@@ -236,11 +244,12 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
     int taken = 0; /* *y is a buffer taken over, not allocated */
     if (!span) {
         op.kind = DLB_OP_CONV2D;
-        if (!(span = dw_span(m, i, &op)))
-            span = relu_span(m, i, &op);
-        if (!span && (span = add_span(m, i, &op, y)) > 0)
+        if (!(span = dw_span(m, e, &op)))
+            span = relu_span(m, e, &op);
+        if (!span && (span = add_span(m, i, e, &op, y)) > 0)
             taken = 1;
     }
+    span += e - i;
     mark(m, i, span);
     /* Backward of the pooling reads where each maximum was. */
     if ((span && train &&

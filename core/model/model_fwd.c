@@ -45,6 +45,7 @@ static dlb_status fwd_bn(struct dlb_model *m, struct dlb_model_layer *ml,
                         .mean = buf(m, ml->run_mean), .var = buf(m, ml->run_var),
                         .y = y};
     if (train) {
+        dlb_model_params_moved(m); /* the running statistics move */
         if ((s = dlb_model_step_alloc(m, m->dtype, L->in_c, L->name,
                                       &ml->save_mean, err)) ||
             (s = dlb_model_step_alloc(m, m->dtype, L->in_c, L->name,

@@ -51,6 +51,9 @@ struct dlb_model_layer {
      * (dlb_backend_conv_pool.bwd_weights), and the pooling passes its
      * gradient through. Set by every training forward of the layer. */
     int pool_bwd;
+    /* A convolution with the batch norm after it folded in, for
+     * inference (model_fold.c): NULL until a pass folds it. */
+    struct dlb_buffer *fold_w, *fold_b;
 };
 
 struct dlb_model_qlayer;   /* model_quant*.c */
@@ -97,6 +100,11 @@ struct dlb_model {
     dlb_status (*grad_ready)(void *ctx, unsigned layer);
     void *grad_ready_ctx;
     uint64_t weights_version;
+    /* Moves whenever any parameter or running statistic may have changed
+     * (dlb_model_params_moved); the folded weights (model_fold.c) are
+     * valid while fold_epoch equals it. */
+    uint64_t params_epoch, fold_epoch;
+    int fold_valid;
     /* The gradient scaler on the device (model_scaler.c): the overflow
      * flag (S32, one element, made on first use) and whether its value
      * was posted for the host and not read yet. */
@@ -132,6 +140,24 @@ static inline size_t dlb_model_in(const struct dlb_model *m, size_t i,
 {
     return (size_t)(m->spec->layers[i].inputs[k] + 1);
 }
+
+/* Batch normalisation folded into the convolution before it, for
+ * inference passes (model_fold.c). params_moved: any parameter or running
+ * statistic may have changed (every write, update and training forward
+ * says so). fold_applies: convolution i alone feeds an fp32 batch norm
+ * i + 1 that can fold. fold_refresh: make the folded copies again if
+ * anything moved since. folded: the copies of layer i, valid for this
+ * pass (0: not folded). */
+void dlb_model_params_moved(struct dlb_model *m);
+int dlb_model_fold_applies(const struct dlb_model *m, size_t i);
+dlb_status dlb_model_fold_refresh(struct dlb_model *m, struct dlb_error *err);
+int dlb_model_folded(const struct dlb_model *m, size_t i,
+                     const struct dlb_buffer **w, const struct dlb_buffer **b);
+void dlb_model_fold_free(struct dlb_model *m);
+/* Fold batch norm i + 1 into convolution or linear layer i's weights w
+ * and bias b, host copies of them (as the int8 form does too). */
+dlb_status dlb_model_bn_fold(struct dlb_model *m, size_t i, float *w, float *b,
+                             struct dlb_error *err);
 
 /* Wrap a failing backend call's status with the backend's reason. */
 dlb_status dlb_model_be_fail(struct dlb_model *m, dlb_status s,

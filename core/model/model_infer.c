@@ -71,9 +71,14 @@ dlb_status dlb_model_infer_pass(struct dlb_model *m, size_t upto,
     dlb_status s = DLB_OK;
     m->root[0] = 0;
     m->reads_left[0] = reads_of(m, 0, upto);
-    /* Only passes over the whole network fuse (model_fuse.c). */
-    if (upto == m->spec->n_layers && !seen)
+    /* Only passes over the whole network fuse (model_fuse.c), with the
+     * batch norms folded into the convolutions before them where they
+     * can (model_fold.c). */
+    if (upto == m->spec->n_layers && !seen) {
+        if ((s = dlb_model_fold_refresh(m, err)) != DLB_OK)
+            return s;
         dlb_model_fuse_begin(m);
+    }
     for (size_t i = 0; i < upto && s == DLB_OK; i++) {
         const struct dlb_layer_spec *L = m->layers[i].spec;
         if ((seen && (s = seen(m, i, ctx, err))) ||

@@ -177,6 +177,7 @@ void dlb_model_weights_changed(struct dlb_model *m)
 {
     m->lp_stale = 1;
     m->weights_version++;
+    dlb_model_params_moved(m);
     dlb_model_prune_weights_changed(m); /* sparse forms are rebuilt */
 }
 
@@ -209,6 +210,7 @@ dlb_status dlb_model_prec_begin(struct dlb_model *m, struct dlb_error *err)
 
 dlb_status dlb_model_prec_updated(struct dlb_model *m, struct dlb_error *err)
 {
+    dlb_model_params_moved(m); /* every update path ends here */
     if (!m->lowp)
         return DLB_OK;
     if (m->master) {

@@ -31,29 +31,6 @@ static dlb_status read_param(struct dlb_model *m, int idx, float *dst,
     return dlb_model_tensor_io(m, p->name, dst, p->t.count, 0, err);
 }
 
-/* w, b *= gamma / sqrt(var + eps); b += beta - mean * that, per channel. */
-static dlb_status fold(struct dlb_model *m, size_t i, float *w, size_t per,
-                       float *b, size_t out, struct dlb_error *err)
-{
-    const struct dlb_model_layer *bn = &m->layers[i + 1];
-    float *t = malloc(4 * out * sizeof *t);
-    dlb_status s = DLB_OK;
-    if (!t)
-        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory folding '%s'",
-                          bn->spec->name);
-    int idx[4] = { bn->weight, bn->bias, bn->run_mean, bn->run_var };
-    for (int k = 0; k < 4 && s == DLB_OK; k++)
-        s = read_param(m, idx[k], t + (size_t)k * out, err);
-    for (size_t o = 0; s == DLB_OK && o < out; o++) {
-        double f = t[o] / sqrt((double)t[3 * out + o] + bn->spec->eps);
-        for (size_t k = 0; k < per; k++)
-            w[o * per + k] = (float)(w[o * per + k] * f);
-        b[o] = (float)((b[o] - (double)t[2 * out + o]) * f + t[out + o]);
-    }
-    free(t);
-    return s;
-}
-
 dlb_status dlb_model_quant_weights(struct dlb_model *m, size_t i, float *w,
                                    size_t w_count, float *b, size_t b_count,
                                    struct dlb_error *err)
@@ -74,7 +51,7 @@ dlb_status dlb_model_quant_weights(struct dlb_model *m, size_t i, float *w,
     else if (s == DLB_OK)
         memset(b, 0, out * sizeof *b);
     if (s == DLB_OK && folds_bn(m, i))
-        s = fold(m, i, w, wn / out, b, out, err);
+        s = dlb_model_bn_fold(m, i, w, b, err);
     return s;
 }
 

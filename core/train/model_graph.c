@@ -265,6 +265,8 @@ static dlb_status launch(struct dlb_model_graph *G, float loss_scale,
 {
     struct dlb_model *m = G->m;
     dlb_status s;
+    /* a replay updates the weights without the model's code running */
+    dlb_model_params_moved(m);
     if (G->state == READY && (loss_scale != G->scale || m->lr != G->lr ||
                               m->momentum != G->momentum))
         G->state = NEED_CAPTURE;

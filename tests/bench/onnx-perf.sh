@@ -14,7 +14,12 @@
 #
 # NET, BATCHES ("1 32"), SECONDS_EACH (15: each measurement's timed
 # part), THREADS (nproc: every tool gets as many), DLBENCH_BEFORE (another
-# build's dlbench, run in the same rotation as "before": a change's A/B).
+# build's dlbench, run in the same rotation as "before": a change's A/B),
+# INI (a shipped model file, suites/models/INI.ini, the same network: run
+# in the rotation as "ini", and "ini-before" with DLBENCH_BEFORE; its
+# weights are a one-step reference training's, so that its batch norms
+# hold statistics that are not the identity), TOOLS (which of dlbench,
+# before, ini, ini-before, torch, ort run; all by default).
 set -u
 : "${top_srcdir:=.}"
 : "${DLBENCH:=dlbench}"
@@ -36,14 +41,18 @@ model=$out/$net.onnx
 r=1
 while [ "$r" -le "$rounds" ]; do
     for b in $batches; do
-        for who in dlbench ${DLBENCH_BEFORE:+before} torch ort; do
-            if [ "$who" = dlbench ] || [ "$who" = before ]; then
+        for who in dlbench ${DLBENCH_BEFORE:+before} ${INI:+ini} \
+                   ${INI:+${DLBENCH_BEFORE:+ini-before}} torch ort; do
+            case " ${TOOLS:-$who} " in *" $who "*) ;; *) continue ;; esac
+            if [ "$who" != torch ] && [ "$who" != ort ]; then
                 exe=$DLBENCH
-                [ "$who" = before ] && exe=$DLBENCH_BEFORE
-                printf '%s\n' '[suite]' "name = onnx-perf" 'mode = infer' "model = $model" \
+                case $who in *before) exe=$DLBENCH_BEFORE ;; esac
+                mf=$model steps=
+                case $who in ini*) mf=$(cd "$top_srcdir" && pwd)/suites/models/$INI.ini steps='train_steps = 1' ;; esac
+                printf '%s\n' '[suite]' "name = onnx-perf" 'mode = infer' "model = $mf" \
                     'backend = cpu' "batch = $b" 'measure_only = on' 'warmup = 2s' \
                     "time_cap = ${seconds}s" 'min_samples = 10' 'ci_target = 0.005' \
-                    'timeout = 900s' "threads = $threads" >"$out/suite.ini"
+                    'timeout = 900s' "threads = $threads" ${steps:+"$steps"} >"$out/suite.ini"
                 d=$out/$who-$b-$r
                 rm -rf "$d"
                 "$exe" --plugin-dir "$(dirname "$exe")/plugins/.libs" --suite "$out/suite.ini" \
@@ -65,10 +74,10 @@ import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 n = max(len([r for r in rows if r['who'] == 'ort' and r['batch'] == rows[0]['batch']]), 1) if rows else 0
 print('%s fp32 inference, %s threads, %d processes per tool and batch' % (sys.argv[2], sys.argv[3], n))
-print('%-8s %-6s %-30s %-30s %s' % ('tool', 'batch', 'median call ms (range)', 'images/s (range)', 'vs onnxruntime'))
+print('%-10s %-6s %-30s %-30s %s' % ('tool', 'batch', 'median call ms (range)', 'images/s (range)', 'vs onnxruntime'))
 med = {}
 for b in sorted({r['batch'] for r in rows}):
-    tools = ('dlbench', 'before', 'torch', 'ort')
+    tools = ('dlbench', 'before', 'ini', 'ini-before', 'torch', 'ort')
     for who in tools:
         t = [r['median_s'] for r in rows if r['who'] == who and r['batch'] == b]
         if t:
@@ -79,6 +88,6 @@ for b in sorted({r['batch'] for r in rows}):
             continue
         m = med[who, b]
         vs = '%.2fx' % (med['ort', b] / m) if ('ort', b) in med else '-'
-        print('%-8s %-6d %-30s %-30s %s' % (who, b, '%.2f (%.2f-%.2f)' % (m * 1e3, min(t) * 1e3, max(t) * 1e3),
+        print('%-10s %-6d %-30s %-30s %s' % (who, b, '%.2f (%.2f-%.2f)' % (m * 1e3, min(t) * 1e3, max(t) * 1e3),
               '%.1f (%.1f-%.1f)' % (b / m, b / max(t), b / min(t)), vs))
 PY
