@@ -60,6 +60,10 @@ const char *onnx_why(const struct onnx_map *m, const char *msg);
 /* The value of the current node's input k; NULL (with the error set) when
  * it is missing or unknown. A dropped Softmax's output is refused. */
 const struct onnx_value *onnx_input(struct onnx_map *m, size_t k);
+/* Input k as data the graph computes (the image or a layer's output, as
+ * onnx_input takes it); NULL with the error set for a constant, which
+ * has no layer and no shape of an activation. */
+const struct onnx_value *onnx_data_input(struct onnx_map *m, size_t k);
 /* Input k as a constant tensor; NULL with the error set otherwise. */
 const Onnx__TensorProto *onnx_const_input(struct onnx_map *m, size_t k,
                                           const char *role);

@@ -128,6 +128,18 @@ const struct onnx_value *onnx_input(struct onnx_map *m, size_t k)
     return NULL;
 }
 
+const struct onnx_value *onnx_data_input(struct onnx_map *m, size_t k)
+{
+    const struct onnx_value *v = onnx_input(m, k);
+    if (v && v->kind == OV_CONST) {
+        onnx_unsupported(m, "input %zu '%.200s' is an initializer or a "
+                         "Constant; dlbench needs data computed from the "
+                         "graph's input there", k + 1, m->node->input[k]);
+        return NULL;
+    }
+    return v;
+}
+
 const Onnx__TensorProto *onnx_const_input(struct onnx_map *m, size_t k,
                                           const char *role)
 {

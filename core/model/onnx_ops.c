@@ -24,7 +24,7 @@ static dlb_status op_conv(struct onnx_map *m)
     uint32_t c, h, wd;
     int flat;
     char buf[96];
-    if (onnx_check_attrs(m, known, types) || !(x = onnx_input(m, 0)) ||
+    if (onnx_check_attrs(m, known, types) || !(x = onnx_data_input(m, 0)) ||
         !(w = onnx_const_input(m, 1, "weight")) ||
         (m->node->n_input > 2 && *m->node->input[2] &&
          !(b = onnx_const_input(m, 2, "bias"))))
@@ -73,7 +73,7 @@ static dlb_status op_batchnorm(struct onnx_map *m)
         "running_var" };
     const struct onnx_value *x;
     const Onnx__TensorProto *t[4];
-    if (onnx_check_attrs(m, known, types) || !(x = onnx_input(m, 0)))
+    if (onnx_check_attrs(m, known, types) || !(x = onnx_data_input(m, 0)))
         return DLB_ERR_INPUT;
     for (int k = 0; k < 4; k++)
         if (!(t[k] = onnx_const_input(m, (size_t)k + 1, roles[k])))
@@ -112,7 +112,7 @@ static dlb_status op_batchnorm(struct onnx_map *m)
 static dlb_status simple(struct onnx_map *m, enum dlb_layer_kind kind,
                          float relu_max)
 {
-    const struct onnx_value *x = onnx_input(m, 0);
+    const struct onnx_value *x = onnx_data_input(m, 0);
     if (!x)
         return DLB_ERR_INPUT;
     struct dlb_layer_spec *L = onnx_layer(m, kind, "", onnx_value_layer(x));
@@ -278,7 +278,7 @@ static dlb_status op_pool(struct onnx_map *m, enum dlb_layer_kind kind)
     struct window w;
     uint32_t c, h, wd;
     int flat;
-    if (onnx_check_attrs(m, known, types) || !(x = onnx_input(m, 0)))
+    if (onnx_check_attrs(m, known, types) || !(x = onnx_data_input(m, 0)))
         return DLB_ERR_INPUT;
     int is_max = kind == DLB_LAYER_MAXPOOL;
     if ((is_max && onnx_attr(n, "count_include_pad")) ||
@@ -368,7 +368,7 @@ static dlb_status op_flatten(struct onnx_map *m)
     static const char *const known[] = { "axis", NULL };
     static const Onnx__AttributeProto__AttributeType types[] = { A_INT };
     const struct onnx_value *x;
-    if (onnx_check_attrs(m, known, types) || !(x = onnx_input(m, 0)))
+    if (onnx_check_attrs(m, known, types) || !(x = onnx_data_input(m, 0)))
         return DLB_ERR_INPUT;
     int64_t axis = onnx_attr_int(m->node, "axis", 1);
     if (axis != 1)
@@ -391,7 +391,7 @@ static dlb_status op_reshape(struct onnx_map *m)
     int flat;
     char buf[128];
     struct dlb_error e = { "" };
-    if (onnx_check_attrs(m, known, types) || !(x = onnx_input(m, 0)) ||
+    if (onnx_check_attrs(m, known, types) || !(x = onnx_data_input(m, 0)) ||
         !(t = onnx_const_input(m, 1, "shape")))
         return DLB_ERR_INPUT;
     if (dlb_onnx_tensor_ints(&m->o, t, "the shape", &v, &n, &e))
@@ -416,7 +416,7 @@ static dlb_status op_reshape(struct onnx_map *m)
 static dlb_status linear(struct onnx_map *m, const Onnx__TensorProto *b,
                          int transposed, const Onnx__TensorProto *bias)
 {
-    const struct onnx_value *x = onnx_input(m, 0);
+    const struct onnx_value *x = onnx_data_input(m, 0);
     int32_t from;
     uint32_t c, h, w;
     int flat;
@@ -496,7 +496,7 @@ static dlb_status op_softmax(struct onnx_map *m)
     const struct onnx_value *x;
     uint32_t c, h, w;
     int flat;
-    if (onnx_check_attrs(m, known, types) || !(x = onnx_input(m, 0)))
+    if (onnx_check_attrs(m, known, types) || !(x = onnx_data_input(m, 0)))
         return DLB_ERR_INPUT;
     onnx_value_shape(m, x, &c, &h, &w, &flat);
     int64_t axis = onnx_attr_int(m->node, "axis", m->o.opset >= 13 ? -1 : 1);
@@ -534,7 +534,7 @@ static dlb_status op_dropout(struct onnx_map *m)
                                 "training_mode false)", ratio, train);
     if (n->n_output > 1 && n->output[1] && *n->output[1])
         return onnx_unsupported(m, "output 'mask' is not supported");
-    const struct onnx_value *x = onnx_input(m, 0);
+    const struct onnx_value *x = onnx_data_input(m, 0);
     if (!x)
         return DLB_ERR_INPUT;
     struct dlb_layer_spec *L = onnx_layer(m, DLB_LAYER_DROPOUT, "",

@@ -184,6 +184,12 @@ static void errors(void)
     refused("bad_shape.onnx", sh);
     refused("truncated.onnx", tr);
     refused("bad_extpath.onnx", ext);
+    /* a constant where data must be: it has no layer to take a shape
+     * from (a fuzzed file read layer 0 of none) */
+    static const char *const cin[] = { "node 'Conv_2' (Conv)",
+        "input 1 'k' is an initializer or a Constant",
+        "data computed from the graph's input", NULL };
+    refused("bad_const_input.onnx", cin);
 
     /* Not ONNX at all; external data from memory, with no folder. */
     struct dlb_error err = { "" };

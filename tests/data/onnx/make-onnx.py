@@ -29,6 +29,7 @@ Bad models (each must be refused, naming what is wrong):
   bad_shape    an Add of 4 and 8 channels
   bad_extpath  external data at ../outside.bin (outside the model's folder)
   truncated    the first half of tiny_res.onnx
+  bad_const_input  a Conv 'Conv_2' whose data input is an initializer
 """
 import os
 import sys
@@ -245,6 +246,9 @@ def bad_models(res):
     data = res.SerializeToString()
     with open(os.path.join(OUT, 'truncated.onnx'), 'wb') as f:
         f.write(data[:len(data) // 2])
+    k = init('k', rand(1, 1, 28, 28))
+    save('bad_const_input', [helper.make_node('Conv', ['k', 'w'], ['h'], name='Conv_2')]
+         + tail, [k, w, fc], [1, 28, 28], 10, 13)
 
 
 res, x, out = tiny_res()
