@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "child/child.h"
+#include "results/git_commit.h" /* made by the build, at every build */
 #include "options/options.h"
 #include "cli/cmd_compare.h"
 #include "cli/cmd_export.h"

@@ -24,9 +24,7 @@
 #else
 #define DLB_VERSION_STRING "unknown"
 #endif
-#ifndef DLB_GIT_COMMIT
-#define DLB_GIT_COMMIT "unknown"
-#endif
+#include "results/git_commit.h" /* made by the build, at every build */
 #ifndef DLB_BUILD_CFLAGS
 #define DLB_BUILD_CFLAGS ""
 #endif

@@ -3,6 +3,12 @@
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 ok "--version" sh -c "'$DLBENCH' --version | grep -q '^dlbench [0-9]'"
+# The commit is the source's as it was built, not as it was configured
+# (a build directory kept across pulls records the new one).
+head=$( (cd "$top_srcdir" && git rev-parse --short=12 HEAD) 2>/dev/null)
+if [ -n "$head" ]; then
+    ok "--version names the commit built ($head)" sh -c "'$DLBENCH' --version | grep -q '(commit $head)'"
+fi
 ok "--help mentions --suite" sh -c "'$DLBENCH' --help | grep -q -- '--suite'"
 "$DLBENCH" list >list.txt 2>&1
 ok "list exits 0" [ $? -eq 0 ]
