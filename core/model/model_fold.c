@@ -26,15 +26,6 @@ void dlb_model_params_moved(struct dlb_model *m)
     m->params_epoch++;
 }
 
-/* Whether layer i is an fp32 layer that nothing quantises or casts (the
- * fusions' own test, model_fuse.c). */
-static int plain_f32(const struct dlb_model *m, size_t i)
-{
-    return !m->layers[i].q && !(m->layers[i].spec->in_q_scale > 0) &&
-           dlb_model_layer_type(m, i) == DLB_F32 &&
-           dlb_model_out_type(m, i) == DLB_F32;
-}
-
 int dlb_model_fold_applies(const struct dlb_model *m, size_t i)
 {
     const struct dlb_model_spec *sp = m->spec;
@@ -42,7 +33,7 @@ int dlb_model_fold_applies(const struct dlb_model *m, size_t i)
            sp->layers[i].kind == DLB_LAYER_CONV &&
            dlb_model_spec_feeds_next(sp, i) &&
            sp->layers[i + 1].kind == DLB_LAYER_BATCHNORM &&
-           plain_f32(m, i) && plain_f32(m, i + 1);
+           dlb_model_f32_layer(m, i) && dlb_model_f32_layer(m, i + 1);
 }
 
 static dlb_status read_param(struct dlb_model *m, int idx, float *dst,
@@ -145,9 +136,7 @@ dlb_status dlb_model_fold_refresh(struct dlb_model *m, struct dlb_error *err)
                                         "folding the batch norms", sp->path);
     for (size_t i = 0; s == DLB_OK && i < sp->n_layers; i++)
         if (dlb_model_fold_applies(m, i))
-            s = fold_layer(m, i, w, bt, err);
-    if (s == DLB_OK)
-        s = DLB_BE_CALL0(m->be, synchronize);
+            s = fold_layer(m, i, w, bt, err); /* copies from the host: w reusable */
     free(w);
     free(bt);
     if (s != DLB_OK)

@@ -55,7 +55,7 @@ static void mark(struct dlb_model *m, size_t i, size_t span)
     m->fused_layers += span;
 }
 
-static int f32_layer(const struct dlb_model *m, size_t i)
+int dlb_model_f32_layer(const struct dlb_model *m, size_t i)
 {
     /* a QDQ model's simulated quantisation runs before the layer alone */
     return !m->layers[i].q && !(m->layers[i].spec->in_q_scale > 0) &&
@@ -73,12 +73,13 @@ static size_t span_of(struct dlb_model *m, size_t i, int train,
     size_t nl = m->spec->n_layers;
     op->relu = 0;
     if (!dlb_model_spec_feeds_next(m->spec, i) ||
-        m->layers[i + 1].spec->kind != DLB_LAYER_MAXPOOL || !f32_layer(m, i + 1))
+        m->layers[i + 1].spec->kind != DLB_LAYER_MAXPOOL ||
+        !dlb_model_f32_layer(m, i + 1))
         return 0;
     op->pool = dlb_model_pool_desc(m->layers[i + 1].spec, m->n);
     if (!train && i + 2 < nl && dlb_model_spec_feeds_next(m->spec, i + 1) &&
         m->layers[i + 2].spec->kind == DLB_LAYER_RELU &&
-        m->layers[i + 2].spec->relu_max == 0 && f32_layer(m, i + 2))
+        m->layers[i + 2].spec->relu_max == 0 && dlb_model_f32_layer(m, i + 2))
         op->relu = 1;
     if (!dlb_backend_kernel_for(m->be, op))
         return 0;
@@ -92,7 +93,7 @@ static size_t span_of(struct dlb_model *m, size_t i, int train,
 static size_t relu_span(struct dlb_model *m, size_t i, struct dlb_op *op)
 {
     if (!dlb_model_spec_feeds_next(m->spec, i) ||
-        m->layers[i + 1].spec->kind != DLB_LAYER_RELU || !f32_layer(m, i + 1))
+        m->layers[i + 1].spec->kind != DLB_LAYER_RELU || !dlb_model_f32_layer(m, i + 1))
         return 0;
     struct dlb_op fused = *op;
     fused.kind = DLB_OP_CONV2D_RELU;
@@ -120,13 +121,13 @@ static size_t dw_span(struct dlb_model *m, size_t i, struct dlb_op *op)
     fused.relu = 0;
     fused.relu_max = 0.0f;
     if (m->layers[j].spec->kind == DLB_LAYER_RELU) {
-        if (!f32_layer(m, j) || !dlb_model_spec_feeds_next(sp, j))
+        if (!dlb_model_f32_layer(m, j) || !dlb_model_spec_feeds_next(sp, j))
             return 0;
         fused.relu = 1;
         fused.relu_max = m->layers[j].spec->relu_max;
         j++;
     }
-    if (m->layers[j].spec->kind != DLB_LAYER_CONV || !f32_layer(m, j))
+    if (m->layers[j].spec->kind != DLB_LAYER_CONV || !dlb_model_f32_layer(m, j))
         return 0;
     const struct dlb_model_layer *dw = &m->layers[j];
     fused.dwconv = dlb_model_conv_desc(dw->spec, m->n);
@@ -137,7 +138,7 @@ static size_t dw_span(struct dlb_model *m, size_t i, struct dlb_op *op)
     if (dlb_model_folded(m, j, &fused.w2, &fused.b2))
         j++; /* its batch norm, in its weights */
     if (dlb_model_spec_feeds_next(sp, j) &&
-        m->layers[j + 1].spec->kind == DLB_LAYER_RELU && f32_layer(m, j + 1)) {
+        m->layers[j + 1].spec->kind == DLB_LAYER_RELU && dlb_model_f32_layer(m, j + 1)) {
         fused.relu2 = 1;
         fused.relu2_max = m->layers[j + 1].spec->relu_max;
         j++;
@@ -164,7 +165,7 @@ static size_t add_span(struct dlb_model *m, size_t c, size_t i,
     size_t a = i + 1;
     if (a >= sp->n_layers || sp->layers[i].n_uses != 1 ||
         sp->layers[a].kind != DLB_LAYER_ADD || sp->layers[a].n_inputs != 2 ||
-        !f32_layer(m, a))
+        !dlb_model_f32_layer(m, a))
         return 0;
     size_t in0 = dlb_model_in(m, a, 0), in1 = dlb_model_in(m, a, 1);
     size_t j = in0 == a ? in1 : in0;
@@ -181,7 +182,7 @@ static size_t add_span(struct dlb_model *m, size_t c, size_t i,
     fused.relu_max = 0.0f;
     size_t span = 1;
     if (dlb_model_spec_feeds_next(sp, a) &&
-        m->layers[a + 1].spec->kind == DLB_LAYER_RELU && f32_layer(m, a + 1)) {
+        m->layers[a + 1].spec->kind == DLB_LAYER_RELU && dlb_model_f32_layer(m, a + 1)) {
         fused.relu = 1;
         fused.relu_max = m->layers[a + 1].spec->relu_max;
         span = 2;
@@ -204,7 +205,7 @@ float dlb_model_fused_add_relu(struct dlb_model *m, size_t i, int train,
                                size_t count, enum dlb_dtype t)
 {
     if (!m->fuse || train || t != DLB_F32 || !dlb_model_spec_feeds_next(m->spec, i) ||
-        m->layers[i + 1].spec->kind != DLB_LAYER_RELU || !f32_layer(m, i + 1))
+        m->layers[i + 1].spec->kind != DLB_LAYER_RELU || !dlb_model_f32_layer(m, i + 1))
         return -1.0f;
     struct dlb_op op = {.kind = DLB_OP_ADD_RELU, .count = count,
                         .relu_max = m->layers[i + 1].spec->relu_max};
@@ -223,7 +224,7 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
         return 0;
     if (train)
         ml->pool_bwd = 0;
-    if (!m->fuse || !f32_layer(m, i) || dlb_buffer_dtype(x) != DLB_F32)
+    if (!m->fuse || !dlb_model_f32_layer(m, i) || dlb_buffer_dtype(x) != DLB_F32)
         return 0;
     /* the fused pass's operation, shaped before its tensors exist: the
      * kernels apply on types and shapes */

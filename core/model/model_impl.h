@@ -141,6 +141,10 @@ static inline size_t dlb_model_in(const struct dlb_model *m, size_t i,
     return (size_t)(m->spec->layers[i].inputs[k] + 1);
 }
 
+/* Layer i computes and outputs fp32 and nothing quantises it: what the
+ * fusions and the batch-norm fold take (model_fuse.c). */
+int dlb_model_f32_layer(const struct dlb_model *m, size_t i);
+
 /* Batch normalisation folded into the convolution before it, for
  * inference passes (model_fold.c). params_moved: any parameter or running
  * statistic may have changed (every write, update and training forward
