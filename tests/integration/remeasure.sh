@@ -42,18 +42,37 @@ assert 'attempt' not in zero[0] and [r['attempt'] for r in zero[1:]] == list(ran
 for r in zero[:-1]:
     assert r['system'].get('doubtful'), r"
 ok "each attempt has its own log" [ -e b/logs/config-0-attempt-1.log ]
-ok "results.json: one record per configuration, saying what was re-measured" python3 -c "
+# Which attempt stands is checked against the journal by the rule itself:
+# on a busy machine (the CI's, two tests at once) every attempt may be
+# doubtful, and then the least disturbed one stands, still doubtful.
+ok "results.json: one record per configuration, the attempt the rule picks" python3 -c "
 import json
+js = [json.loads(l) for l in open('b/journal.jsonl')]
+zero = [r for r in js if r['index'] == 0]
+def disturbance(r):
+    s = r['system']
+    return (s.get('involuntary_per_s') or 0) + 1e4 * (s.get('steal_share') or 0)
+clean = [r for r in zero if not r['system'].get('doubtful')]
+want = clean[0] if clean else min(zero, key=disturbance)
 d = json.load(open('b/results.json'))
 rs = d['records']
 assert sorted(r['index'] for r in rs) == [0, 1], rs
 r = [r for r in rs if r['index'] == 0][0]
 h = r['remeasured']
-assert h['runs'] >= 2 and h['kept_attempt'] >= 1, h
+assert h['runs'] == len(zero) and h['kept_attempt'] == want.get('attempt', 0), (h, want)
 assert h['doubtful'][0] == {'attempt': 0, 'why': 'its threads were preempted 900 times a second: something else was running'}, h
-assert r['attempt'] == h['kept_attempt'], r
-assert 'remeasured' not in [x for x in rs if x['index'] == 1][0]"
-ok "report.md says what was re-measured" grep -q "re-measured: testload.work=10000 ran [23] times; the figures are attempt [12]'s.*; doubtful: attempt 0: its threads were preempted 900" b/report.md
+assert [x['attempt'] for x in h['doubtful']] == [z.get('attempt', 0) for z in zero if z['system'].get('doubtful')], h
+assert r.get('attempt', 0) == h['kept_attempt'], r
+assert 'remeasured' not in [x for x in rs if x['index'] == 1][0]
+open('kept', 'w').write('%d %d %d' % (h['runs'], h['kept_attempt'], 0 if clean else 1))"
+runs=- kept=- still=0
+[ -e kept ] && read runs kept still <kept
+echo "re-measured: $runs runs, attempt $kept kept, still doubtful (1 = yes): $still"
+if [ "$still" -eq 0 ]; then
+    ok "report.md says what was re-measured" grep -q "re-measured: testload.work=10000 ran $runs times; the figures are attempt $kept's; doubtful: attempt 0: its threads were preempted 900" b/report.md
+else
+    ok "report.md says what was re-measured, still doubtful" grep -q "re-measured: testload.work=10000 ran $runs times; the figures are attempt $kept's (the least disturbed, still doubtful); doubtful: attempt 0: its threads were preempted 900" b/report.md
+fi
 n=$(wc -l <b/journal.jsonl)
 "$DLBENCH" --resume b >c.out 2>c.err
 ok "a second --resume runs nothing more" [ "$(wc -l <b/journal.jsonl)" -eq "$n" ]
