@@ -13,27 +13,35 @@
  * any parameter or running statistic may have moved since
  * (dlb_model_params_moved: a write from outside, an update, a training
  * forward). Folding is a change of rounding: a folded pass agrees with
- * the unfolded one within a few ulps of fp32, not bit for bit. */
+ * the unfolded one within a few ulps of fp32, not bit for bit. A
+ * mixed-precision network (bf16 between its convolutions) folds too: the
+ * weights are folded in fp32 and rounded to bf16 once, where the unfolded
+ * pass rounds the convolution's output before normalising it. */
 #include "model/model_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
 
 #include "backend/backend.h"
+#include "backend/dtype.h"
 
 void dlb_model_params_moved(struct dlb_model *m)
 {
     m->params_epoch++;
 }
 
+/* The master weights are fp32 (a model of another type has none to fold
+ * from); the convolution and its batch norm compute in one type, fp32 or
+ * a mixed-precision network's bf16 (dlb_model_chain_type). */
 int dlb_model_fold_applies(const struct dlb_model *m, size_t i)
 {
     const struct dlb_model_spec *sp = m->spec;
+    enum dlb_dtype t;
     return m->dtype == DLB_F32 && i + 1 < sp->n_layers &&
            sp->layers[i].kind == DLB_LAYER_CONV &&
            dlb_model_spec_feeds_next(sp, i) &&
            sp->layers[i + 1].kind == DLB_LAYER_BATCHNORM &&
-           dlb_model_f32_layer(m, i) && dlb_model_f32_layer(m, i + 1);
+           dlb_model_chain_type(m, i, 0, &t) && dlb_model_plain_layer(m, i + 1, t);
 }
 
 static dlb_status read_param(struct dlb_model *m, int idx, float *dst,
@@ -46,16 +54,17 @@ static dlb_status read_param(struct dlb_model *m, int idx, float *dst,
                        : dlb_model_be_fail(m, s, p->name, "reading for the fold", err);
 }
 
-/* A buffer of n floats for layer i's fold, kept while its size holds. */
+/* A buffer of n elements of type t for layer i's fold, kept while its
+ * size and type hold. */
 static dlb_status fold_buffer(struct dlb_model *m, size_t i, struct dlb_buffer **b,
-                              size_t n, struct dlb_error *err)
+                              enum dlb_dtype t, size_t n, struct dlb_error *err)
 {
     const struct dlb_backend_ops *ops = dlb_backend_ops_of(m->be);
-    if (*b && dlb_buffer_count(*b) == n)
+    if (*b && dlb_buffer_count(*b) == n && dlb_buffer_dtype(*b) == t)
         return DLB_OK;
     ops->buffer_free(m->be, *b);
     *b = NULL;
-    dlb_status s = ops->buffer_alloc(m->be, DLB_F32, n, b);
+    dlb_status s = ops->buffer_alloc(m->be, t, n, b);
     return s == DLB_OK ? s : dlb_model_be_fail(m, s, m->layers[i].spec->name,
                                                "allocating the folded weights", err);
 }
@@ -87,13 +96,18 @@ dlb_status dlb_model_bn_fold(struct dlb_model *m, size_t i, float *w, float *b,
 }
 
 /* Layer i's weights and bias with batch norm i + 1 folded in, into the
- * layer's copies. */
+ * layer's copies: the weights in the type the convolution reads them in
+ * (its low-precision copy's, bf16, rounded once from the folded fp32 as
+ * that copy is from the master weights: dtype.h's conversion, the one
+ * every backend's cast makes), the bias in fp32 as the layer's own. */
 static dlb_status fold_layer(struct dlb_model *m, size_t i, float *w, float *b,
                              struct dlb_error *err)
 {
     struct dlb_model_layer *ml = &m->layers[i];
     const struct dlb_backend_ops *ops = dlb_backend_ops_of(m->be);
     size_t wn = m->params[ml->weight].t.count, out = ml->spec->out_c;
+    enum dlb_dtype wt = dlb_buffer_dtype(dlb_model_layer_weights(m, i));
+    uint16_t *h = NULL;
     dlb_status s = read_param(m, ml->weight, w, err);
     if (s == DLB_OK && ml->bias >= 0)
         s = read_param(m, ml->bias, b, err);
@@ -102,14 +116,24 @@ static dlb_status fold_layer(struct dlb_model *m, size_t i, float *w, float *b,
             b[o] = 0.0f;
     if (s == DLB_OK)
         s = dlb_model_bn_fold(m, i, w, b, err); /* waits for the reads too */
-    if (s == DLB_OK && !(s = fold_buffer(m, i, &ml->fold_w, wn, err)))
-        s = fold_buffer(m, i, &ml->fold_b, out, err);
+    if (s == DLB_OK && !(s = fold_buffer(m, i, &ml->fold_w, wt, wn, err)))
+        s = fold_buffer(m, i, &ml->fold_b, DLB_F32, out, err);
     if (s != DLB_OK)
         return s;
-    if ((s = ops->copy_from_host(m->be, ml->fold_w, 0, w, wn * sizeof *w)) ||
+    const void *src = w;
+    if (wt == DLB_BF16) {
+        if (!(h = malloc(wn * sizeof *h)))
+            return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory folding '%s'",
+                              m->layers[i + 1].spec->name);
+        for (size_t k = 0; k < wn; k++)
+            h[k] = dlb_f32_to_bf16(w[k]);
+        src = h;
+    }
+    if ((s = ops->copy_from_host(m->be, ml->fold_w, 0, src, wn * dlb_dtype_size(wt))) ||
         (s = ops->copy_from_host(m->be, ml->fold_b, 0, b, out * sizeof *b)))
-        return dlb_model_be_fail(m, s, ml->spec->name, "writing the folded weights", err);
-    return DLB_OK;
+        s = dlb_model_be_fail(m, s, ml->spec->name, "writing the folded weights", err);
+    free(h); /* copies from the host leave it free at once */
+    return s;
 }
 
 dlb_status dlb_model_fold_refresh(struct dlb_model *m, struct dlb_error *err)

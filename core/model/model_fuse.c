@@ -6,8 +6,10 @@
  * summed onto the other branch's buffer), and a 1x1 convolution with the
  * depthwise one after it, each with its ReLU (CONV2D_DW). In inference a
  * batch norm after a convolution is folded into its weights first
- * (model_fold.c), and the fusions look past it. The output of the first
- * is never written:
+ * (model_fold.c), and the fusions look past it. Every layer of a fusion
+ * computes in one type: F32, or in inference BF16 too (a mixed-precision
+ * network: amp's policy keeps its layers between the convolutions in the
+ * convolutions' type). The output of the first is never written:
  * for LeNet's conv1 the pass saves a write and a read of the largest
  * activation; for a residual block, two passes over its output.
  *
@@ -55,12 +57,25 @@ static void mark(struct dlb_model *m, size_t i, size_t span)
     m->fused_layers += span;
 }
 
-int dlb_model_f32_layer(const struct dlb_model *m, size_t i)
+int dlb_model_plain_layer(const struct dlb_model *m, size_t i, enum dlb_dtype t)
 {
     /* a QDQ model's simulated quantisation runs before the layer alone */
     return !m->layers[i].q && !(m->layers[i].spec->in_q_scale > 0) &&
-           dlb_model_layer_type(m, i) == DLB_F32 &&
-           dlb_model_out_type(m, i) == DLB_F32;
+           dlb_model_layer_type(m, i) == t && dlb_model_out_type(m, i) == t;
+}
+
+int dlb_model_f32_layer(const struct dlb_model *m, size_t i)
+{
+    return dlb_model_plain_layer(m, i, DLB_F32);
+}
+
+int dlb_model_chain_type(const struct dlb_model *m, size_t i, int train,
+                         enum dlb_dtype *t)
+{
+    *t = dlb_model_layer_type(m, i);
+    if (*t != DLB_F32 && (train || *t != DLB_BF16))
+        return 0;
+    return dlb_model_plain_layer(m, i, *t);
 }
 
 /* How many layers after convolution i the fusion covers (0: none): a max
@@ -90,10 +105,12 @@ static size_t span_of(struct dlb_model *m, size_t i, int train,
  * CONV2D_RELU (op filled in) where the backend has a kernel for it, as an
  * ONNX model's Conv -> Relu with the batch norm folded into the weights
  * is. Returns the layers it covers after the convolution (0 or 1). */
-static size_t relu_span(struct dlb_model *m, size_t i, struct dlb_op *op)
+static size_t relu_span(struct dlb_model *m, size_t i, enum dlb_dtype t,
+                        struct dlb_op *op)
 {
     if (!dlb_model_spec_feeds_next(m->spec, i) ||
-        m->layers[i + 1].spec->kind != DLB_LAYER_RELU || !dlb_model_f32_layer(m, i + 1))
+        m->layers[i + 1].spec->kind != DLB_LAYER_RELU ||
+        !dlb_model_plain_layer(m, i + 1, t))
         return 0;
     struct dlb_op fused = *op;
     fused.kind = DLB_OP_CONV2D_RELU;
@@ -110,7 +127,8 @@ static size_t relu_span(struct dlb_model *m, size_t i, struct dlb_op *op)
  * where the backend has a kernel, as MobileNetV2's inverted residual
  * blocks begin (the expansion and the depthwise convolution, each with
  * its ReLU6). Returns the layers it covers after i (2 to 4). */
-static size_t dw_span(struct dlb_model *m, size_t i, struct dlb_op *op)
+static size_t dw_span(struct dlb_model *m, size_t i, enum dlb_dtype t,
+                      struct dlb_op *op)
 {
     const struct dlb_model_spec *sp = m->spec;
     struct dlb_op fused = *op;
@@ -121,13 +139,13 @@ static size_t dw_span(struct dlb_model *m, size_t i, struct dlb_op *op)
     fused.relu = 0;
     fused.relu_max = 0.0f;
     if (m->layers[j].spec->kind == DLB_LAYER_RELU) {
-        if (!dlb_model_f32_layer(m, j) || !dlb_model_spec_feeds_next(sp, j))
+        if (!dlb_model_plain_layer(m, j, t) || !dlb_model_spec_feeds_next(sp, j))
             return 0;
         fused.relu = 1;
         fused.relu_max = m->layers[j].spec->relu_max;
         j++;
     }
-    if (m->layers[j].spec->kind != DLB_LAYER_CONV || !dlb_model_f32_layer(m, j))
+    if (m->layers[j].spec->kind != DLB_LAYER_CONV || !dlb_model_plain_layer(m, j, t))
         return 0;
     const struct dlb_model_layer *dw = &m->layers[j];
     fused.dwconv = dlb_model_conv_desc(dw->spec, m->n);
@@ -138,7 +156,8 @@ static size_t dw_span(struct dlb_model *m, size_t i, struct dlb_op *op)
     if (dlb_model_folded(m, j, &fused.w2, &fused.b2))
         j++; /* its batch norm, in its weights */
     if (dlb_model_spec_feeds_next(sp, j) &&
-        m->layers[j + 1].spec->kind == DLB_LAYER_RELU && dlb_model_f32_layer(m, j + 1)) {
+        m->layers[j + 1].spec->kind == DLB_LAYER_RELU &&
+        dlb_model_plain_layer(m, j + 1, t)) {
         fused.relu2 = 1;
         fused.relu2_max = m->layers[j + 1].spec->relu_max;
         j++;
@@ -159,13 +178,13 @@ static size_t dw_span(struct dlb_model *m, size_t i, struct dlb_op *op)
  * its readers before this layer have all run, so reads_left 1 is the
  * add's. A convolution that reads g itself cannot write over it. */
 static size_t add_span(struct dlb_model *m, size_t c, size_t i,
-                       struct dlb_op *op, struct dlb_buffer **y)
+                       enum dlb_dtype t, struct dlb_op *op, struct dlb_buffer **y)
 {
     const struct dlb_model_spec *sp = m->spec;
     size_t a = i + 1;
     if (a >= sp->n_layers || sp->layers[i].n_uses != 1 ||
         sp->layers[a].kind != DLB_LAYER_ADD || sp->layers[a].n_inputs != 2 ||
-        !dlb_model_f32_layer(m, a))
+        !dlb_model_plain_layer(m, a, t))
         return 0;
     size_t in0 = dlb_model_in(m, a, 0), in1 = dlb_model_in(m, a, 1);
     size_t j = in0 == a ? in1 : in0;
@@ -174,7 +193,7 @@ static size_t add_span(struct dlb_model *m, size_t c, size_t i,
     size_t r = m->root[j];
     struct dlb_buffer *g = m->act[j];
     if (!g || m->act[r] != g || !m->own[r] || m->reads_left[r] != 1 ||
-        m->root[dlb_model_in(m, c, 0)] == r || dlb_buffer_dtype(g) != DLB_F32)
+        m->root[dlb_model_in(m, c, 0)] == r || dlb_buffer_dtype(g) != t)
         return 0;
     struct dlb_op fused = *op;
     fused.kind = DLB_OP_CONV2D_ADD;
@@ -182,7 +201,8 @@ static size_t add_span(struct dlb_model *m, size_t c, size_t i,
     fused.relu_max = 0.0f;
     size_t span = 1;
     if (dlb_model_spec_feeds_next(sp, a) &&
-        m->layers[a + 1].spec->kind == DLB_LAYER_RELU && dlb_model_f32_layer(m, a + 1)) {
+        m->layers[a + 1].spec->kind == DLB_LAYER_RELU &&
+        dlb_model_plain_layer(m, a + 1, t)) {
         fused.relu = 1;
         fused.relu_max = m->layers[a + 1].spec->relu_max;
         span = 2;
@@ -204,8 +224,10 @@ static size_t add_span(struct dlb_model *m, size_t c, size_t i,
 float dlb_model_fused_add_relu(struct dlb_model *m, size_t i, int train,
                                size_t count, enum dlb_dtype t)
 {
-    if (!m->fuse || train || t != DLB_F32 || !dlb_model_spec_feeds_next(m->spec, i) ||
-        m->layers[i + 1].spec->kind != DLB_LAYER_RELU || !dlb_model_f32_layer(m, i + 1))
+    if (!m->fuse || train || (t != DLB_F32 && t != DLB_BF16) ||
+        !dlb_model_spec_feeds_next(m->spec, i) ||
+        m->layers[i + 1].spec->kind != DLB_LAYER_RELU ||
+        !dlb_model_plain_layer(m, i + 1, t))
         return -1.0f;
     struct dlb_op op = {.kind = DLB_OP_ADD_RELU, .count = count,
                         .relu_max = m->layers[i + 1].spec->relu_max};
@@ -224,8 +246,19 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
         return 0;
     if (train)
         ml->pool_bwd = 0;
-    if (!m->fuse || !dlb_model_f32_layer(m, i) || dlb_buffer_dtype(x) != DLB_F32)
+    enum dlb_dtype t;
+    struct dlb_buffer *xc = NULL;
+    if (!m->fuse || !dlb_model_chain_type(m, i, train, &t) ||
+        (train && dlb_buffer_dtype(x) != t))
         return 0;
+    /* In inference an input of another type (a bf16 network's fp32
+     * image) is cast first, as the layer alone would (model_fwd.c). */
+    if (dlb_buffer_dtype(x) != t) {
+        size_t in = (size_t)m->n * dlb_model_act_size(m, dlb_model_in(m, i, 0));
+        if ((*st = dlb_model_cast_new(m, x, t, in, ml->spec->name, &xc, err)))
+            return 1;
+        x = xc;
+    }
     /* the fused pass's operation, shaped before its tensors exist: the
      * kernels apply on types and shapes */
     struct dlb_op op = {
@@ -237,7 +270,7 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
     /* In inference the batch norm after it may be in its weights: the
      * fusions then look past it, at what reads layer e's output. */
     size_t e = i + (!train && dlb_model_folded(m, i, &op.w, &op.b));
-    size_t span = span_of(m, e, train, &op);
+    size_t span = t == DLB_F32 ? span_of(m, e, train, &op) : 0;
     /* Alone, an inference pass's convolution runs as FWD_INFER; in
      * training, as the layer's usual one (model_fwd.c). */
     if (!span && train)
@@ -245,9 +278,9 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
     int taken = 0; /* *y is a buffer taken over, not allocated */
     if (!span) {
         op.kind = DLB_OP_CONV2D;
-        if (!(span = dw_span(m, e, &op)))
-            span = relu_span(m, e, &op);
-        if (!span && (span = add_span(m, i, e, &op, y)) > 0)
+        if (!(span = dw_span(m, e, t, &op)))
+            span = relu_span(m, e, t, &op);
+        if (!span && (span = add_span(m, i, e, t, &op, y)) > 0)
             taken = 1;
     }
     span += e - i;
@@ -259,15 +292,18 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
                                      m->layers[i + 1].spec->name,
                                      &m->layers[i + 1].ws, err))) ||
         (!taken &&
-         (*st = dlb_model_step_alloc(m, DLB_F32, (size_t)m->n *
+         (*st = dlb_model_step_alloc(m, t, (size_t)m->n *
                                          dlb_model_act_size(m, i + 1 + span),
-                                     ml->spec->name, y, err))))
+                                     ml->spec->name, y, err)))) {
+        dlb_model_step_free(m, &xc);
         return 1;
+    }
     *owned = 1;
     op.y = *y;
     if (span && train)
         op.ws = m->layers[i + 1].ws;
     *st = dlb_backend_run(m->be, &op);
+    dlb_model_step_free(m, &xc);
     if (*st != DLB_OK)
         *st = dlb_model_be_fail(m, *st, ml->spec->name, "forward", err);
     /* The first layer's input needs no gradient: its backward can take

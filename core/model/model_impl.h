@@ -141,15 +141,21 @@ static inline size_t dlb_model_in(const struct dlb_model *m, size_t i,
     return (size_t)(m->spec->layers[i].inputs[k] + 1);
 }
 
-/* Layer i computes and outputs fp32 and nothing quantises it: what the
- * fusions and the batch-norm fold take (model_fuse.c). */
+/* Layer i computes and outputs type t (f32_layer: fp32) and nothing
+ * quantises it: what the fusions and the batch-norm fold take
+ * (model_fuse.c). chain_type: the type a fusion or fold that begins at
+ * layer i computes in, into *t: F32, or in inference BF16 (a
+ * mixed-precision network's); 0 where none may. */
+int dlb_model_plain_layer(const struct dlb_model *m, size_t i, enum dlb_dtype t);
 int dlb_model_f32_layer(const struct dlb_model *m, size_t i);
+int dlb_model_chain_type(const struct dlb_model *m, size_t i, int train,
+                         enum dlb_dtype *t);
 
 /* Batch normalisation folded into the convolution before it, for
  * inference passes (model_fold.c). params_moved: any parameter or running
  * statistic may have changed (every write, update and training forward
- * says so). fold_applies: convolution i alone feeds an fp32 batch norm
- * i + 1 that can fold. fold_refresh: make the folded copies again if
+ * says so). fold_applies: convolution i alone feeds a batch norm i + 1
+ * of its own type (fp32, or bf16: chain_type) that can fold. fold_refresh: make the folded copies again if
  * anything moved since. folded: the copies of layer i, valid for this
  * pass (0: not folded). */
 void dlb_model_params_moved(struct dlb_model *m);

@@ -9,7 +9,9 @@
  * to the norm, 1e-5 (fp32, as the other convolutions). Beyond it: the
  * output is never negative nor above the clip where a ReLU ends it, the
  * ReLU zeroes a real share of it, and it equals the cpu backend's own
- * CONV2D_RELU twice within 1e-6 relative. The input may be another
+ * CONV2D_RELU twice within 1e-6 relative. In bf16 too (x, weights and
+ * y bf16, biases fp32: a bf16 network's inference), where the CPU has
+ * AVX512_BF16, within 2e-2 of the norm (tol_of). The input may be another
  * convolution's output in the layout oneDNN chose. Channel counts the cpu
  * backend keeps in nhwc have no fused kernel there (the layers stay
  * apart); ref runs them. Refused on both backends: a training
@@ -29,17 +31,31 @@
 #include "backend_pair.h" /* dev: the cpu backend */
 #include "util/rng.h"
 
+/* fp32: the other convolutions' bound. bf16: the expanded tensor is
+ * rounded to bf16 on both sides (8 bits) from sums taken in another
+ * order, so an element of it may differ by an ulp, 2^-8 of itself, and
+ * the depthwise sums of nine of them by a few of those. */
 static double tol_of(enum dlb_dtype t, int dnn)
 {
-    (void)t, (void)dnn;
-    return 1e-5;
+    (void)dnn;
+    return t == DLB_BF16 ? 2e-2 : 1e-5;
+}
+
+/* oneDNN computes in bf16 here (cpu_conv_dw.c fuses in bf16 only then). */
+static int cpu_has_bf16(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx512bf16");
+#else
+    return 0;
+#endif
 }
 
 /* The share of exact zeros of the cpu side's y, or -1 when a value is
  * negative, above `hi` (> 0) or not finite. */
 static double zero_share(const struct dlb_buffer *y, size_t n, float hi)
 {
-    double *v = download(dev, y, n, DLB_F32), zeros = 0.0;
+    double *v = download(dev, y, n, y->dtype), zeros = 0.0;
     for (size_t i = 0; i < n; i++) {
         if (!(v[i] >= 0.0) || !isfinite(v[i]) || (hi > 0.0f && v[i] > hi)) {
             free(v);
@@ -54,7 +70,7 @@ static double zero_share(const struct dlb_buffer *y, size_t n, float hi)
 static double max_rel_diff(const struct dlb_buffer *a,
                            const struct dlb_buffer *b, size_t n)
 {
-    double *u = download(dev, a, n, DLB_F32), *v = download(dev, b, n, DLB_F32);
+    double *u = download(dev, a, n, a->dtype), *v = download(dev, b, n, b->dtype);
     double m = 0.0, scale = 0.0;
     for (size_t i = 0; i < n; i++) {
         m = fmax(m, fabs(u[i] - v[i]));
@@ -82,7 +98,7 @@ static struct dlb_op dw_op(const struct dw_case *c, struct dlb_conv2d_desc d,
         .relu2_max = c->clip2 };
 }
 
-static void test_dw(const struct dw_case *c)
+static void test_dw(const struct dw_case *c, enum dlb_dtype tt)
 {
     struct dlb_conv2d_desc d = conv_desc(c->n, c->in_c, c->hw, c->hw,
                                          c->out_c, 1, 1, 0);
@@ -94,29 +110,32 @@ static void test_dw(const struct dw_case *c)
                                           c->in_c, 3, 1, 1);
     size_t ys = dlb_conv2d_y_count(&e), ts = dlb_conv2d_y_count(&d);
     double big = c->clip > 0.0f || c->clip2 > 0.0f ? 8.0 : 1.0;
-    struct pair x = rand_pair(DLB_F32, dlb_conv2d_x_count(&d), big);
-    struct pair x0 = rand_pair(DLB_F32, dlb_conv2d_x_count(&xd), 1.0);
-    struct pair w0 = rand_pair(DLB_F32, dlb_conv2d_w_count(&xd),
+    struct pair x = rand_pair(tt, dlb_conv2d_x_count(&d), big);
+    struct pair x0 = rand_pair(tt, dlb_conv2d_x_count(&xd), 1.0);
+    struct pair w0 = rand_pair(tt, dlb_conv2d_w_count(&xd),
                                big / sqrt(9.0 * c->in_c));
-    struct pair w = rand_pair(DLB_F32, dlb_conv2d_w_count(&d),
+    struct pair w = rand_pair(tt, dlb_conv2d_w_count(&d),
                               1.0 / sqrt((double)c->in_c));
-    struct pair w2 = rand_pair(DLB_F32, dlb_conv2d_w_count(&e), 1.0 / 3.0);
+    struct pair w2 = rand_pair(tt, dlb_conv2d_w_count(&e), 1.0 / 3.0);
+    /* the biases fp32, as a bf16 network keeps them */
     struct pair b = c->bias ? rand_pair(DLB_F32, c->out_c, 0.5) : none;
     struct pair b2 = c->bias ? rand_pair(DLB_F32, c->out_c, 0.5) : none;
-    struct pair y = out_pair(DLB_F32, ys), t = out_pair(DLB_F32, ts);
-    struct pair y2 = out_pair(DLB_F32, ys);
+    struct pair y = out_pair(tt, ys), t = out_pair(tt, ts);
+    struct pair y2 = out_pair(tt, ys);
     char what[200];
     if (c->blocked_in)
         CALL(conv2d_fwd_infer, &xd, B(x0), B(w0), NULL, B(x));
     struct dlb_op op = dw_op(c, d, e);
-    expect_true("cpu has a conv2d_dw kernel for these channels",
-                dlb_backend_kernel_for(dev, &op) != NULL);
+    op.x = x.d, op.w = w.d, op.w2 = w2.d;
+    snprintf(what, sizeof what, "cpu has a %s conv2d_dw kernel for %s",
+             dlb_dtype_name(tt), c->name);
+    expect_true(what, dlb_backend_kernel_for(dev, &op) != NULL);
     BOTH {
         op.x = B(x), op.w = B(w), op.b = c->bias ? B(b) : NULL;
         op.w2 = B(w2), op.b2 = c->bias ? B(b2) : NULL, op.y = B(y);
         CHECK(dlb_backend_run(BE, &op) == DLB_OK);
     }
-    snprintf(what, sizeof what, "conv2d_dw %s", c->name);
+    snprintf(what, sizeof what, "conv2d_dw %s %s", dlb_dtype_name(tt), c->name);
     NEAR_DNN(what, y);
     if (c->relu2) {
         double z = zero_share(y.d, ys, c->clip2);
@@ -135,9 +154,9 @@ static void test_dw(const struct dw_case *c)
         .prop = DLB_PROP_FWD_INFER, .conv = e, .relu_max = c->clip2,
         .x = t.d, .w = w2.d, .b = b2.d, .y = y2.d}) == DLB_OK);
     double r = max_rel_diff(y.d, y2.d, ys);
-    snprintf(what, sizeof what, "conv2d_dw %s: = the two convolutions apart "
-             "(%.1e)", c->name, r);
-    expect_true(what, r <= 1e-6);
+    snprintf(what, sizeof what, "conv2d_dw %s %s: = the two convolutions apart "
+             "(%.1e)", dlb_dtype_name(tt), c->name, r);
+    expect_true(what, r <= (tt == DLB_F32 ? 1e-6 : tol_of(tt, 1)));
     RELEASE(&x, &x0, &w0, &w, &w2, &b, &b2, &y, &t, &y2);
 }
 
@@ -223,7 +242,13 @@ int main(void)
         { "16->32 @11 stride 2, none then relu6", 2, 16, 11, 32, 2, 0, 1, 0.0f, 6.0f, 1, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        test_dw(&cases[i]);
+        test_dw(&cases[i], DLB_F32);
+    /* a mixed-precision network's inference (model_fuse.c) */
+    if (cpu_has_bf16())
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            test_dw(&cases[i], DLB_BF16);
+    else
+        fprintf(stderr, "bf16 cases skipped: no AVX512_BF16 on this CPU\n");
     test_nhwc_left_apart();
     test_refusals();
     dlb_backend_close(dev);

@@ -6,25 +6,50 @@
  * the whole tensor (MobileNetV2's first, 96x112x112, is 4.8 MB an image)
  * and read it back, half of it on the other core: on 2 cores of a Zen 4,
  * batch 1, that pair took 0.27-1.4 ms depending on the process (0.25-0.28
- * fused), at batch 32 12.7 against 9.1 ms. */
+ * fused), at batch 32 12.7 against 9.1 ms. In fp32, or bf16 for a
+ * mixed-precision network's inference. */
 #include "cpu.h"
 
 #include <string.h>
 
-static int f32(const struct dlb_buffer *b)
+static int of_type(const struct dlb_buffer *b, enum dlb_dtype t)
 {
-    return !b || b->dtype == DLB_F32;
+    return !b || b->dtype == t;
 }
 
-/* F32 tensors, channel counts that oneDNN lays out blocked (the fused
- * kernels are written for those), the shapes op_check.c takes. */
+/* The type the fused kernel computes in: x, both weights and y in one
+ * float type, F32, or BF16 where the CPU computes in it (AVX512_BF16 or
+ * AMX: oneDNN's bf16 1x1 kernels take the depthwise post-op there); the
+ * biases F32, as a bf16 network keeps them. 0xff: none. A tensor not yet
+ * given (y, while the model asks whether the kernel applies, model_fuse.c)
+ * takes the others' type. */
+static unsigned dw_type(const struct dlb_op *o)
+{
+    const unsigned bf16_isa = (unsigned)dnnl_cpu_isa_avx512_core_bf16;
+    const struct dlb_buffer *f = o->x ? o->x : o->w ? o->w : o->w2 ? o->w2 : o->y;
+    enum dlb_dtype t = f ? f->dtype : DLB_F32;
+    if (!of_type(o->b, DLB_F32) || !of_type(o->b2, DLB_F32) || !of_type(o->x, t) ||
+        !of_type(o->w, t) || !of_type(o->w2, t) || !of_type(o->y, t))
+        return 0xffu;
+    if (t == DLB_F32 ||
+        (t == DLB_BF16 &&
+         ((unsigned)dnnl_get_effective_cpu_isa() & bf16_isa) == bf16_isa))
+        return (unsigned)t;
+    return 0xffu;
+}
+
+/* One float type (dw_type), channel counts that oneDNN lays out blocked
+ * (the fused kernels are written for those), the shapes op_check.c
+ * takes. */
 int dlb_cpu_conv2d_dw_applies(struct dlb_backend *be, const struct dlb_op *o)
 {
     (void)be;
-    return f32(o->x) && f32(o->w) && f32(o->b) && f32(o->w2) && f32(o->b2) &&
-           f32(o->y) &&
-           dlb_cpu_conv_act_tag(&o->conv, dnnl_f32) == dnnl_format_tag_any &&
-           dlb_cpu_conv_act_tag(&o->dwconv, dnnl_f32) == dnnl_format_tag_any;
+    unsigned t = dw_type(o);
+    if (t == 0xffu)
+        return 0;
+    dnnl_data_type_t ct = dlb_cpu_dnnl_type((enum dlb_dtype)t);
+    return dlb_cpu_conv_act_tag(&o->conv, ct) == dnnl_format_tag_any &&
+           dlb_cpu_conv_act_tag(&o->dwconv, ct) == dnnl_format_tag_any;
 }
 
 static struct dlb_cpu_key dw_key(const struct dlb_op *o)
@@ -39,6 +64,7 @@ static struct dlb_cpu_key dw_key(const struct dlb_op *o)
     memcpy(k.w, v, sizeof v);
     memcpy(&k.w[10], &o->relu_max, sizeof o->relu_max);
     memcpy(&k.w[11], &o->relu2_max, sizeof o->relu2_max);
+    k.w[12] = dw_type(o);
     return k;
 }
 
@@ -68,17 +94,20 @@ static dlb_status build(struct dlb_backend *be, struct dlb_cpu_prim *p,
     dlb_dnnl_md x, w, b, w2, y, xa, wa, ta;
     dnnl_primitive_attr_t attr = NULL;
     dlb_status s = DLB_OK;
-    DLB_DNNL(be, op, dlb_cpu_md_plain(&x, 4, xd, dnnl_f32));
-    DLB_DNNL(be, op, dlb_cpu_md_plain(&w, wn, wd, dnnl_f32));
+    /* the expanded tensor (the 1x1's output, the depthwise input) in the
+     * compute type too: what the two layers apart would write between */
+    dnnl_data_type_t t = dlb_cpu_dnnl_type((enum dlb_dtype)dw_type(o));
+    DLB_DNNL(be, op, dlb_cpu_md_plain(&x, 4, xd, t));
+    DLB_DNNL(be, op, dlb_cpu_md_plain(&w, wn, wd, t));
     DLB_DNNL(be, op, dlb_cpu_md_plain(&b, 1, bd, dnnl_f32));
-    DLB_DNNL(be, op, dlb_cpu_md_plain(&w2, w2n, w2d, dnnl_f32));
-    DLB_DNNL(be, op, dlb_cpu_md_plain(&y, 4, yd, dnnl_f32));
-    DLB_DNNL(be, op, dlb_dnnl_md_tag(&xa, 4, xd, dnnl_f32, any));
-    DLB_DNNL(be, op, dlb_dnnl_md_tag(&wa, wn, wd, dnnl_f32, any));
-    DLB_DNNL(be, op, dlb_dnnl_md_tag(&ta, 4, td, dnnl_f32, any));
+    DLB_DNNL(be, op, dlb_cpu_md_plain(&w2, w2n, w2d, t));
+    DLB_DNNL(be, op, dlb_cpu_md_plain(&y, 4, yd, t));
+    DLB_DNNL(be, op, dlb_dnnl_md_tag(&xa, 4, xd, t, any));
+    DLB_DNNL(be, op, dlb_dnnl_md_tag(&wa, wn, wd, t, any));
+    DLB_DNNL(be, op, dlb_dnnl_md_tag(&ta, 4, td, t, any));
     DLB_DNNL(be, op, dnnl_primitive_attr_create(&attr));
     DLB_DNNL(be, op, dlb_dnnl_attr_post_dw(
-        attr, o->relu != 0, clip_of(o->relu, o->relu_max),
+        attr, t, o->relu != 0, clip_of(o->relu, o->relu_max),
         (int)e->stride_h, o->b2 != NULL, o->relu2 != 0,
         clip_of(o->relu2, o->relu2_max)));
     DLB_DNNL(be, op, dlb_dnnl_conv_fwd_pd(&p->pd[0], cpu->engine,

@@ -245,7 +245,8 @@ static dnnl_status_t post_relu(dnnl_post_ops_t po, float relu_max)
     return dnnl_post_ops_append_eltwise(po, alg, 0.0f, beta);
 }
 
-dnnl_status_t dlb_dnnl_attr_post_dw(dnnl_primitive_attr_t attr, int relu,
+dnnl_status_t dlb_dnnl_attr_post_dw(dnnl_primitive_attr_t attr,
+                                    dnnl_data_type_t t, int relu,
                                     float relu_max, int stride, int bias2,
                                     int relu2, float relu2_max)
 {
@@ -253,9 +254,9 @@ dnnl_status_t dlb_dnnl_attr_post_dw(dnnl_primitive_attr_t attr, int relu,
     dnnl_status_t st;
     if ((st = dnnl_post_ops_create(&po)) ||
         (relu && (st = post_relu(po, relu_max))) ||
-        (st = dnnl_post_ops_append_dw(po, dnnl_f32,
+        (st = dnnl_post_ops_append_dw(po, t,
                                         bias2 ? dnnl_f32 : dnnl_data_type_undef,
-                                        dnnl_f32, 3,
+                                        t, 3,
                                         stride, 1)) ||
         (relu2 && (st = post_relu(po, relu2_max))) ||
         (st = dnnl_primitive_attr_set_post_ops(attr, po))) {

@@ -223,11 +223,13 @@ dnnl_status_t dlb_dnnl_attr_int8_out(dnnl_primitive_attr_t attr, int ndims,
 dnnl_status_t dlb_dnnl_attr_post(dnnl_primitive_attr_t attr, int sum, int relu,
                                  float relu_max);
 /* Post-ops of a 1x1 convolution followed by a depthwise 3x3 one (padding
- * 1, `stride`) in f32: the 1x1's ReLU as above, the depthwise
+ * 1, `stride`), its weights and output of type t (f32 or bf16; its bias
+ * f32): the 1x1's ReLU as above, the depthwise
  * convolution (its weights and, with bias2, its bias given at execution
  * as DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS, | DNNL_ARG_BIAS), then
  * its own ReLU (relu2, relu2_max). */
-dnnl_status_t dlb_dnnl_attr_post_dw(dnnl_primitive_attr_t attr, int relu,
+dnnl_status_t dlb_dnnl_attr_post_dw(dnnl_primitive_attr_t attr,
+                                    dnnl_data_type_t t, int relu,
                                     float relu_max, int stride, int bias2,
                                     int relu2, float relu2_max);
 /* One zero point for argument `arg`, given at execution as

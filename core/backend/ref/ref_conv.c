@@ -149,12 +149,13 @@ dlb_status dlb_ref_conv2d_add(struct dlb_backend *be, const struct dlb_op *op)
     return s;
 }
 
-/* CONV2D_DW: CONV2D_RELU twice, through an F32 tensor of the 1x1's output
- * (what the two layers apart would have written between them). */
+/* CONV2D_DW: CONV2D_RELU twice, through a tensor of the 1x1's output in
+ * y's type (what the two layers apart would have written between them:
+ * F32, or a mixed-precision network's BF16). */
 dlb_status dlb_ref_conv2d_dw(struct dlb_backend *be, const struct dlb_op *op)
 {
     struct dlb_buffer *t = NULL;
-    dlb_status s = dlb_ref_buffer_alloc(be, DLB_F32,
+    dlb_status s = dlb_ref_buffer_alloc(be, op->y->dtype,
                                         dlb_conv2d_y_count(&op->conv), &t);
     if (s == DLB_OK)
         s = dlb_ref_conv2d_fwd(be, &op->conv, op->x, op->w, op->b, t);
