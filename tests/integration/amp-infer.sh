@@ -1,0 +1,56 @@
+#!/bin/sh
+# suites/amp-infer.ini in its --quick form, with profile = ops: ResNet-20's
+# inference in fp32 and in bf16. Where the cpu backend computes bf16 (its
+# instruction set, from the fp32 row's device.arch), the bf16 row runs the
+# same fused operations as fp32 (its batch norms folded into bf16
+# weights: no batch norm, ReLU or add runs apart), carries its speedup
+# and accuracy change against fp32 in results.json and in the printed
+# tables, and stays within 2 points of fp32's accuracy on the 10,000 test
+# images; elsewhere the row is skipped with the reason.
+. "${top_srcdir:-.}/tests/integration/lib.sh"
+
+"$DLBENCH" --suite "$top_srcdir/suites/amp-infer.ini" --quick --set profile=ops \
+    --out run >out.txt 2>err.txt
+rc=$?
+ok "quick amp-infer run succeeds (rc $rc)" [ "$rc" -eq 0 ]
+base='model=resnet20 batch=64 amp.precision=fp32'
+bf16='model=resnet20 batch=64 amp.precision=bf16'
+ok "fp32 row ok" [ "$(status_of run/results.json "$base")" = ok ]
+rec() { json run/results.json "[r for r in d['records'] if r['id']=='$1'][0]$2"; }
+ok "fp32 accuracy on real images" python3 -c "import sys; assert float(sys.argv[1]) > 20, sys.argv[1]" \
+    "$(rec "$base" "['metrics']['accuracy']['value']")"
+arch=$(rec "$base" "['device']['arch']")
+echo "cpu backend instruction set: $arch" >&2
+case $arch in
+avx512_core_bf16 | avx512_core_fp16 | avx512_core_amx)
+    ok "bf16 row ok" [ "$(status_of run/results.json "$bf16")" = ok ]
+    ok "bf16 runs fp32's fused operations, and no batch norm, ReLU or add apart" python3 -c "
+import collections, json
+d = json.load(open('run/results.json'))
+ops = {}
+for r in d['records']:
+    c = collections.Counter()
+    for o in r['profile']['ops']:
+        if o['op'] != 'cast':
+            c[o['op']] += o['calls_per_step']
+    ops[r['id']] = c
+f, b = ops['$base'], ops['$bf16']
+assert f == b, (f, b)
+assert not {'batchnorm', 'relu', 'add'} & set(b), b
+assert b['conv2d_add'] == 9 and b['conv2d_relu'] == 10, b"
+    ok "bf16 speedup and accuracy change recorded" python3 -c "
+import json
+d = json.load(open('run/results.json'))
+r = [r for r in d['records'] if r['id'] == '$bf16'][0]
+v = r['vs_baseline']
+assert v['baseline_id'] == '$base' and v['speedup'] > 0, v
+assert abs(v['accuracy_drop']) <= 2.0, v"
+    ok "vs baseline table printed with the bf16 row" grep -q "^$bf16 " out.txt
+    ok "a verdict for bf16" grep -q "^  amp.precision=bf16: " out.txt
+    ;;
+*)
+    ok "bf16 skipped on $arch" [ "$(status_of run/results.json "$bf16")" = skipped ]
+    ;;
+esac
+ok "records read and written again are the same" round_trips run
+finish
