@@ -118,6 +118,49 @@ static void warn(struct dlb_comparison *cmp, const char *fmt, const char *a,
         cmp->warnings[cmp->n_warnings++] = w;
 }
 
+/* Each library both objects name (context.libraries, or a device's
+ * libraries: oneDNN, cuDNN, NCCL ...) whose version differs, appended to
+ * buf as "name A -> B; ". */
+static void library_changes(json_t *b, json_t *n, const char *where, char *buf,
+                            size_t cap)
+{
+    const char *key;
+    json_t *bv;
+    json_object_foreach(b, key, bv) {
+        const char *x = json_string_value(bv);
+        const char *y = json_string_value(json_object_get(n, key));
+        size_t used = strlen(buf);
+        if (x && y && strcmp(x, y) && used + 1 < cap)
+            snprintf(buf + used, cap - used, "%s%s%s %s -> %s", used ? "; " : "",
+                     where, key, x, y);
+    }
+}
+
+/* Two builds of one commit on another library (Debian's oneDNN against a
+ * vendor's) differ by the library: at LeNet's batch 1, 18.4 against 20.7
+ * us a call between oneDNN 2.6 and 3.2 here, which the gate reported as
+ * the change's regression. */
+static void library_warning(struct dlb_comparison *cmp,
+                            const struct dlb_results *base,
+                            const struct dlb_results *nw)
+{
+    char buf[768] = "";
+    library_changes(dlb_context_get(base->context, "libraries"),
+                    dlb_context_get(nw->context, "libraries"), "", buf, sizeof buf);
+    json_t *bd = dlb_context_get(base->context, "devices");
+    json_t *nd = dlb_context_get(nw->context, "devices");
+    for (size_t i = 0; i < json_array_size(bd) && i < json_array_size(nd); i++) {
+        char where[32];
+        snprintf(where, sizeof where, "device %zu ", i);
+        library_changes(json_object_get(json_array_get(bd, i), "libraries"),
+                        json_object_get(json_array_get(nd, i), "libraries"), where,
+                        buf, sizeof buf);
+    }
+    if (buf[0])
+        warn(cmp, "the runs used different libraries (%s): the comparison "
+             "measures them too, not only the change%s", buf, "");
+}
+
 static void context_warnings(struct dlb_comparison *cmp,
                              const struct dlb_results *base,
                              const struct dlb_results *nw, int normalize)
@@ -139,6 +182,7 @@ static void context_warnings(struct dlb_comparison *cmp,
     json_t *nq = dlb_context_get(nw->context, "quick");
     if (json_is_boolean(bq) && json_is_boolean(nq) && json_is_true(bq) != json_is_true(nq))
         warn(cmp, "one run used --quick and the other did not%s%s", "", "");
+    library_warning(cmp, base, nw);
 }
 
 /* The configuration both runs are divided by: the selection's baseline

@@ -63,6 +63,17 @@ ok "another machine: warned" grep -q "different machines" m.out
 "$DLBENCH" compare --normalize base machine2x >mn.out 2>&1
 ok "--normalize: exit 0 ($(tail -2 mn.out))" [ $? -eq 0 ]
 
+# Another library under the same commit (a vendor's oneDNN, here a crafted
+# jansson version, which every build records): warned, with
+# both versions, in every output form; the same libraries: no warning.
+craft base otherlib "d['context']['libraries']['jansson'] = '9.9.9'"
+"$DLBENCH" compare base otherlib >lib.out 2>&1
+ok "another library: warned with both versions" \
+    grep -q "warning: the runs used different libraries (jansson 2[.0-9]* -> 9.9.9)" lib.out
+"$DLBENCH" compare --format markdown base otherlib >lib.md 2>&1
+ok "another library: in the markdown" grep -q "different libraries" lib.md
+ok "the same libraries: no such warning" sh -c '! grep -q "different libraries" same.out'
+
 # Bad input: exit 2 and the file named.
 mkdir trunc corrupt
 head -c 300 base/results.json >trunc/results.json
