@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "child/child_controls.h"
+#include "child/child_peak.h"
 #include "plan/config_json.h"
 #include "child/host.h"
 #include "proc/launcher.h"
@@ -47,6 +48,8 @@ struct child_run {
     int seed_rep;                  /* > 0: from seed + seed_rep,
     quality only */
     int have_peak;
+    int peak_restarted;            /* peak memory from the measurement on
+                                    * (child_peak.h) */
     double gflops;                 /* the step's, when it counts FLOPs */
     const char *origin;
     int quick;
@@ -500,6 +503,7 @@ static dlb_status measure(struct child_run *r)
                      dlb_status_name(st));
         return st;
     }
+    r->peak_restarted = dlb_child_peak_restart();
     /* accuracy_seeds: a process of another seed trains and scores only;
      * the configuration's speed is the first process's. An export needs
      * the weights alone, which the quality run makes from the seed
@@ -524,12 +528,11 @@ static dlb_status measure(struct child_run *r)
 static void collect_figures(struct child_run *r)
 {
     const struct dlb_suite *s = &r->ses.suite;
-    struct rusage ru;
     if (!r->hosts[0].pub.metric)
         return; /* stopped before the hosts were set up: nothing ran */
-    if (getrusage(RUSAGE_SELF, &ru) == 0)
-        r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_rss", "bytes",
-                               (double)ru.ru_maxrss * 1024.0);
+    double peak = dlb_child_peak_bytes(r->peak_restarted);
+    if (peak >= 0.0)
+        r->hosts[0].pub.metric(&r->hosts[0].pub, "peak_rss", "bytes", peak);
     for (unsigned k = 1; k < r->n_inited && k < s->n_ns; k++) {
         const struct dlb_plugin *p = s->ns[k].plugin;
         if (plugin_on(r, k) && p->metrics)
