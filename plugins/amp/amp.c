@@ -166,6 +166,10 @@ static dlb_status amp_metrics(void *state, const struct dlb_host *h)
     const struct amp_state *s = state;
     const struct dlb_amp_scaler *sc = &s->scaler;
     dlb_status st;
+    /* No backward pass ran (inference): the scaler did nothing, and its
+     * initial scale in the report read as a figure of the run. */
+    if (sc->steps == 0)
+        return DLB_OK;
     if ((st = h->metric(h, "skipped_steps", "steps", (double)sc->skipped)) ||
         (st = h->metric(h, "final_scale", "", (double)sc->scale)) ||
         (st = h->metric(h, "scale_growths", "count", (double)sc->growths)) ||
