@@ -5,9 +5,13 @@
 ok "--version" sh -c "'$DLBENCH' --version | grep -q '^dlbench [0-9]'"
 # The commit is the source's as it was built, not as it was configured
 # (a build directory kept across pulls records the new one).
-head=$( (cd "$top_srcdir" && git rev-parse --short=12 HEAD) 2>/dev/null)
+# The commit of the source, where it is the top of a git checkout (not a
+# release tarball unpacked inside another one, as make distcheck does).
+head=$(sh "$top_srcdir/ci/git-commit" "$top_srcdir" "")
 if [ -n "$head" ]; then
     ok "--version names the commit built ($head)" sh -c "'$DLBENCH' --version | grep -q '(commit $head)'"
+else
+    ok "--version outside a checkout: commit unknown" sh -c "'$DLBENCH' --version | grep -q '(commit unknown)'"
 fi
 ok "--help mentions --suite" sh -c "'$DLBENCH' --help | grep -q -- '--suite'"
 "$DLBENCH" list >list.txt 2>&1
