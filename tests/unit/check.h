@@ -34,6 +34,17 @@ static int check_count;
         }                                                                   \
     } while (0)
 
+/* The CPU computes in bf16 (AVX512_BF16): where the cpu backend's bf16
+ * fusions run (cpu_conv_dw.c). */
+static inline int check_cpu_has_bf16(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("avx512bf16");
+#else
+    return 0;
+#endif
+}
+
 static inline int check_exit(void)
 {
     fprintf(stderr, "%d checks, %d failed\n", check_count, check_failures);

@@ -41,15 +41,6 @@ static double tol_of(enum dlb_dtype t, int dnn)
     return t == DLB_BF16 ? 2e-2 : 1e-5;
 }
 
-/* oneDNN computes in bf16 here (cpu_conv_dw.c fuses in bf16 only then). */
-static int cpu_has_bf16(void)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx512bf16");
-#else
-    return 0;
-#endif
-}
 
 /* The share of exact zeros of the cpu side's y, or -1 when a value is
  * negative, above `hi` (> 0) or not finite. */
@@ -244,7 +235,7 @@ int main(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         test_dw(&cases[i], DLB_F32);
     /* a mixed-precision network's inference (model_fuse.c) */
-    if (cpu_has_bf16())
+    if (check_cpu_has_bf16())
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             test_dw(&cases[i], DLB_BF16);
     else

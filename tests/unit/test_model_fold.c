@@ -165,24 +165,6 @@ static void test_backend(const char *name, const struct dlb_model_spec *s)
     dlb_backend_close(be);
 }
 
-static double max_abs_diff(const float *a, const float *b)
-{
-    double d = 0;
-    for (size_t k = 0; k < N * CLASSES; k++)
-        d = fmax(d, fabs((double)a[k] - b[k]));
-    return d;
-}
-
-/* The CPU computes in bf16 (cpu_conv_dw.c fuses in bf16 only there). */
-static int cpu_has_bf16(void)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    return __builtin_cpu_supports("avx512bf16");
-#else
-    return 0;
-#endif
-}
-
 static void test_bf16(const char *name, const struct dlb_model_spec *s)
 {
     struct dlb_backend_config cfg = {.seed = 3, .profile = 1};
@@ -221,13 +203,12 @@ static void test_bf16(const char *name, const struct dlb_model_spec *s)
     CHECK(dlb_model_infer(m, img, N, a, &err) == DLB_OK);
     CHECK(count_kind(be, DLB_OP_BATCHNORM) == 0);
     CHECK(count_kind(be, DLB_OP_CONV2D_DW) ==
-          (strcmp(name, "cpu") != 0 || cpu_has_bf16()));
+          (strcmp(name, "cpu") != 0 || check_cpu_has_bf16()));
     CHECK(count_kind(be, DLB_OP_CONV2D_ADD) == 1);
     CHECK(count_kind(be, DLB_OP_CONV2D_RELU) == 1);
     CHECK(m->layers[0].fold_w && dlb_buffer_dtype(m->layers[0].fold_w) == DLB_BF16);
     unfolded(m, img, u);
-    double scale, ef = max_abs_diff(a, p32), eu = max_abs_diff(u, p32);
-    max_diff(a, p32, &scale);
+    double scale, ef = max_diff(a, p32, &scale), eu = max_diff(u, p32, &scale);
     fprintf(stderr, "%s bf16: folded %.3g, unfolded %.3g from fp32 (scale %.3g)\n",
             name, ef, eu, scale);
     /* bf16 keeps 8 bits: a few roundings of 2^-9 through the network */
