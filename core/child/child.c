@@ -672,6 +672,8 @@ int dlb_child_main(const struct dlb_options *o)
         json_object_set_new(rec, "profile", prof);
     if (rec && r.scenario)
         json_object_set(rec, "scenario", r.scenario);
+    if (rec && r.wl_ctx.test_correct)
+        json_object_set(rec, "test_correct", r.wl_ctx.test_correct);
     json_decref(r.scenario);
     dlb_child_profile_free(&r.prof);
     /* Under a launcher only rank 0 reports, into the record file. */
@@ -687,6 +689,7 @@ int dlb_child_main(const struct dlb_options *o)
     json_decref(r.shared.world);
     json_decref(r.shared.device);
     json_decref(r.wl_ctx.dataset);
+    json_decref(r.wl_ctx.test_correct);
 
     json_decref(r.shared.metrics);
     free(r.hosts);

@@ -25,6 +25,7 @@
 #include "train/train_run.h"
 #include "plan/session.h"
 #include "child/workloads.h"
+#include "util/hexbits.h"
 
 /* Test-set batch for evaluation: large enough to amortise per-batch work,
  * small enough for vgg-small's activations. Inference has no batch
@@ -227,17 +228,18 @@ static uint32_t test_images(const struct cnn *c)
 }
 
 static dlb_status test_figures(struct cnn *c, struct dlb_model *m,
-                               double *loss, double *acc, struct dlb_error *err)
+                               double *loss, double *acc, uint8_t *marks,
+                               struct dlb_error *err)
 {
     struct dlb_dataset test = c->test;
     test.n = test_images(c);
-    return dlb_model_evaluate(m, &test, CNN_EVAL_BATCH, loss, acc, err);
+    return dlb_model_evaluate(m, &test, CNN_EVAL_BATCH, loss, acc, marks, err);
 }
 
 static dlb_status lend_evaluate(void *ctx, struct dlb_model *m, double *loss,
                                 double *acc, struct dlb_error *err)
 {
-    return test_figures(ctx, m, loss, acc, err);
+    return test_figures(ctx, m, loss, acc, NULL, err);
 }
 
 /* model_api's other models (open by name): found and trained as
@@ -501,16 +503,30 @@ static dlb_status cnn_step(void *wl)
     return s == DLB_OK ? s : fail(c, s, &err);
 }
 
+/* The accuracy figures, and which images the model got right (the
+ * record's test_correct): the selection compares a configuration with its
+ * baseline image by image, whose sampling error is that of the images the
+ * two disagree on, not of two independent test sets. */
 static dlb_status eval_test(struct cnn *c, struct dlb_error *err)
 {
     double loss = 0.0, acc = 0.0;
-    dlb_status s = test_figures(c, c->model, &loss, &acc, err);
-    if (s != DLB_OK)
-        return s;
-    c->host->metric(c->host, "accuracy", "%", acc);
-    c->host->metric(c->host, "test_loss", "", loss);
-    c->host->metric(c->host, "test_images", "images", test_images(c));
-    return DLB_OK;
+    uint32_t n = test_images(c);
+    uint8_t *marks = calloc(dlb_hexbits_bytes(n) + 1, 1);
+    if (!marks)
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory scoring the "
+                          "test set");
+    dlb_status s = test_figures(c, c->model, &loss, &acc, marks, err);
+    if (s == DLB_OK) {
+        c->host->metric(c->host, "accuracy", "%", acc);
+        c->host->metric(c->host, "test_loss", "", loss);
+        c->host->metric(c->host, "test_images", "images", n);
+        char *text = dlb_hexbits_encode(marks, n);
+        json_decref(c->ctx->test_correct);
+        c->ctx->test_correct = text ? json_string(text) : NULL;
+        free(text);
+    }
+    free(marks);
+    return s;
 }
 
 /* The casts of the measured steps (mixed precision): seconds per step and

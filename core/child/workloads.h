@@ -42,6 +42,11 @@ struct dlb_workload_ctx {
      * (doc/results-schema.md): set by the workload, owned by the child. */
     json_t *dataset;
 
+    /* Which test images the accuracy figure's model classified correctly,
+     * as util/hexbits.h writes them (the record's "test_correct"): set by
+     * the workload with its accuracy, owned by the child. */
+    json_t *test_correct;
+
     /* dlbench export: after the quality run (training, the transform,
      * the test-set accuracy), the model is written here as ONNX; NULL
      * in a normal run. */

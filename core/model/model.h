@@ -93,10 +93,12 @@ dlb_status dlb_model_infer(struct dlb_model *m, const float *images,
 
 /* Test-set figures: mean NLL loss and top-1 accuracy in percent over every
  * image of `d` (unaugmented), in batches of `batch`, the last partial batch
- * included. */
+ * included. `correct_marks` (may be NULL; dlb_hexbits_bytes(d->n) bytes,
+ * util/hexbits.h) receives which images were classified correctly: two
+ * models scored on the same images are then compared image by image. */
 dlb_status dlb_model_evaluate(struct dlb_model *m, const struct dlb_dataset *d,
                               uint32_t batch, double *loss, double *accuracy,
-                              struct dlb_error *err);
+                              uint8_t *correct_marks, struct dlb_error *err);
 
 /* Mixed precision. `types` (DLB_LAYER_KIND_COUNT entries, NULL: none)
  * gives the type each layer kind computes and outputs in; a layer whose

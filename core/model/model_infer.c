@@ -5,6 +5,7 @@
 
 #include "backend/backend.h"
 #include "data/augment.h"
+#include "util/hexbits.h"
 
 /* The last layer's output as F32 on the host. */
 static dlb_status download(struct dlb_model *m, struct dlb_buffer *y,
@@ -120,8 +121,11 @@ dlb_status dlb_model_infer(struct dlb_model *m, const float *images, uint32_t n,
     return s;
 }
 
-static void score(const float *lp, const int32_t *labels, uint32_t n,
-                  uint32_t classes, double *loss_sum, uint64_t *correct)
+/* Images start .. start + n - 1 scored: their loss and hits summed, and
+ * each hit marked in `marks` (may be NULL). */
+static void score(const float *lp, const int32_t *labels, uint32_t start,
+                  uint32_t n, uint32_t classes, double *loss_sum,
+                  uint64_t *correct, uint8_t *marks)
 {
     for (uint32_t i = 0; i < n; i++) {
         const float *row = lp + (size_t)i * classes;
@@ -129,14 +133,17 @@ static void score(const float *lp, const int32_t *labels, uint32_t n,
         for (uint32_t k = 1; k < classes; k++)
             if (row[k] > row[best])
                 best = k; /* ties keep the first, as argmax does */
-        *correct += best == (uint32_t)labels[i];
+        int hit = best == (uint32_t)labels[i];
+        *correct += (uint64_t)hit;
+        if (marks)
+            dlb_hexbits_set(marks, (size_t)start + i, hit);
         *loss_sum -= row[labels[i]];
     }
 }
 
 dlb_status dlb_model_evaluate(struct dlb_model *m, const struct dlb_dataset *d,
                               uint32_t batch, double *loss, double *accuracy,
-                              struct dlb_error *err)
+                              uint8_t *correct_marks, struct dlb_error *err)
 {
     const struct dlb_model_spec *sp = m->spec;
     size_t per = (size_t)sp->in_c * sp->in_h * sp->in_w;
@@ -170,7 +177,8 @@ dlb_status dlb_model_evaluate(struct dlb_model *m, const struct dlb_dataset *d,
             DLB_OK)
             s = dlb_errorf(err, s, "evaluating %s: bad batch", sp->path);
         else if ((s = dlb_model_infer(m, images, nb, lp, err)) == DLB_OK)
-            score(lp, labels, nb, sp->classes, &loss_sum, &correct);
+            score(lp, labels, start, nb, sp->classes, &loss_sum, &correct,
+                  correct_marks);
     }
     if (s == DLB_OK) {
         *loss = loss_sum / d->n;

@@ -10,9 +10,10 @@
  * each later seed is a process of its own that trains and scores only,
  * journaled with "seed_rep": k. The results see one record per
  * configuration (per round and repetition) with "seeds": [{"seed",
- * "accuracy", "test_loss", "train_loss_last"} or {"seed", "status",
- * "reason"} for a run that failed], and metrics "accuracy" (the mean over
- * the seeds) and "accuracy_sd" (their standard deviation, points). */
+ * "accuracy", "test_loss", "train_loss_last", "test_correct"} or {"seed",
+ * "status", "reason"} for a run that failed], and metrics "accuracy" (the
+ * mean over the seeds) and "accuracy_sd" (their standard deviation,
+ * points); the record's own "test_correct" moves into its seed's entry. */
 #ifndef DLB_CORE_SEEDS_H
 #define DLB_CORE_SEEDS_H
 

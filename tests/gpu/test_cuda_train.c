@@ -42,7 +42,7 @@ static int train(struct dlb_backend *be, const struct dlb_model_spec *spec,
     dlb_status s = dlb_train_run(&tpl, tr, &bs, NULL, steps, &out->loss,
                                  &out->secs, &err);
     if (s == DLB_OK)
-        s = dlb_model_evaluate(m, &part, 500, &test_loss, &out->acc, &err);
+        s = dlb_model_evaluate(m, &part, 500, &test_loss, &out->acc, NULL, &err);
     if (s != DLB_OK)
         fprintf(stderr, "%s: %s\n", dlb_backend_name(be), err.msg);
     else

@@ -6,7 +6,9 @@
 # weights: no batch norm, ReLU or add runs apart), carries its speedup
 # and accuracy change against fp32 in results.json and in the printed
 # tables, and stays within 2 points of fp32's accuracy on the 10,000 test
-# images; elsewhere the row is skipped with the reason. Also: a record's
+# images, its interval the paired one computed from the two records'
+# test_correct marks; elsewhere the row is skipped with the reason. Each
+# record's marks count its accuracy. Also: a record's
 # peak memory is its measurement's, the same whether its process trained
 # the reference weights or found them cached.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
@@ -47,6 +49,27 @@ r = [r for r in d['records'] if r['id'] == '$bf16'][0]
 v = r['vs_baseline']
 assert v['baseline_id'] == '$base' and v['speedup'] > 0, v
 assert abs(v['accuracy_drop']) <= 2.0, v"
+    ok "bf16's accuracy interval is the test set's paired one, from the marks" python3 -c "
+import json, math
+d = json.load(open('run/results.json'))
+recs = {r['id']: r for r in d['records']}
+f, b = recs['$base'], recs['$bf16']
+n = int(f['metrics']['test_images']['value'])
+def marks(r):
+    x = int.from_bytes(bytes.fromhex(r['test_correct']), 'little')
+    return [x >> i & 1 for i in range(n)]
+mf, mb = marks(f), marks(b)
+diff = [p - q for p, q in zip(mb, mf)]
+m = sum(diff) / n
+half = 100 * 1.96 * math.sqrt(sum((x - m) ** 2 for x in diff) / (n - 1) / n)
+pf, pb = f['metrics']['accuracy']['value'] / 100, b['metrics']['accuracy']['value'] / 100
+unpaired = 100 * 1.96 * math.sqrt((pf * (1 - pf) + pb * (1 - pb)) / n)
+rows = [w for v in d['selection']['verdicts'] for w in v['workloads'] if w['id'] == '$bf16']
+ci = rows[0]['accuracy_ci']
+print('bf16 disagrees with fp32 on %d of %d images; interval +-%.3f points '
+      '(unpaired binomial: +-%.3f)' % (sum(map(abs, diff)), n, ci, unpaired))
+assert abs(ci - half) <= 1e-6 * max(1, half), (ci, half)
+assert ci < unpaired / 2, (ci, unpaired)"
     ok "vs baseline table printed with the bf16 row" grep -q "^$bf16 " out.txt
     ok "a verdict for bf16" grep -q "^  amp.precision=bf16: " out.txt
     ;;
@@ -54,6 +77,17 @@ assert abs(v['accuracy_drop']) <= 2.0, v"
     ok "bf16 skipped on $arch" [ "$(status_of run/results.json "$bf16")" = skipped ]
     ;;
 esac
+ok "each record's marks say which test images it got right, as many as its accuracy" python3 -c "
+import json
+for r in json.load(open('run/results.json'))['records']:
+    if r['status'] != 'ok':
+        continue
+    n = int(r['metrics']['test_images']['value'])
+    t = r['test_correct']
+    assert len(t) == 2 * ((n + 7) // 8), (r['id'], len(t), n)
+    hits = bin(int.from_bytes(bytes.fromhex(t), 'little')).count('1')
+    acc = r['metrics']['accuracy']['value']
+    assert abs(100 * hits / n - acc) < 1e-6, (r['id'], hits, n, acc)"
 ok "records read and written again are the same" round_trips run
 
 # Peak memory is the measurement's: the first process trains the

@@ -220,7 +220,7 @@ static dlb_status lend_evaluate(void *ctx, struct dlb_model *m, double *loss,
                                 double *acc, struct dlb_error *err)
 {
     const struct lender *l = ctx;
-    return dlb_model_evaluate(m, l->test, 500, loss, acc, err);
+    return dlb_model_evaluate(m, l->test, 500, loss, acc, NULL, err);
 }
 
 /* The teacher: the model file with its initial weights of another seed

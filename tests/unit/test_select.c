@@ -11,6 +11,7 @@
 #include "select/select.h"
 #include "select_fixture.h"
 #include "select/select_impl.h"
+#include "util/hexbits.h"
 
 /* The selection as results.json holds it: the checks below read what a
  * user reads (and so check the writer too). */
@@ -404,6 +405,80 @@ static void test_bad_keys(void)
     }
 }
 
+/* Seeds scored on 10,000 images with which ones each got right: a setting
+ * that loses 3 images and gains 1 at every seed (-0.02 points) gets the
+ * paired test-set interval (+-0.04 points: "no measurable effect", shown
+ * within a tolerance of 0.5), where the unpaired binomial one (+-1.04)
+ * could not tell; without the marks, that older interval stands. */
+static json_t *seeded(const struct fixture *f, size_t pos, double shift, int marked)
+{
+    enum { IMAGES = 10000 };
+    json_t *r = crafted(f, pos, pos ? 200 : 100, 0.01, 0, 1e6);
+    json_t *seeds = json_array();
+    uint8_t bits[IMAGES / 8];
+    for (int k = 0; k < 3; k++) {
+        int right = 8300 + 10 * k; /* the seed moves the baseline */
+        memset(bits, 0, sizeof bits);
+        for (int i = 0; i < right; i++)
+            dlb_hexbits_set(bits, (size_t)i, 1);
+        if (shift) { /* images 0-2 lost, image 9000 gained */
+            for (int i = 0; i < 3; i++)
+                dlb_hexbits_set(bits, (size_t)i, 0);
+            dlb_hexbits_set(bits, 9000, 1);
+        }
+        double acc = 100.0 * right / IMAGES + shift;
+        json_t *e = json_pack("{s:i,s:f}", "seed", 42 + k, "accuracy", acc);
+        char *t = dlb_hexbits_encode(bits, IMAGES);
+        if (marked)
+            json_object_set_new(e, "test_correct", json_string(t));
+        free(t);
+        json_array_append_new(seeds, e);
+    }
+    json_t *m = json_object_get(r, "metrics");
+    json_object_set_new(m, "accuracy", json_pack("{s:f,s:s}", "value",
+                                                 83.1 + shift, "unit", "%"));
+    json_object_set_new(m, "test_images", json_pack("{s:i,s:s}", "value",
+                                                    IMAGES, "unit", "images"));
+    json_object_set_new(r, "seeds", seeds);
+    return r;
+}
+
+static void test_paired_images(void)
+{
+    struct fixture f;
+    if (!fixture_open(&f, "[suite]\naccuracy_tolerance = 0.5\n"
+                          "[sweep]\namp.enable = off, on\n"))
+        return;
+    for (int marked = 1; marked >= 0; marked--) {
+        json_t *recs = json_array();
+        json_array_append_new(recs, seeded(&f, 0, 0, marked));
+        json_array_append_new(recs, seeded(&f, 1, -0.02, marked));
+        json_t *sel = run_select(&f, recs);
+        json_t *row = json_array_get(json_object_get(json_array_get(
+            json_object_get(sel, "verdicts"), 0), "workloads"), 0);
+        json_t *pc = json_object_get(json_object_get(sel, "per_config"),
+                                     "amp.enable=on");
+        double ci = json_number_value(json_object_get(row, "accuracy_ci"));
+        CHECK_NEAR(json_number_value(json_object_get(row, "accuracy_change")),
+                   -0.02, 1e-9);
+        const char *within = json_string_value(json_object_get(pc, "accuracy_within"));
+        if (marked) {
+            /* D = -1 on 3 images, +1 on 1: mean -2e-4, sd^2 (4 - 4e-4) / 9999 */
+            CHECK_NEAR(ci, 100 * 1.96 * sqrt((4 - 4e-4) / 9999.0 / 10000), 1e-9);
+            CHECK(within && !strcmp(within, "yes"));
+        } else {
+            CHECK_NEAR(ci, 100 * 1.96 * sqrt((0.831 * 0.169 + 0.8308 * 0.1692) / 10000),
+                       1e-6);
+            CHECK(within && !strcmp(within, "cannot tell"));
+        }
+        CHECK(!strcmp(json_string_value(json_object_get(row, "accuracy_effect")),
+                      "no measurable effect"));
+        json_decref(sel);
+        json_decref(recs);
+    }
+    fixture_close(&f);
+}
+
 int main(void)
 {
     test_constraints();
@@ -413,5 +488,6 @@ int main(void)
     test_bad_keys();
     test_workload_groups();
     test_equal_training();
+    test_paired_images();
     return check_exit();
 }

@@ -35,7 +35,7 @@ static double train_eval(struct dlb_model *m, const struct dlb_dataset *train,
     double last = 0, secs = 0, acc = -1;
     part.n = test_n < test->n ? test_n : test->n;
     if (dlb_train_run(&tpl, train, &spec, NULL, steps, &last, &secs, &err) ||
-        dlb_model_evaluate(m, &part, 500, test_loss, &acc, &err))
+        dlb_model_evaluate(m, &part, 500, test_loss, &acc, NULL, &err))
         fprintf(stderr, "%s\n", err.msg);
     fprintf(stderr, "%llu steps: %.1f s, last loss %.4f, accuracy %.2f%% on "
             "%u images\n", (unsigned long long)steps, secs, last, acc, part.n);
