@@ -20,6 +20,7 @@ int dlb_compare_report(struct dlb_options *opts, json_t *base,
         .threshold = opts->threshold >= 0 ? opts->threshold : DLB_COMPARE_THRESHOLD,
         .alpha = DLB_COMPARE_ALPHA,
         .normalize = normalize,
+        .accuracy_threshold = DLB_COMPARE_ACCURACY_THRESHOLD,
     };
     struct dlb_error err = {""};
     struct dlb_comparison cmp;
@@ -33,9 +34,10 @@ int dlb_compare_report(struct dlb_options *opts, json_t *base,
     if (format_of(opts) == DLB_COMPARE_JSON)
         for (size_t i = 0; i < cmp.n_warnings; i++)
             fprintf(stderr, "dlbench: warning: %s\n", cmp.warnings[i]);
-    long long slower = cmp.slower;
+    /* A regression is a slowdown, or an accuracy drop the seeds show. */
+    long long bad = cmp.slower + cmp.accuracy_lower;
     dlb_comparison_free(&cmp);
-    return slower > 0 ? 1 : 0;
+    return bad > 0 ? 1 : 0;
 }
 
 int dlb_cmd_compare(struct dlb_options *opts)

@@ -352,6 +352,7 @@ static dlb_status one_config(struct judge *J, struct dlb_comparison *cmp,
     if (rec_ok(b) && rec_ok(n)) {
         s = judge_pair(J, id, b, n, row, err);
         note_doubtful(cmp, row, b, n);
+        dlb_compare_accuracy(cmp, b, n, row);
     } else if (rec_ok(b)) {
         row->verdict = "missing";
         note_status(cmp, row, "new", n);
@@ -393,6 +394,8 @@ static void row_init(struct dlb_cmp_row *r)
     r->base_median_s = r->new_median_s = r->ratio = NAN;
     r->ratio_ci_lo = r->ratio_ci_hi = r->p = r->resolution = NAN;
     r->base_n = r->new_n = -1;
+    r->base_accuracy = r->new_accuracy = r->accuracy_change = NAN;
+    r->accuracy_ci = NAN;
 }
 
 static dlb_status compare(const struct dlb_results *base, const char *base_file,
@@ -404,6 +407,7 @@ static dlb_status compare(const struct dlb_results *base, const char *base_file,
     cmp->new_file = keep(cmp, new_file);
     cmp->threshold = o->threshold;
     cmp->alpha = o->alpha;
+    cmp->accuracy_threshold = o->accuracy_threshold;
     cmp->geomean_ratio = cmp->resolution_median = cmp->resolution_max = NAN;
     cmp->rows = calloc(base->n + nw->n + 1, sizeof *cmp->rows);
     struct judge J = {.o = o, .base_file = base_file, .new_file = new_file};

@@ -25,7 +25,12 @@
  *                    still counts, and its note says so) } ],
  *     "geomean_ratio": x | null, "compared": n,
  *     "resolution": { "median", "max" } | null   over the judged rows,
- *     "counts": { "faster", "slower", "same", "new", "missing" } } */
+ *     "counts": { "faster", "slower", "same", "new", "missing" },
+ *     "accuracy": { "threshold" (points), "judged", "lower", "higher" } }
+ *   where a row both runs scored also has "accuracy": { "base", "new",
+ *   "change" (points, new - base), "ci" (95% half-width), "seeds" (pairs;
+ *   0: none in common), "test_images": "paired" | "binomial", "verdict":
+ *   "lower" | "higher" | "same" | "not judged" }. */
 #ifndef DLB_CORE_COMPARE_H
 #define DLB_CORE_COMPARE_H
 
@@ -38,12 +43,15 @@
 #include "results/results.h" /* dlb_context_get */
 
 #define DLB_COMPARE_THRESHOLD 0.05
+/* Points of accuracy: the accuracy_tolerance suites default to. */
+#define DLB_COMPARE_ACCURACY_THRESHOLD 0.5
 #define DLB_COMPARE_ALPHA 0.05
 
 struct dlb_compare_opts {
     double threshold; /* a change smaller than this fraction is "same" */
     double alpha;     /* significance level of the test */
     int normalize;    /* divide each configuration by its run's baseline one */
+    double accuracy_threshold; /* points: a smaller accuracy change is "same" */
 };
 
 /* Read a run directory (its results.json) or a results.json file. *file is
@@ -56,6 +64,16 @@ dlb_status dlb_compare_load(const char *path, json_t **doc, char **file,
 dlb_status dlb_compare(json_t *base, const char *base_file, json_t *new_doc,
                        const char *new_file, const struct dlb_compare_opts *o,
                        struct dlb_comparison *out, struct dlb_error *err);
+
+/* The accuracy of configuration `id` in both runs (b and n, both ok) into
+ * row and the comparison's counts (compare_accuracy.c): new against base,
+ * paired by seed and by test image (results/accuracy_pair.h). "lower" or
+ * "higher" when the interval excludes 0 over two seeds or more and the
+ * change is beyond cmp->accuracy_threshold; "same" otherwise, or when
+ * the two predicted every test image alike at every seed; "not judged"
+ * with one seed (a rebuilt training moves by its own noise). */
+void dlb_compare_accuracy(struct dlb_comparison *cmp, const struct dlb_record *b,
+                          const struct dlb_record *n, struct dlb_cmp_row *row);
 
 enum dlb_compare_format { DLB_COMPARE_TABLE, DLB_COMPARE_MARKDOWN, DLB_COMPARE_JSON };
 

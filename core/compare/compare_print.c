@@ -74,6 +74,93 @@ static void summary(FILE *f, const struct dlb_comparison *cmp, const char *bold)
                 or0(cmp->resolution_median) * 100, or0(cmp->resolution_max) * 100);
 }
 
+/* Whether any row carries an accuracy (both runs scored it). */
+static int any_accuracy(const struct dlb_comparison *cmp)
+{
+    for (size_t i = 0; i < cmp->n_rows; i++)
+        if (cmp->rows[i].accuracy_verdict)
+            return 1;
+    return 0;
+}
+
+static void accuracy_summary(FILE *f, const struct dlb_comparison *cmp,
+                             const char *bold)
+{
+    if (any_accuracy(cmp))
+        fprintf(f, "%saccuracy: %lld lower, %lld higher, %lld same of %lld "
+                "judged%s\n", bold, cmp->accuracy_lower, cmp->accuracy_higher,
+                cmp->accuracy_judged - cmp->accuracy_lower - cmp->accuracy_higher,
+                cmp->accuracy_judged, bold);
+}
+
+/* A row's accuracy cells: the two, the change with its interval, the
+ * seeds it is over (and whether the images were paired). */
+struct acc_cells {
+    char base[16], nw[16], change[48], seeds[32];
+};
+
+static void fill_accuracy(const struct dlb_cmp_row *r, struct acc_cells *a)
+{
+    snprintf(a->base, sizeof a->base, "%.2f", r->base_accuracy);
+    snprintf(a->nw, sizeof a->nw, "%.2f", r->new_accuracy);
+    snprintf(a->change, sizeof a->change, isnan(r->accuracy_ci) ? "%+.2f"
+             : "%+.2f +-%.2f", r->accuracy_change, r->accuracy_ci);
+    snprintf(a->seeds, sizeof a->seeds, "%lld%s", r->accuracy_seeds,
+             r->accuracy_images_paired ? "" : " (unpaired images)");
+}
+
+static const char accuracy_legend[] =
+    "accuracy change = NEW - BASE (points) with its 95%% CI over the seeds "
+    "both trained from and the test images (paired image by image); "
+    "lower/higher: the interval excludes 0 over 2 seeds or more and the "
+    "change is beyond %g points; one seed is not judged (a rebuilt "
+    "training moves by its own noise), unless every prediction is alike\n";
+
+static void print_accuracy_table(FILE *f, const struct dlb_comparison *cmp, size_t w)
+{
+    if (!any_accuracy(cmp))
+        return;
+    struct cells c;
+    struct acc_cells a;
+    fprintf(f, "\n%-*s  %7s  %7s  %-16s  %-6s  %s\n", (int)w, "accuracy", "base",
+            "new", "change", "seeds", "verdict");
+    fprintf(f, "%-*s  %7s  %7s  %-16s\n", (int)w, "", "%", "%", "points");
+    for (size_t i = 0; i < cmp->n_rows; i++) {
+        const struct dlb_cmp_row *r = &cmp->rows[i];
+        if (!r->accuracy_verdict)
+            continue;
+        fill(r, &c, 0);
+        fill_accuracy(r, &a);
+        fprintf(f, "%-*s  %7s  %7s  %-16s  %-6s  %s\n", (int)w, c.id, a.base, a.nw,
+                a.change, a.seeds, r->accuracy_verdict);
+    }
+    fprintf(f, accuracy_legend, cmp->accuracy_threshold);
+}
+
+static void print_accuracy_markdown(FILE *f, const struct dlb_comparison *cmp)
+{
+    if (!any_accuracy(cmp))
+        return;
+    struct cells c;
+    struct acc_cells a;
+    fputs("\n| configuration | base accuracy (%) | new accuracy (%) | change "
+          "(points, 95% CI) | seeds | accuracy |\n"
+          "| --- | ---: | ---: | ---: | ---: | --- |\n", f);
+    for (size_t i = 0; i < cmp->n_rows; i++) {
+        const struct dlb_cmp_row *r = &cmp->rows[i];
+        if (!r->accuracy_verdict)
+            continue;
+        fill(r, &c, 1);
+        fill_accuracy(r, &a);
+        int bad = !strcmp(r->accuracy_verdict, "lower");
+        fprintf(f, "| %s | %s | %s | %s | %s | %s%s%s |\n", c.id, a.base, a.nw,
+                a.change, a.seeds, bad ? "**" : "", r->accuracy_verdict,
+                bad ? "**" : "");
+    }
+    fputc('\n', f);
+    fprintf(f, accuracy_legend, cmp->accuracy_threshold);
+}
+
 /* Whether a row was judged on the processes' medians (repetitions). */
 static int any_welch(const struct dlb_comparison *cmp)
 {
@@ -116,7 +203,9 @@ static void print_table(FILE *f, const struct dlb_comparison *cmp)
         fprintf(f, note ? " (%s)\n" : "\n", note);
     }
     legend(f, cmp);
+    print_accuracy_table(f, cmp, w);
     summary(f, cmp, "");
+    accuracy_summary(f, cmp, "");
     for (i = 0; i < cmp->n_warnings; i++)
         fprintf(f, "warning: %s\n", cmp->warnings[i]);
 }
@@ -127,6 +216,10 @@ static void print_markdown(FILE *f, const struct dlb_comparison *cmp)
     struct cells c;
     fputs("### dlbench compare\n\n", f);
     summary(f, cmp, "**");
+    if (any_accuracy(cmp)) {
+        fputc('\n', f);
+        accuracy_summary(f, cmp, "**");
+    }
     fputc('\n', f);
     for (i = 0; i < cmp->n_warnings; i++)
         fprintf(f, "> **warning:** %s\n\n", cmp->warnings[i]);
@@ -143,6 +236,7 @@ static void print_markdown(FILE *f, const struct dlb_comparison *cmp)
     }
     fputc('\n', f);
     legend(f, cmp);
+    print_accuracy_markdown(f, cmp);
 }
 
 void dlb_compare_print(FILE *f, enum dlb_compare_format fmt,

@@ -26,6 +26,15 @@ struct dlb_cmp_row {            /* one configuration */
     double resolution;
     long long base_n, new_n;    /* -1 when absent */
     int reference;              /* the normalizing configuration */
+    /* Accuracy, where both records scored it (compare_accuracy.c): the
+     * two, new minus base (points) with its 95% half-width over the seeds
+     * both trained from and the test images; accuracy_verdict "lower",
+     * "higher", "same", or "not judged" (one seed: the training's noise
+     * is unmeasured); NAN and NULL where not scored. */
+    double base_accuracy, new_accuracy, accuracy_change, accuracy_ci;
+    long long accuracy_seeds;   /* pairs of seeds; 0 when not scored */
+    int accuracy_images_paired; /* the test images' error is the paired one */
+    const char *accuracy_verdict;
 };
 
 struct dlb_comparison {
@@ -35,6 +44,8 @@ struct dlb_comparison {
     long long compared;
     double resolution_median, resolution_max; /* NAN: no row was judged */
     long long faster, slower, same, added, missing; /* the counts */
+    double accuracy_threshold;  /* points: a smaller change is "same" */
+    long long accuracy_lower, accuracy_higher, accuracy_judged;
     const char **warnings;
     size_t n_warnings;
     struct dlb_cmp_row *rows;   /* "configs", in their order */

@@ -46,6 +46,18 @@ static json_t *row(const struct dlb_cmp_row *r)
     }
     if (r->note)
         put(o, "note", json_string(r->note));
+    if (r->accuracy_verdict) {
+        json_t *a = json_object();
+        put_num(a, "base", r->base_accuracy);
+        put_num(a, "new", r->new_accuracy);
+        put_num(a, "change", r->accuracy_change);
+        put_num(a, "ci", r->accuracy_ci);
+        put(a, "seeds", json_integer((json_int_t)r->accuracy_seeds));
+        put(a, "test_images", json_string(r->accuracy_images_paired ? "paired"
+                                                                    : "binomial"));
+        put(a, "verdict", json_string(r->accuracy_verdict));
+        put(o, "accuracy", a);
+    }
     return o;
 }
 
@@ -74,6 +86,11 @@ json_t *dlb_comparison_write(const struct dlb_comparison *c)
                                "same", (json_int_t)c->same, "new",
                                (json_int_t)c->added, "missing",
                                (json_int_t)c->missing));
+    put(o, "accuracy", json_pack("{s:f, s:I, s:I, s:I}", "threshold",
+                                 c->accuracy_threshold, "judged",
+                                 (json_int_t)c->accuracy_judged, "lower",
+                                 (json_int_t)c->accuracy_lower, "higher",
+                                 (json_int_t)c->accuracy_higher));
     put(o, "normalized_by", c->normalized_by ? json_string(c->normalized_by)
                                              : json_null());
     put(o, "resolution", isnan(c->resolution_median) && isnan(c->resolution_max)

@@ -28,7 +28,8 @@ static const char good_json[] =
 
 static void compare_all(json_t *base, json_t *nw)
 {
-    struct dlb_compare_opts o = {DLB_COMPARE_THRESHOLD, DLB_COMPARE_ALPHA, 0};
+    struct dlb_compare_opts o = {DLB_COMPARE_THRESHOLD, DLB_COMPARE_ALPHA, 0,
+                                  DLB_COMPARE_ACCURACY_THRESHOLD};
     struct dlb_error err = {""};
     for (o.normalize = 0; o.normalize <= 1; o.normalize++) {
         struct dlb_comparison cmp;

@@ -46,7 +46,8 @@ static json_t *run(const char *host, double a, double b, double scale)
 }
 
 static const struct dlb_compare_opts defaults = {DLB_COMPARE_THRESHOLD,
-                                                 DLB_COMPARE_ALPHA, 0};
+                                                 DLB_COMPARE_ALPHA, 0,
+                                                 DLB_COMPARE_ACCURACY_THRESHOLD};
 
 /* The comparison as `dlbench compare --format json` writes it: the checks
  * below read the document a CI job reads. */

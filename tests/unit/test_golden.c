@@ -353,7 +353,7 @@ static void golden_no_winner(void)
 static void print_compare(FILE *out, json_t *base, json_t *nw, int normalize)
 {
     struct dlb_compare_opts o = {DLB_COMPARE_THRESHOLD, DLB_COMPARE_ALPHA,
-                                 normalize};
+                                 normalize, DLB_COMPARE_ACCURACY_THRESHOLD};
     struct dlb_error err = {""};
     struct dlb_comparison cmp;
     if (dlb_compare(base, "base/results.json", nw, "new/results.json", &o, &cmp,
