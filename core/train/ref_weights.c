@@ -1,6 +1,7 @@
 /* Cached reference weights: load when the cache matches, else train. */
 #include "train/ref_weights.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,62 @@ static dlb_status train_and_save(struct dlb_model *m, const char *path,
     if (st == DLB_OK)
         r->host->log(r->host, DLB_LOG_INFO, "reference weights trained in "
                      "%.1f s (last loss %.4f)", secs, loss);
+    return st;
+}
+
+/* Whether `path` holds weights trained as `req` asks, from its metadata
+ * alone (the tensors are read when a model loads them). */
+static int cached(const char *path, const struct dlb_ref_weights_req *req,
+                  const struct settings *s)
+{
+    struct dlb_st_file f;
+    struct dlb_error err = {""};
+    if (access(path, F_OK) != 0 || dlb_st_read(path, &f, &err) != DLB_OK)
+        return 0;
+    int same = mismatch(&f, req, s) == NULL;
+    dlb_st_free(&f);
+    return same;
+}
+
+dlb_status dlb_ref_weights_prepare(const struct dlb_model_spec *spec,
+                                   const struct dlb_ref_weights_req *req,
+                                   const char *backend,
+                                   const struct dlb_backend_config *cfg,
+                                   uint64_t init_seed, int *trained,
+                                   struct dlb_error *err)
+{
+    struct settings s;
+    char *path = NULL, why[512] = "";
+    dlb_status st = dlb_weights_cache_path(req->model_key, req->seed,
+                                           req->steps, &path, err);
+    if (st != DLB_OK)
+        return st;
+    settings_of(req, &s);
+    int have = cached(path, req, &s);
+    free(path);
+    if (trained)
+        *trained = 0;
+    if (have)
+        return DLB_OK;
+    /* Opening a cpu backend pins the calling thread to one CPU (it is one
+     * of the pool's): the thread gets its CPUs back after, so that the
+     * backend opened next sees all of them. */
+    cpu_set_t mask;
+    int have_mask = sched_getaffinity(0, sizeof mask, &mask) == 0;
+    struct dlb_backend *be = NULL;
+    struct dlb_model *m = NULL;
+    st = dlb_backend_open(backend, cfg, &be, why, sizeof why);
+    if (st != DLB_OK)
+        st = dlb_errorf(err, st, "a backend for the reference training: %s",
+                        why[0] ? why : dlb_status_name(st));
+    if (st == DLB_OK)
+        st = dlb_model_create(spec, be, DLB_F32, init_seed, &m, err);
+    if (st == DLB_OK)
+        st = dlb_ref_weights_get(m, req, trained, err);
+    dlb_model_destroy(m);
+    dlb_backend_close(be);
+    if (have_mask)
+        sched_setaffinity(0, sizeof mask, &mask);
     return st;
 }
 

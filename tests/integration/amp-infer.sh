@@ -93,8 +93,10 @@ ok "records read and written again are the same" round_trips run
 # Peak memory is the measurement's: the first process trains the
 # reference weights (a fresh cache), the next finds them cached, and both
 # report about the same peak (the training's memory, and the training set
-# it read, counted in the first before: 262 against 115 MiB here; since,
-# 138 against 115).
+# it read, counted in the first before: 262 against 115 MiB here; then 138
+# against 115 with the training's primitives left on the measured
+# backend; since the training runs on a backend of its own, 119 against
+# 115).
 for k in 1 2; do
     DLBENCH_CACHE_DIR=$PWD/wcache "$DLBENCH" --suite "$top_srcdir/suites/amp-infer.ini" \
         --quick --set batch=1 --set amp.precision=fp32 --out mem$k >mem$k.out 2>mem$k.err
@@ -107,5 +109,5 @@ import json
 p = [json.load(open('mem%d/results.json' % k))['records'][0]['metrics']['peak_rss']['value']
      for k in (1, 2)]
 print('peak_rss: %.1f MiB (trained here), %.1f MiB (cached)' % (p[0] / 2**20, p[1] / 2**20))
-assert p[0] <= 1.5 * p[1] and p[1] <= 1.5 * p[0], p"
+assert p[0] <= 1.15 * p[1] and p[1] <= 1.15 * p[0], p"
 finish
