@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/hexbits.h"
 
@@ -52,6 +53,10 @@ static double images_half(const char *const *mi, const char *const *mb,
     if (!(images >= 2) || images > 1e9)
         return NAN;
     size_t N = (size_t)images, nb = dlb_hexbits_bytes(N);
+    /* the texts' lengths first: a damaged count allocates nothing */
+    for (size_t k = 0; k < n; k++)
+        if (strlen(mi[k]) != 2 * nb || strlen(mb[k]) != 2 * nb)
+            return NAN;
     uint8_t *buf = malloc(2 * n * nb + 1);
     const uint8_t *pi[MAX_SEEDS], *pb[MAX_SEEDS];
     int ok = buf != NULL;
