@@ -141,9 +141,8 @@ dlb_status dlb_ref_weights_prepare(const struct dlb_model_spec *spec,
     struct dlb_backend *be = NULL;
     struct dlb_model *m = NULL;
     st = dlb_backend_open(backend, cfg, &be, why, sizeof why);
-    if (st != DLB_OK)
-        st = dlb_errorf(err, st, "a backend for the reference training: %s",
-                        why[0] ? why : dlb_status_name(st));
+    if (st != DLB_OK) /* the backend's reason, as its measured open gives */
+        st = dlb_errorf(err, st, "%s", why[0] ? why : dlb_status_name(st));
     if (st == DLB_OK)
         st = dlb_model_create(spec, be, DLB_F32, init_seed, &m, err);
     if (st == DLB_OK)
