@@ -104,10 +104,16 @@ for k in 1 2; do
 done
 ok "the first run trained the weights, the second found them" \
     [ "$(find wcache -name '*.safetensors' | wc -l)" -ge 1 ]
+# AddressSanitizer keeps freed memory in its quarantine, resident: the
+# training's frees count there (665 against 566 MiB), not dlbench's.
+if nm "$DLBENCH" 2>/dev/null | grep -q __asan_init; then
+    echo "AddressSanitizer build: the peak memory check is left out" >&2
+else
 ok "the same peak memory whether the process trained the weights or not" python3 -c "
 import json
 p = [json.load(open('mem%d/results.json' % k))['records'][0]['metrics']['peak_rss']['value']
      for k in (1, 2)]
 print('peak_rss: %.1f MiB (trained here), %.1f MiB (cached)' % (p[0] / 2**20, p[1] / 2**20))
 assert p[0] <= 1.15 * p[1] and p[1] <= 1.15 * p[0], p"
+fi
 finish
