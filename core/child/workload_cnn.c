@@ -400,7 +400,7 @@ static dlb_status pretrain_reference(struct cnn *c, struct dlb_error *err)
     const char *name = dlb_backend_kind_names[c->set->backend];
     dlb_status s = backend_keys(c, name, err);
     return s != DLB_OK ? s
-           : dlb_ref_weights_prepare(c->spec, &req, name, &cfg, c->seed, NULL, err);
+           : dlb_ref_weights_prepare(c->spec, &req, name, &cfg, c->seed, err);
 }
 
 static dlb_status setup_infer(struct cnn *c, struct dlb_workload_info *info,

@@ -66,6 +66,10 @@ dlb_status dlb_st_write(const char *path, const struct dlb_st_tensor *t,
  * hold 12 bytes, dtype F32 and shape [50, 320] need 64000"). */
 dlb_status dlb_st_read(const char *path, struct dlb_st_file *out,
                        struct dlb_error *err);
+/* The metadata alone (n is 0, no tensors): the header is read and its
+ * "__metadata__" checked, the tensors' bytes are not read. */
+dlb_status dlb_st_read_meta(const char *path, struct dlb_st_file *out,
+                            struct dlb_error *err);
 void dlb_st_free(struct dlb_st_file *f);
 
 /* The tensor or metadata value called `name`, or NULL. */

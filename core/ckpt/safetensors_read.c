@@ -202,10 +202,15 @@ static dlb_status parse_header(const char *path, struct dlb_st_file *f,
     return s;
 }
 
-/* The whole file into memory, checking the length prefix first. */
+/* The whole file into memory, checking the length prefix first; the
+ * header alone when `data_bytes` is NULL. */
 static dlb_status load(const char *path, FILE *fp, struct dlb_st_file *f,
                        size_t *data_bytes, struct dlb_error *err)
 {
+    size_t unread;
+    int header_only = !data_bytes;
+    if (header_only)
+        data_bytes = &unread;
     struct st_priv *p = f->priv;
     struct stat st;
     unsigned char le[8];
@@ -228,13 +233,13 @@ static dlb_status load(const char *path, FILE *fp, struct dlb_st_file *f,
                           DLB_ST_MAX_HEADER);
     *data_bytes = (size_t)(size - 8 - hlen);
     char *text = malloc((size_t)hlen);
-    p->data = malloc(*data_bytes + 1);
-    if (!text || !p->data) {
+    p->data = header_only ? NULL : malloc(*data_bytes + 1);
+    if (!text || (!header_only && !p->data)) {
         free(text);
         return dlb_errorf(err, DLB_ERR_NOMEM, "%s: out of memory", path);
     }
     if (fread(text, 1, (size_t)hlen, fp) != hlen ||
-        fread(p->data, 1, *data_bytes, fp) != *data_bytes) {
+        (!header_only && fread(p->data, 1, *data_bytes, fp) != *data_bytes)) {
         free(text);
         return dlb_errorf(err, DLB_ERR_IO, "%s: short read", path);
     }
@@ -249,8 +254,9 @@ static dlb_status load(const char *path, FILE *fp, struct dlb_st_file *f,
     return DLB_OK;
 }
 
-dlb_status dlb_st_read(const char *path, struct dlb_st_file *out,
-                       struct dlb_error *err)
+/* The file's header (with its data when `meta_only` is 0) into *out. */
+static dlb_status read_file(const char *path, struct dlb_st_file *out,
+                            int meta_only, struct dlb_error *err)
 {
     size_t data_bytes = 0;
     dlb_status s;
@@ -268,13 +274,28 @@ dlb_status dlb_st_read(const char *path, struct dlb_st_file *out,
         dlb_st_free(out);
         return s;
     }
-    s = load(path, fp, out, &data_bytes, err);
+    s = load(path, fp, out, meta_only ? NULL : &data_bytes, err);
     fclose(fp);
+    json_t *meta = json_object_get(((struct st_priv *)out->priv)->header,
+                                   "__metadata__");
     if (s == DLB_OK)
-        s = parse_header(path, out, data_bytes, err);
+        s = !meta_only ? parse_header(path, out, data_bytes, err)
+            : meta ? parse_meta(path, meta, out, err) : DLB_OK;
     if (s != DLB_OK)
         dlb_st_free(out);
     return s;
+}
+
+dlb_status dlb_st_read(const char *path, struct dlb_st_file *out,
+                       struct dlb_error *err)
+{
+    return read_file(path, out, 0, err);
+}
+
+dlb_status dlb_st_read_meta(const char *path, struct dlb_st_file *out,
+                            struct dlb_error *err)
+{
+    return read_file(path, out, 1, err);
 }
 
 void dlb_st_free(struct dlb_st_file *f)

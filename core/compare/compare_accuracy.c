@@ -16,10 +16,8 @@ void dlb_compare_accuracy(struct dlb_comparison *cmp, const struct dlb_record *b
     size_t pairs = dlb_accuracy_pair(n->json, b->json, &d, &common);
     if (!pairs || isnan(d.mean))
         return;
-    json_t *bm = json_object_get(json_object_get(b->json, "metrics"), "accuracy");
-    json_t *nm = json_object_get(json_object_get(n->json, "metrics"), "accuracy");
-    row->base_accuracy = json_number_value(json_object_get(bm, "value"));
-    row->new_accuracy = json_number_value(json_object_get(nm, "value"));
+    dlb_record_metric_value(b, "accuracy", &row->base_accuracy);
+    dlb_record_metric_value(n, "accuracy", &row->new_accuracy);
     row->accuracy_change = d.mean;
     row->accuracy_ci = d.half;
     row->accuracy_seeds = common ? (long long)pairs : 0;

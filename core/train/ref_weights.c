@@ -100,13 +100,13 @@ static dlb_status train_and_save(struct dlb_model *m, const char *path,
 }
 
 /* Whether `path` holds weights trained as `req` asks, from its metadata
- * alone (the tensors are read when a model loads them). */
+ * alone (the tensors are read once, when the measured model loads them). */
 static int cached(const char *path, const struct dlb_ref_weights_req *req,
                   const struct settings *s)
 {
     struct dlb_st_file f;
     struct dlb_error err = {""};
-    if (access(path, F_OK) != 0 || dlb_st_read(path, &f, &err) != DLB_OK)
+    if (access(path, F_OK) != 0 || dlb_st_read_meta(path, &f, &err) != DLB_OK)
         return 0;
     int same = mismatch(&f, req, s) == NULL;
     dlb_st_free(&f);
@@ -117,8 +117,7 @@ dlb_status dlb_ref_weights_prepare(const struct dlb_model_spec *spec,
                                    const struct dlb_ref_weights_req *req,
                                    const char *backend,
                                    const struct dlb_backend_config *cfg,
-                                   uint64_t init_seed, int *trained,
-                                   struct dlb_error *err)
+                                   uint64_t init_seed, struct dlb_error *err)
 {
     struct settings s;
     char *path = NULL, why[512] = "";
@@ -129,8 +128,6 @@ dlb_status dlb_ref_weights_prepare(const struct dlb_model_spec *spec,
     settings_of(req, &s);
     int have = cached(path, req, &s);
     free(path);
-    if (trained)
-        *trained = 0;
     if (have)
         return DLB_OK;
     /* Opening a cpu backend pins the calling thread to one CPU (it is one
@@ -146,7 +143,7 @@ dlb_status dlb_ref_weights_prepare(const struct dlb_model_spec *spec,
     if (st == DLB_OK)
         st = dlb_model_create(spec, be, DLB_F32, init_seed, &m, err);
     if (st == DLB_OK)
-        st = dlb_ref_weights_get(m, req, trained, err);
+        st = dlb_ref_weights_get(m, req, NULL, err);
     dlb_model_destroy(m);
     dlb_backend_close(be);
     if (have_mask)

@@ -46,12 +46,11 @@ dlb_status dlb_ref_weights_get(struct dlb_model *m,
  * Trained on the measured backend, ResNet-20's weights left 20 MiB that
  * its inference at batch 1 counted (138 MiB of peak memory against 115 in
  * a process that found them cached). The same model from the same seed
- * trains to the same weights either way. *trained as there. */
+ * trains to the same weights either way. */
 dlb_status dlb_ref_weights_prepare(const struct dlb_model_spec *spec,
                                    const struct dlb_ref_weights_req *req,
                                    const char *backend,
                                    const struct dlb_backend_config *cfg,
-                                   uint64_t init_seed, int *trained,
-                                   struct dlb_error *err);
+                                   uint64_t init_seed, struct dlb_error *err);
 
 #endif

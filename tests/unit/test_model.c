@@ -203,6 +203,11 @@ static void test_roundtrip(void)
     CHECK(dlb_st_meta(&f, "note") && !strcmp(dlb_st_meta(&f, "note"), "round trip"));
     CHECK(f.n == 10);
     dlb_st_free(&f);
+    /* the metadata alone: the same values, no tensors read */
+    CHECK(dlb_st_read_meta(path, &f, &err) == DLB_OK);
+    CHECK(dlb_st_meta(&f, "note") && !strcmp(dlb_st_meta(&f, "note"), "round trip"));
+    CHECK(f.n == 0 && f.n_meta == 2);
+    dlb_st_free(&f);
     dlb_model_destroy(a);
     dlb_model_destroy(b);
     dlb_model_spec_free(s);
