@@ -7,6 +7,7 @@
 #include "check.h"
 #include "search/search.h"
 #include "select_fixture.h"
+#include "util/hexbits.h"
 
 static const char suite[] =
     "[suite]\nseed = 7\n[sweep]\nbatch = 1, 2, 3, 4, 5, 6, 7, 8\n";
@@ -33,6 +34,29 @@ static int positions_are(const struct dlb_search_round *rd, const char *want)
     return 1;
 }
 
+/* Whether run_round's accuracy screenings say which images they got right
+ * (test_correct), as the cnn workload's records do. */
+static int with_marks;
+
+enum { SCREEN_IMAGES = 2000 };
+
+/* The marks of a model scoring `acc` on SCREEN_IMAGES images against a
+ * baseline scoring `base`: the baseline's right images are the first
+ * ones; a worse model loses the last of them, a better one gets the next
+ * ones right too, so the two disagree only on the difference. */
+static json_t *marks(double acc, double base)
+{
+    uint8_t bits[SCREEN_IMAGES / 8] = {0};
+    size_t c = (size_t)(acc / 100 * SCREEN_IMAGES + 0.5);
+    size_t cb = (size_t)(base / 100 * SCREEN_IMAGES + 0.5);
+    for (size_t i = 0; i < SCREEN_IMAGES; i++)
+        dlb_hexbits_set(bits, i, i < c && (i < cb || c > cb));
+    char *text = dlb_hexbits_encode(bits, SCREEN_IMAGES);
+    json_t *j = json_string(text);
+    free(text);
+    return j;
+}
+
 /* Run round r of `s`: crafted records for its configurations, with the
  * round and budget the runner records. Accuracy of position k: acc[k], or
  * none when acc is NULL. Returns 0 when the search is done. */
@@ -51,9 +75,13 @@ static int run_round(struct fixture *f, const struct dlb_search *s,
          * inference screening's first round evaluates the accuracy */
         double a = acc && (!rd->measure_only || rd->accuracy) ? acc[pos] : -1;
         json_t *rec = crafted(f, pos, tput(pos, r > 1 ? 1 : r), 0.01, a, -1);
-        if (rd->accuracy) /* scored on a subset, as the cnn workload does */
+        if (rd->accuracy) { /* scored on a subset, as the cnn workload does */
             json_object_set_new(json_object_get(rec, "metrics"), "test_images",
-                                json_pack("{s:f,s:s}", "value", 2000.0, "unit", "images"));
+                                json_pack("{s:f,s:s}", "value", (double)SCREEN_IMAGES,
+                                          "unit", "images"));
+            if (with_marks)
+                json_object_set_new(rec, "test_correct", marks(a, acc[0]));
+        }
         json_object_set_new(rec, "round", json_integer(r));
         json_object_set_new(rec, "budget", json_real(rd->scale));
         json_array_append_new(recs, rec);
@@ -288,6 +316,41 @@ static void test_halving_infer(void)
     fixture_close(&f);
 }
 
+/* The same screening with the records' marks: the two are scored on the
+ * same 2,000 images, so the error of configuration 4's drop (30 images,
+ * all lost: 1.5 points) is the paired one, 0.27 points, not the 0.98 of
+ * two independent proportions: 1.5 is beyond 0.5 + 3 x 0.27 and 4 goes
+ * no further. 5's 0.2-point drop meets the constraint outright. */
+static void test_halving_infer_marked(void)
+{
+    static const char inf[] = "[suite]\nseed = 7\nmode = infer\n"
+                              "accuracy_tolerance = 0.5\n"
+                              "[sweep]\nbatch = 1, 2, 3, 4, 5, 6, 7, 8\n";
+    static const double acc[8] = {90, 90, 80, 80, 88.5, 89.8, 90, 90};
+    struct fixture f;
+    if (!fixture_open(&f, inf))
+        return;
+    struct dlb_search s = {DLB_SEARCH_HALVING, 0, 0, 0};
+    struct dlb_select_settings set;
+    struct dlb_error err = {""};
+    CHECK(dlb_select_settings(&f.p, &set, &err) == DLB_OK);
+    json_t *recs = json_array();
+    struct dlb_search_round rd;
+    with_marks = 1;
+    CHECK(run_round(&f, &s, &set, recs, 0, acc, &rd));
+    CHECK(rd.measure_only && rd.accuracy && rd.n == 8);
+    free(rd.pos);
+    CHECK(run_round(&f, &s, &set, recs, 1, acc, &rd));
+    CHECK(!rd.measure_only && !rd.accuracy && rd.scale == 1);
+    CHECK(positions_are(&rd, "0,5,7"));
+    free(rd.pos);
+    CHECK(!run_round(&f, &s, &set, recs, 2, acc, &rd));
+    CHECK(winner_is(&f, recs, "batch=6"));
+    with_marks = 0;
+    json_decref(recs);
+    fixture_close(&f);
+}
+
 /* 18 configurations of which 6 cannot run here (amp's fp16 rows on a CPU
  * without fp16 kernels): halving would screen down to one configuration
  * in five rounds; it stops once DLB_HALVING_FINALISTS are left, and the
@@ -478,6 +541,7 @@ int main(void)
     test_halving_small();
     test_halving_fallback();
     test_halving_infer();
+    test_halving_infer_marked();
     test_halving_scale();
     test_random();
     test_parse();
