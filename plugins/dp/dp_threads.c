@@ -22,6 +22,7 @@
 
 #include "dp.h"
 #include "threads_probe.h"
+#include "wake.h"
 
 struct tw;
 
@@ -32,12 +33,10 @@ struct dp_threads {
     int R;
     struct tw *w;
     struct dp_plan plan;
-    int started, go, quit;          /* go: every worker thread exists */
+    int started;
     dlb_status start_status;     /* of the first step's setup */
     pthread_barrier_t bar;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    uint64_t gen;                /* moves once per step: workers start */
+    struct dlb_wake wake;        /* its generation moves: workers start */
     /* The step in flight. */
     const struct dlb_batch *batch;
     int sync;                    /* replicas copy `state` first */
@@ -261,27 +260,13 @@ static void *worker_main(void *arg)
     uint64_t seen = 0;
     /* Every worker thread exists before any meets the barrier: when one
      * cannot be started, the others leave here instead. */
-    pthread_mutex_lock(&t->mu);
-    while (!t->go && !t->quit)
-        pthread_cond_wait(&t->cv, &t->mu);
-    int quit = t->quit;
-    pthread_mutex_unlock(&t->mu);
-    if (quit)
+    if (!dlb_wake_wait_go(&t->wake))
         return NULL;
     fail(w, dlb_model_clone(t->h, t->w[0].model, t->s.replica_threads,
                             w->index, &w->model));
     pthread_barrier_wait(&t->bar); /* created (or not) */
-    for (;;) {
-        pthread_mutex_lock(&t->mu);
-        while (t->gen == seen && !t->quit)
-            pthread_cond_wait(&t->cv, &t->mu);
-        seen = t->gen;
-        quit = t->quit;
-        pthread_mutex_unlock(&t->mu);
-        if (quit)
-            break;
+    while (dlb_wake_wait_next(&t->wake, &seen))
         work(w);
-    }
     t->api->release(t->h, w->model);
     w->model = NULL;
     return NULL;
@@ -311,8 +296,7 @@ static dlb_status th_init(const struct dlb_host *h,
         free(t);
         return DLB_ERR_NOMEM;
     }
-    pthread_mutex_init(&t->mu, NULL);
-    pthread_cond_init(&t->cv, NULL);
+    dlb_wake_init(&t->wake);
     pthread_barrier_init(&t->bar, NULL, (unsigned)t->R);
     *eng = t;
     return DLB_OK;
@@ -355,10 +339,7 @@ static dlb_status start(struct dp_threads *t, struct dlb_model *m)
         }
         t->w[r].have_thread = 1;
     }
-    pthread_mutex_lock(&t->mu);
-    t->go = 1;
-    pthread_cond_broadcast(&t->cv);
-    pthread_mutex_unlock(&t->mu);
+    dlb_wake_go(&t->wake);
     pthread_barrier_wait(&t->bar);
     for (int r = 1; r < t->R; r++)
         if (t->w[r].status != DLB_OK)
@@ -407,10 +388,7 @@ static dlb_status th_step(void *eng, struct dlb_model *m,
         t->bucket_s[b] = 0;
     }
     atomic_store(&t->failed, 0);
-    pthread_mutex_lock(&t->mu);
-    t->gen++;
-    pthread_cond_broadcast(&t->cv);
-    pthread_mutex_unlock(&t->mu);
+    dlb_wake_next(&t->wake);
     work(&t->w[0]);
     /* Its own averaged statistics moved the master's version. */
     t->version = t->api->weights_version(t->h, m);
@@ -473,10 +451,7 @@ static void th_fini(void *eng)
     struct dp_threads *t = eng;
     if (!t)
         return;
-    pthread_mutex_lock(&t->mu);
-    t->quit = 1;
-    pthread_cond_broadcast(&t->cv);
-    pthread_mutex_unlock(&t->mu);
+    dlb_wake_quit(&t->wake);
     for (int r = 1; r < t->R; r++)
         if (t->w[r].have_thread)
             pthread_join(t->w[r].tid, NULL);
@@ -488,8 +463,7 @@ static void th_fini(void *eng)
         free(t->w[r].avg);
     }
     pthread_barrier_destroy(&t->bar);
-    pthread_cond_destroy(&t->cv);
-    pthread_mutex_destroy(&t->mu);
+    dlb_wake_destroy(&t->wake);
     dp_plan_free(&t->plan);
     free(t->state);
     free(t->arrived);

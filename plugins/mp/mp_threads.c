@@ -21,6 +21,7 @@
 
 #include "mp.h"
 #include "threads_probe.h"
+#include "wake.h"
 
 struct sw;
 
@@ -31,12 +32,11 @@ struct mp_threads {
     int S, M;
     struct mp_cut cut;
     struct sw *w;
-    int started, go, quit;
+    int started;
     dlb_status start_status;
     pthread_barrier_t bar;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    uint64_t gen;                /* the step's number: slots posted with it */
+    struct dlb_wake wake;        /* gen: the step's number, slots posted
+                                  * with it; its lock guards the slots */
     struct dlb_model *model;     /* the configuration's */
     const struct dlb_batch *batch;
     uint32_t *lo;                /* micro-batch bounds, M + 1 */
@@ -74,29 +74,29 @@ static void fail(struct sw *w, dlb_status s)
         return;
     if (w->status == DLB_OK)
         w->status = s;
-    pthread_mutex_lock(&t->mu);
+    pthread_mutex_lock(&t->wake.mu);
     atomic_store(&t->failed, 1);
-    pthread_cond_broadcast(&t->cv);
-    pthread_mutex_unlock(&t->mu);
+    pthread_cond_broadcast(&t->wake.cv);
+    pthread_mutex_unlock(&t->wake.mu);
 }
 
 /* Wait until slot `flag` holds this step's data; 0 when a stage failed. */
 static int wait_slot(struct mp_threads *t, const uint64_t *flag)
 {
-    pthread_mutex_lock(&t->mu);
-    while (*flag != t->gen && !atomic_load(&t->failed))
-        pthread_cond_wait(&t->cv, &t->mu);
+    pthread_mutex_lock(&t->wake.mu);
+    while (*flag != t->wake.gen && !atomic_load(&t->failed))
+        pthread_cond_wait(&t->wake.cv, &t->wake.mu);
     int ok = !atomic_load(&t->failed);
-    pthread_mutex_unlock(&t->mu);
+    pthread_mutex_unlock(&t->wake.mu);
     return ok;
 }
 
 static void post_slot(struct mp_threads *t, uint64_t *flag)
 {
-    pthread_mutex_lock(&t->mu);
-    *flag = t->gen;
-    pthread_cond_broadcast(&t->cv);
-    pthread_mutex_unlock(&t->mu);
+    pthread_mutex_lock(&t->wake.mu);
+    *flag = t->wake.gen;
+    pthread_cond_broadcast(&t->wake.cv);
+    pthread_mutex_unlock(&t->wake.mu);
 }
 
 static dlb_status run_op(struct sw *w, const struct mp_op *op)
@@ -170,12 +170,7 @@ static void *stage_main(void *arg)
     struct sw *w = arg;
     struct mp_threads *t = w->t;
     uint64_t seen = 0;
-    pthread_mutex_lock(&t->mu);
-    while (!t->go && !t->quit)
-        pthread_cond_wait(&t->cv, &t->mu);
-    int quit = t->quit;
-    pthread_mutex_unlock(&t->mu);
-    if (quit)
+    if (!dlb_wake_wait_go(&t->wake))
         return NULL;
     struct dlb_stage_spec spec = {t->cut.first[w->index],
                                   t->cut.first[w->index + 1], (unsigned)t->M,
@@ -194,15 +189,7 @@ static void *stage_main(void *arg)
     if (s != DLB_OK)
         w->status = s;
     pthread_barrier_wait(&t->bar); /* made (or not) */
-    for (;;) {
-        pthread_mutex_lock(&t->mu);
-        while (t->gen == seen && !t->quit)
-            pthread_cond_wait(&t->cv, &t->mu);
-        seen = t->gen;
-        quit = t->quit;
-        pthread_mutex_unlock(&t->mu);
-        if (quit)
-            break;
+    while (dlb_wake_wait_next(&t->wake, &seen)) {
         work(w);
         pthread_barrier_wait(&t->bar);
     }
@@ -233,8 +220,7 @@ static dlb_status th_init(const struct dlb_host *h,
     t->s = *s;
     t->S = s->stages;
     t->M = s->micro;
-    pthread_mutex_init(&t->mu, NULL);
-    pthread_cond_init(&t->cv, NULL);
+    dlb_wake_init(&t->wake);
     /* The stages and the calling thread, which waits for them. */
     pthread_barrier_init(&t->bar, NULL, (unsigned)t->S + 1);
     t->w = calloc((size_t)t->S, sizeof *t->w);
@@ -307,10 +293,7 @@ static dlb_status start(struct mp_threads *t, struct dlb_model *m)
         }
         t->w[r].have_thread = 1;
     }
-    pthread_mutex_lock(&t->mu);
-    t->go = 1;
-    pthread_cond_broadcast(&t->cv);
-    pthread_mutex_unlock(&t->mu);
+    dlb_wake_go(&t->wake);
     pthread_barrier_wait(&t->bar);
     for (int r = 0; r < t->S; r++)
         if (t->w[r].status != DLB_OK)
@@ -374,10 +357,7 @@ static dlb_status th_step(void *eng, struct dlb_model *m,
     t->batch = batch;
     atomic_store(&t->failed, 0);
     double tp = mp_now();
-    pthread_mutex_lock(&t->mu);
-    t->gen++;
-    pthread_cond_broadcast(&t->cv);
-    pthread_mutex_unlock(&t->mu);
+    dlb_wake_next(&t->wake);
     pthread_barrier_wait(&t->bar); /* every stage done */
     double end = tp;
     for (int r = 0; r < t->S; r++) {
@@ -425,10 +405,7 @@ static void th_fini(void *eng)
     struct mp_threads *t = eng;
     if (!t)
         return;
-    pthread_mutex_lock(&t->mu);
-    t->quit = 1;
-    pthread_cond_broadcast(&t->cv);
-    pthread_mutex_unlock(&t->mu);
+    dlb_wake_quit(&t->wake);
     for (int r = 0; t->w && r < t->S; r++)
         if (t->w[r].have_thread)
             pthread_join(t->w[r].tid, NULL);
@@ -437,8 +414,7 @@ static void th_fini(void *eng)
         free(t->w[r].handback);
     }
     pthread_barrier_destroy(&t->bar);
-    pthread_cond_destroy(&t->cv);
-    pthread_mutex_destroy(&t->mu);
+    dlb_wake_destroy(&t->wake);
     size_t slots = (size_t)(t->S > 1 ? t->S - 1 : 1) * (size_t)t->M;
     for (size_t i = 0; t->fwd && t->bwd && i < slots; i++) {
         free(t->fwd[i]);
