@@ -273,13 +273,13 @@ static dlb_status step_fn(void *ctx)
     return st;
 }
 
-/* The precision the convolutions compute in, from the precision policy
- * (amp); fp32 without one. */
+/* The precision the convolutions compute in: int8 where quant rewrote
+ * them, else the precision policy's (amp), fp32 without one. */
 static const char *compute_precision(const struct child_run *r)
 {
     const struct dlb_precision_hooks *p = r->wl_ctx.precision;
-    if (!p || !p->compute_type)
-        return "fp32";
+    if (r->shared.int8_rewritten || !p || !p->compute_type)
+        return r->shared.int8_rewritten ? "int8" : "fp32";
     switch (p->compute_type(r->wl_ctx.precision_state, DLB_LAYER_CONV)) {
     case DLB_BF16: return "bf16";
     case DLB_F16: return "fp16";

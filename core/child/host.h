@@ -47,6 +47,10 @@ struct dlb_host_shared {
      * measure_only (quality_work_skipped, ABI 1.6): the workload scores no
      * accuracy. */
     int quality_work_skipped;
+    /* Nodes of a model not opened by a plugin (the workload's) were
+     * rewritten to compute in int8 (quant): the record's share of peak is
+     * of the int8 unit (AMX or VNNI), not of fp32's FMAs. */
+    int int8_rewritten;
     json_t *device;
     char device_why[256];
     /* Page-locked memory (host_pinned.c): the workload's backend, which
@@ -101,6 +105,10 @@ int dlb_host_quality_work_skipped(const struct dlb_host *h);
 /* Close the named models plugins opened (they live on the
  * workload's backend): dlb_host_set_data does when the data goes. */
 void dlb_host_close_models(struct dlb_host_shared *shared);
+/* Whether a plugin opened m (model_api's open), so it is not the
+ * workload's. */
+int dlb_host_model_opened(const struct dlb_host_shared *shared,
+                          const struct dlb_model *m);
 
 /* The last error any host of this configuration logged, "" when none. */
 const char *dlb_host_last_error(const struct dlb_host *h);

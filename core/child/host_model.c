@@ -255,6 +255,15 @@ void dlb_host_close_models(struct dlb_host_shared *shared)
     }
 }
 
+int dlb_host_model_opened(const struct dlb_host_shared *shared,
+                          const struct dlb_model *m)
+{
+    for (const struct dlb_host_model *e = shared->models; e; e = e->next)
+        if (e->model == m)
+            return 1;
+    return 0;
+}
+
 /* ---- inspect -------------------------------------------------------- */
 
 static unsigned api_node_count(const struct dlb_host *h,

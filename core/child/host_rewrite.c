@@ -83,15 +83,22 @@ static dlb_status rewrite(const struct dlb_host *h, struct dlb_model *m,
         if (rw[k].kind != rw[0].kind)
             return dlb_host_fail(h, dlb_errorf(&err, DLB_ERR_INPUT, "rewrite: "
                                  "entries of one call are of one kind"), &err);
-    if (n && rw[0].kind == DLB_REWRITE_INT8)
+    struct dlb_host_shared *sh = ((const struct dlb_host_priv *)h)->shared;
+    int workload_model = !dlb_host_model_opened(sh, m);
+    if (n && rw[0].kind == DLB_REWRITE_INT8) {
         s = rewrite_int8(m, rw, n, result, &err);
-    else if (n && rw[0].kind == DLB_REWRITE_KEEP)
+        if (s == DLB_OK && workload_model)
+            sh->int8_rewritten = 1;
+    } else if (n && rw[0].kind == DLB_REWRITE_KEEP) {
         s = rewrite_keep(m, rw, n, &err);
-    else if (n && rw[0].kind == DLB_REWRITE_FP32)
+    } else if (n && rw[0].kind == DLB_REWRITE_FP32) {
         dlb_model_quant_clear(m);
-    else
+        if (workload_model)
+            sh->int8_rewritten = 0;
+    } else {
         for (unsigned k = 0; s == DLB_OK && k < n; k++)
             s = rewrite_one(m, &rw[k], &err);
+    }
     return dlb_host_fail(h, s, &err);
 }
 

@@ -74,6 +74,23 @@ for cal in minmax entropy; do
             "$(metric "$id" quant.sqnr_conv2)"
         ok "$cal/$w: speedup recorded" python3 -c "import sys; assert float(sys.argv[1]) > 0" \
             "$(rec "$id" "['vs_baseline']['speedup']")"
+        # Its share of peak is of an int8 unit the probe measured (AMX's
+        # tiles or VNNI), not of the fp32 FMAs: an int8 vgg-small step read
+        # 450% of those. The fp32 row's is of fp32's.
+        ok "$cal/$w: share of peak of an int8 unit, the fp32 row's of fp32" python3 -c "
+import json, sys
+d = json.load(open('run/results.json'))
+fig = (d['context'].get('peak') or {}).get('figures') or {}
+units = {u: (fig.get(u) or {}).get('isa') for u in ('fp32', 'vnni', 'amx_int8')}
+rec = {r['id']: r for r in d['records']}
+q, b = rec[sys.argv[1]], rec[sys.argv[2]]
+if 'peak_share' in q['metrics']:
+    assert q['measure']['peak_unit'] in (units['vnni'], units['amx_int8']), (q['measure'], units)
+    assert q['measure']['peak_unit'] != units['fp32'], q['measure']
+    assert 0 < q['metrics']['peak_share']['value'] <= 100, q['metrics']['peak_share']
+if 'peak_share' in b['metrics']:
+    assert b['measure']['peak_unit'] == units['fp32'], (b['measure'], units)
+" "$id" "$base"
     done
 done
 
