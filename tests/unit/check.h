@@ -6,6 +6,11 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 static int check_failures;
 static int check_count;
@@ -34,8 +39,7 @@ static int check_count;
         }                                                                   \
     } while (0)
 
-/* The CPU computes in bf16 (AVX512_BF16): where the cpu backend's bf16
- * fusions run (cpu_conv_dw.c). */
+/* The CPU computes in bf16 (AVX512_BF16). */
 static inline int check_cpu_has_bf16(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -43,6 +47,55 @@ static inline int check_cpu_has_bf16(void)
 #else
     return 0;
 #endif
+}
+
+/* Whether /proc/cpuinfo's first "flags" line has `flag`: the kernel's view
+ * of CPUID. */
+static inline int check_cpu_flag(const char *flag)
+{
+    char line[8192];
+    int found = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) != 0)
+            continue;
+        char *c = strchr(line, ':');
+        for (char *w = c ? strtok(c + 1, " \t\n") : NULL; w;
+             w = strtok(NULL, " \t\n"))
+            found |= strcmp(w, flag) == 0;
+        break;
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* Whether the kernel grants this process AMX's tile data (Linux asks a
+ * process to request it; oneDNN does before its AMX kernels run). */
+static inline int check_amx_granted(void)
+{
+#if defined(__linux__) && defined(__x86_64__)
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */,
+                   18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+    return 0;
+#endif
+}
+
+/* The CPU computes bf16 on AMX, as oneDNN sees it: the cpu backend keeps
+ * bf16 activations in nhwc there, where its bf16 1x1+depthwise fusion
+ * does not apply (cpu_conv.c's dlb_cpu_conv_act_tag); with AVX512_BF16
+ * alone they are blocked and it does (cpu_conv_dw.c). */
+static inline int check_cpu_has_amx_bf16(void)
+{
+    return check_cpu_flag("amx_bf16") && check_cpu_flag("amx_tile") &&
+           check_amx_granted();
+}
+
+/* Where the cpu backend's bf16 1x1+depthwise fusion runs. */
+static inline int check_cpu_bf16_dw_fuses(void)
+{
+    return check_cpu_has_bf16() && !check_cpu_has_amx_bf16();
 }
 
 static inline int check_exit(void)

@@ -11,7 +11,8 @@
  * ReLU zeroes a real share of it, and it equals the cpu backend's own
  * CONV2D_RELU twice within 1e-6 relative. In bf16 too (x, weights and
  * y bf16, biases fp32: a bf16 network's inference), where the CPU has
- * AVX512_BF16, within 2e-2 of the norm (tol_of). The input may be another
+ * AVX512_BF16 without AMX, within 2e-2 of the norm (tol_of); on AMX no
+ * bf16 fused kernel (its activations are nhwc there). The input may be another
  * convolution's output in the layout oneDNN chose. Channel counts the cpu
  * backend keeps in nhwc have no fused kernel there (the layers stay
  * apart); ref runs them. Refused on both backends: a training
@@ -166,6 +167,23 @@ static void test_nhwc_left_apart(void)
                 dlb_backend_kernel_for(ref, &op) != NULL);
 }
 
+/* bf16 on AMX: the activations are nhwc (on AMX oneDNN 3.2 fuses the
+ * pair only by running its two kernels in turn, slower than apart): no
+ * fused kernel; the model runs the two convolutions apart. */
+static void test_amx_left_apart(void)
+{
+    struct dw_case c = { "16->96", 2, 16, 14, 96, 2, 1, 1, 6.0f, 6.0f, 1, 0 };
+    struct dlb_conv2d_desc d = conv_desc(2, 16, 14, 14, 96, 1, 1, 0);
+    struct dlb_conv2d_desc e = conv_desc(2, 96, 14, 14, 96, 3, 2, 1);
+    e.groups = 96;
+    struct pair x = rand_pair(DLB_BF16, dlb_conv2d_x_count(&d), 1.0);
+    struct dlb_op op = dw_op(&c, d, e);
+    op.x = x.d;
+    expect_true("cpu: no bf16 conv2d_dw kernel on AMX (nhwc)",
+                dlb_backend_kernel_for(dev, &op) == NULL);
+    RELEASE(&x);
+}
+
 static void test_refusals(void)
 {
     struct dw_case c = { "", 1, 16, 6, 32, 1, 1, 1, 6.0f, 6.0f, 0, 0 };
@@ -235,9 +253,11 @@ int main(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         test_dw(&cases[i], DLB_F32);
     /* a mixed-precision network's inference (model_fuse.c) */
-    if (check_cpu_has_bf16())
+    if (check_cpu_bf16_dw_fuses())
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
             test_dw(&cases[i], DLB_BF16);
+    else if (check_cpu_has_amx_bf16())
+        test_amx_left_apart();
     else
         fprintf(stderr, "bf16 cases skipped: no AVX512_BF16 on this CPU\n");
     test_nhwc_left_apart();

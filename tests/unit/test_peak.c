@@ -46,61 +46,33 @@ static void print_peak(const char *what, const struct dlb_peak *p)
            p->triad_gbs, p->read_gbs, p->mem_isa, p->mem_mib, p->probe_s);
 }
 
-/* Whether /proc/cpuinfo's first "flags" line has `flag`: the kernel's view
- * of CPUID, read apart from the probe's own CPUID code. */
-static int cpu_flag(const char *flag)
-{
-    char line[8192];
-    int found = 0;
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    while (f && fgets(line, sizeof line, f)) {
-        if (strncmp(line, "flags", 5) != 0)
-            continue;
-        char *c = strchr(line, ':');
-        for (char *w = c ? strtok(c + 1, " \t\n") : NULL; w;
-             w = strtok(NULL, " \t\n"))
-            found |= strcmp(w, flag) == 0;
-        break;
-    }
-    if (f)
-        fclose(f);
-    return found;
-}
-
 #if defined(DLB_HAVE_AMX) && defined(__linux__) && defined(__x86_64__)
 #define DLB_TEST_AMX 1
-/* Whether the kernel grants this process the AMX tile data state. The
- * probe has asked already (if it did not, its AMX kernels would have died
- * of SIGILL); asking again is harmless. */
-static int amx_granted(void)
-{
-    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */,
-                   18 /* XFEATURE_XTILEDATA */) == 0;
-}
 #endif
 
 /* The units the full probe must have measured: those whose flags the CPU
  * has, the build has kernels for and (AMX) the kernel grants. */
 static void expected_units(int want[DLB_PEAK_NUNITS])
 {
-    int avx512 = cpu_flag("avx512f"), amx = 0;
+    int avx512 = check_cpu_flag("avx512f"), amx = 0;
 #ifdef DLB_TEST_AMX
-    amx = cpu_flag("amx_tile") && amx_granted();
+    /* the probe asked for the tile data already: asking again is harmless */
+    amx = check_cpu_flag("amx_tile") && check_amx_granted();
 #endif
     for (int u = 0; u < DLB_PEAK_NUNITS; u++)
         want[u] = 0;
     want[DLB_PEAK_FP32] = 1;
 #ifdef DLB_HAVE_AVX512BF16
-    want[DLB_PEAK_BF16] = avx512 && cpu_flag("avx512_bf16");
+    want[DLB_PEAK_BF16] = avx512 && check_cpu_flag("avx512_bf16");
 #endif
 #ifdef DLB_HAVE_AVX512FP16
-    want[DLB_PEAK_FP16] = avx512 && cpu_flag("avx512_fp16");
+    want[DLB_PEAK_FP16] = avx512 && check_cpu_flag("avx512_fp16");
 #endif
 #ifdef DLB_HAVE_AVX512VNNI
-    want[DLB_PEAK_VNNI] = avx512 && cpu_flag("avx512_vnni");
+    want[DLB_PEAK_VNNI] = avx512 && check_cpu_flag("avx512_vnni");
 #endif
-    want[DLB_PEAK_AMX_BF16] = amx && cpu_flag("amx_bf16");
-    want[DLB_PEAK_AMX_INT8] = amx && cpu_flag("amx_int8");
+    want[DLB_PEAK_AMX_BF16] = amx && check_cpu_flag("amx_bf16");
+    want[DLB_PEAK_AMX_INT8] = amx && check_cpu_flag("amx_int8");
     (void)avx512;
 }
 

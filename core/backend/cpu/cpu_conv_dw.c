@@ -7,7 +7,10 @@
  * and read it back, half of it on the other core: on 2 cores of a Zen 4,
  * batch 1, that pair took 0.27-1.4 ms depending on the process (0.25-0.28
  * fused), at batch 32 12.7 against 9.1 ms. In fp32, or bf16 for a
- * mixed-precision network's inference. */
+ * mixed-precision network's inference where the activations are blocked
+ * (AVX512_BF16 without AMX: on AMX they are nhwc, dlb_cpu_conv_act_tag,
+ * where oneDNN 3.2 fuses the pair only by running its two kernels in
+ * turn, slower than the two apart). */
 #include "cpu.h"
 
 #include <string.h>
