@@ -7,6 +7,7 @@
 #include "backend_ops.h"
 #include "backend_module.h"
 
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,24 @@ void dlb_backend_close(struct dlb_backend *be)
     dlb_backend_profile_reset(be);
     free(be->prof);
     free(be);
+}
+
+dlb_status dlb_backend_probe_cap(const char *name, enum dlb_backend_cap cap,
+                                 char *reason, size_t len)
+{
+    struct dlb_backend *be = NULL;
+    char why[512] = "";
+    cpu_set_t mask;
+    int have_mask = sched_getaffinity(0, sizeof mask, &mask) == 0;
+    dlb_status s = dlb_backend_open(name, NULL, &be, why, sizeof why);
+    if (s == DLB_OK)
+        s = DLB_BE_CALL(be, supports, cap, why, sizeof why);
+    dlb_backend_close(be);
+    if (have_mask)
+        sched_setaffinity(0, sizeof mask, &mask);
+    if (s != DLB_OK && reason && len)
+        snprintf(reason, len, "%s", why[0] ? why : dlb_status_name(s));
+    return s;
 }
 
 const char *dlb_backend_name(const struct dlb_backend *be)

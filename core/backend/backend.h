@@ -21,6 +21,13 @@ int dlb_backend_available(const char *name, char *reason, size_t len);
 /* Release the backend; NULL is fine. */
 void dlb_backend_close(struct dlb_backend *be);
 
+/* Whether backend `name` has capability `cap` on this machine, asked of a
+ * short-lived handle (the device itself is the only one that knows its
+ * reason); the reason in `reason` when not. The calling thread's CPU mask
+ * is restored after (opening the cpu backend pins the thread). */
+dlb_status dlb_backend_probe_cap(const char *name, enum dlb_backend_cap cap,
+                                 char *reason, size_t len);
+
 /* Where backend `name` keeps its buffers: 1 in device memory the host
  * cannot touch (a GPU backend, built as a module), 0 in host memory (ref,
  * cpu, and names this dlbench does not know). Answered without loading

@@ -13,6 +13,7 @@
 #include "data/augment.h"
 #include "stats/measure.h"
 #include "data/batches.h"
+#include "util/cache_dir.h"
 
 static const struct dlb_host_priv *priv(const struct dlb_host *h)
 {
@@ -225,40 +226,17 @@ static dlb_status host_batch_fill(const struct dlb_host *h,
 static dlb_status host_cache_dir(const struct dlb_host *h, char *buf,
                                  size_t len)
 {
-    const char *d = getenv("DLBENCH_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    int n;
     (void)h;
-    /* empty variables count as unset, as the XDG spec says */
-    if (d && *d)
-        n = snprintf(buf, len, "%s", d);
-    else if (x && *x)
-        n = snprintf(buf, len, "%s/dlbench", x);
-    else if (home && *home)
-        n = snprintf(buf, len, "%s/.cache/dlbench", home);
-    else
-        return DLB_ERR_INPUT;
-    return n < 0 || (size_t)n >= len ? DLB_ERR_INPUT : DLB_OK;
+    return dlb_cache_dir(buf, len, NULL);
 }
 
-/* ---- backend capabilities -------------------------------------------
- * probe runs in the configuration's process before the workload opens its
- * backend, so the answer comes from a short-lived handle of the same
- * backend: asking the device itself is the only way to get its reason
- * right, and the parent never gets here (it initialises no oneDNN). A
- * backend may pin the calling thread when it opens (the cpu backend does);
- * the thread's CPU mask is restored, so that what runs before the
- * workload (the roofline lookup) still sees every allowed CPU. */
+/* ---- backend capabilities: the host's dtype names the capability;
+ * backend.c asks a short-lived handle of the configuration's backend. */
 static dlb_status host_backend_supports(const struct dlb_host *h,
                                         enum dlb_dtype dtype, char *reason,
                                         size_t len)
 {
     enum dlb_backend_cap cap;
-    struct dlb_backend *be = NULL;
-    char why[512] = "";
-    cpu_set_t mask;
-    int have_mask;
-    dlb_status s;
     if (reason && len)
         reason[0] = '\0';
     switch (dtype) {
@@ -275,16 +253,7 @@ static dlb_status host_backend_supports(const struct dlb_host *h,
         snprintf(reason, len, "no backend named for this configuration");
         return DLB_ERR_INTERNAL;
     }
-    have_mask = sched_getaffinity(0, sizeof mask, &mask) == 0;
-    s = dlb_backend_open(h->backend_name, NULL, &be, why, sizeof why);
-    if (s == DLB_OK)
-        s = DLB_BE_CALL(be, supports, cap, why, sizeof why);
-    dlb_backend_close(be);
-    if (have_mask)
-        sched_setaffinity(0, sizeof mask, &mask);
-    if (s != DLB_OK)
-        snprintf(reason, len, "%s", why[0] ? why : dlb_status_name(s));
-    return s;
+    return dlb_backend_probe_cap(h->backend_name, cap, reason, len);
 }
 
 void dlb_host_setup(struct dlb_host_priv *h, struct dlb_host_shared *shared,

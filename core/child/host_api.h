@@ -35,12 +35,6 @@ dlb_status dlb_host_open_options(const struct dlb_model_open *how,
 dlb_status dlb_host_open_precision(struct dlb_model *m,
                                    const struct dlb_host_open_opts *o,
                                    struct dlb_error *err);
-/* A replica of src on `backend` with src's weights, statistics and
- * dropout stream. */
-dlb_status dlb_host_open_move(const struct dlb_model *src, const char *backend,
-                              const struct dlb_backend_config *cfg,
-                              uint64_t seed, struct dlb_model **out,
-                              struct dlb_error *err);
 
 /* Log "WHAT: a NULL model or argument" and return DLB_ERR_INTERNAL. */
 dlb_status dlb_host_null(const struct dlb_host *h, const char *what);

@@ -153,8 +153,8 @@ static dlb_status move_named(const struct dlb_host *h,
         !strcmp(o->backend, dlb_backend_name(dlb_model_backend(e->model))))
         return DLB_OK;
     pin_slot(h, how->threads, how->slot);
-    dlb_status s = dlb_host_open_move(e->model, o->backend, &cfg, h->seed, &r,
-                                      err);
+    dlb_status s = dlb_model_replica_move(e->model, o->backend, &cfg, h->seed,
+                                          &r, err);
     if (s != DLB_OK)
         return s;
     dlb_model_destroy(e->model);

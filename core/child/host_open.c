@@ -4,14 +4,11 @@
 #include "child/host_api.h"
 
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
 #include "model/model.h"
-#include "services/model_replica.h"
 
 #define OPEN_HAS(how, field)                                                \
     ((how)->struct_size >= offsetof(struct dlb_model_open, field) +         \
@@ -77,33 +74,4 @@ dlb_status dlb_host_open_precision(struct dlb_model *m,
         types[k] = k == DLB_LAYER_LOGSOFTMAX ? DLB_F32
                                              : precisions[o->precision].type;
     return dlb_model_set_precision(m, types, 1, err);
-}
-
-/* A named model onto another backend: a replica there, given the
- * reference weights and statistics, and the dropout stream. */
-dlb_status dlb_host_open_move(const struct dlb_model *src, const char *backend,
-                              const struct dlb_backend_config *cfg,
-                              uint64_t seed, struct dlb_model **out,
-                              struct dlb_error *err)
-{
-    unsigned parts = DLB_STATE_WEIGHTS | DLB_STATE_STATS;
-    size_t n = dlb_model_state_count(src, parts);
-    float *flat = malloc((n ? n : 1) * sizeof *flat);
-    dlb_status s = flat ? dlb_model_replica_create(src, backend, cfg, seed,
-                                                   out, err)
-                        : dlb_errorf(err, DLB_ERR_NOMEM, "open: out of "
-                                     "memory moving a model to %s", backend);
-    if (s == DLB_OK)
-        s = dlb_model_state_io((struct dlb_model *)(uintptr_t)src, parts,
-                               flat, n, 0, err);
-    if (s == DLB_OK)
-        s = dlb_model_state_io(*out, parts, flat, n, 1, err);
-    if (s == DLB_OK)
-        dlb_model_copy_rng(*out, src);
-    if (s != DLB_OK && *out) {
-        dlb_model_replica_destroy(*out);
-        *out = NULL;
-    }
-    free(flat);
-    return s;
 }

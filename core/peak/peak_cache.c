@@ -4,13 +4,13 @@
  * A file of another probe version is not read: its entries are measured
  * again and the file replaced. */
 #include "peak/peak_impl.h"
+#include "util/cache_dir.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 json_t *dlb_peak_to_json(const struct dlb_peak *p)
@@ -141,24 +141,13 @@ dlb_status dlb_peak_from_json(const json_t *j, struct dlb_peak *p,
 
 dlb_status dlb_peak_cache_path(char *buf, size_t size, struct dlb_error *err)
 {
-    const char *d = getenv("DLBENCH_CACHE_DIR");
-    const char *x = getenv("XDG_CACHE_HOME");
-    const char *h = getenv("HOME");
-    int n;
-    /* empty variables count as unset, as the XDG spec says */
-    if (d && *d)
-        n = snprintf(buf, size, "%s/peak.json", d);
-    else if (x && *x)
-        n = snprintf(buf, size, "%s/dlbench/peak.json", x);
-    else if (h && *h)
-        n = snprintf(buf, size, "%s/.cache/dlbench/peak.json", h);
-    else
-        return dlb_errorf(err, DLB_ERR_INPUT, "no cache directory: set "
-                          "DLBENCH_CACHE_DIR, XDG_CACHE_HOME or HOME");
-    if (n < 0 || (size_t)n >= size)
-        return dlb_errorf(err, DLB_ERR_INPUT, "cache path too long (%d "
-                          "characters); set a shorter DLBENCH_CACHE_DIR", n);
-    return DLB_OK;
+    const char *name = "/peak.json";
+    if (size <= strlen(name))
+        return dlb_errorf(err, DLB_ERR_INPUT, "cache path buffer too short");
+    dlb_status s = dlb_cache_dir(buf, size - strlen(name), err);
+    if (s == DLB_OK)
+        strcat(buf, name);
+    return s;
 }
 
 /* The cache file's JSON: *root NULL when the file does not exist. */
@@ -247,18 +236,7 @@ static dlb_status make_dirs(const char *path, struct dlb_error *err)
     if (!slash || slash == d)
         return DLB_OK;
     *slash = 0;
-    for (char *c = d + 1;; c++) {
-        int end = *c == 0;
-        if (*c == '/' || end) {
-            *c = 0;
-            if (mkdir(d, 0755) != 0 && errno != EEXIST)
-                return dlb_errorf(err, DLB_ERR_IO, "cannot create cache "
-                                  "directory %s: %s", d, strerror(errno));
-            if (end)
-                return DLB_OK;
-            *c = '/';
-        }
-    }
+    return dlb_make_dirs(d, err);
 }
 
 dlb_status dlb_peak_save(const char *path, const struct dlb_peak *p,

@@ -162,3 +162,33 @@ dlb_status dlb_model_forward_backward_cb(struct dlb_model *m,
                    "callback (%s)", m->spec->path, dlb_status_name(s));
     return s;
 }
+
+/* A named model onto another backend: a replica there, given the
+ * reference weights and statistics, and the dropout stream. */
+dlb_status dlb_model_replica_move(const struct dlb_model *src,
+                                  const char *backend,
+                                  const struct dlb_backend_config *cfg,
+                                  uint64_t seed, struct dlb_model **out,
+                                  struct dlb_error *err)
+{
+    unsigned parts = DLB_STATE_WEIGHTS | DLB_STATE_STATS;
+    size_t n = dlb_model_state_count(src, parts);
+    float *flat = malloc((n ? n : 1) * sizeof *flat);
+    dlb_status s = flat ? dlb_model_replica_create(src, backend, cfg, seed,
+                                                   out, err)
+                        : dlb_errorf(err, DLB_ERR_NOMEM, "open: out of "
+                                     "memory moving a model to %s", backend);
+    if (s == DLB_OK)
+        s = dlb_model_state_io((struct dlb_model *)(uintptr_t)src, parts,
+                               flat, n, 0, err);
+    if (s == DLB_OK)
+        s = dlb_model_state_io(*out, parts, flat, n, 1, err);
+    if (s == DLB_OK)
+        dlb_model_copy_rng(*out, src);
+    if (s != DLB_OK && *out) {
+        dlb_model_replica_destroy(*out);
+        *out = NULL;
+    }
+    free(flat);
+    return s;
+}

@@ -25,6 +25,13 @@ dlb_status dlb_model_replica_create(const struct dlb_model *m,
                                     struct dlb_error *err);
 /* Release a replica, its spec and its backend handle; NULL is fine. */
 void dlb_model_replica_destroy(struct dlb_model *replica);
+/* A replica of src on `backend` with src's weights, statistics and
+ * dropout stream: a model moved to another backend. */
+dlb_status dlb_model_replica_move(const struct dlb_model *src,
+                                  const char *backend,
+                                  const struct dlb_backend_config *cfg,
+                                  uint64_t seed, struct dlb_model **out,
+                                  struct dlb_error *err);
 
 uint64_t dlb_model_weights_version(const struct dlb_model *m);
 /* dst draws the dropout seeds src would draw next. */

@@ -4,15 +4,14 @@
  * another (or a few at once) only ever add whole lines. */
 #include "cuda_algo_cache.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../dtype.h"
+#include "util/cache_dir.h"
 
 #define KEY_LEN 160
 
@@ -41,23 +40,6 @@ static void make_key(char *out, const struct dlb_conv2d_desc *d,
              d->in_c, d->in_h, d->in_w, d->out_c, d->kh, d->kw, d->stride_h,
              d->stride_w, d->pad_h, d->pad_w, dlb_dtype_name(t),
              t == DLB_F32 ? (tf32 ? " tf32" : " fma") : "", g);
-}
-
-/* The cache directory, as the core's host services define it. */
-static int cache_dir(char *buf, size_t len)
-{
-    const char *d = getenv("DLBENCH_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    int n;
-    if (d && *d)
-        n = snprintf(buf, len, "%s", d);
-    else if (x && *x)
-        n = snprintf(buf, len, "%s/dlbench", x);
-    else if (home && *home)
-        n = snprintf(buf, len, "%s/.cache/dlbench", home);
-    else
-        return 0;
-    return n > 0 && (size_t)n < len;
 }
 
 static void add(struct dlb_cuda_algo_cache *c, const char *key, int dir,
@@ -108,7 +90,7 @@ void dlb_cuda_algo_cache_open(struct dlb_cuda *cu)
     cu->algo_cache = c;
     snprintf(c->ident, sizeof c->ident, "%s sm_%d%d\tcuDNN %zu", cu->prop.name,
              cu->prop.major, cu->prop.minor, cudnnGetVersion());
-    if (!cache_dir(c->dir, sizeof c->dir))
+    if (dlb_cache_dir(c->dir, sizeof c->dir, NULL) != DLB_OK)
         return; /* nowhere to keep choices: search every run */
     snprintf(c->path, sizeof c->path, "%s/cudnn-algos.tsv", c->dir);
     load(c);
@@ -144,37 +126,23 @@ int dlb_cuda_algo_cache_get(struct dlb_cuda *cu, const struct dlb_conv2d_desc *d
     return 0;
 }
 
-/* mkdir -p */
-static int make_dirs(char *path)
-{
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        int r = mkdir(path, 0755);
-        *p = '/';
-        if (r != 0 && errno != EEXIST)
-            return 0;
-    }
-    return mkdir(path, 0755) == 0 || errno == EEXIST;
-}
-
 void dlb_cuda_algo_cache_put(struct dlb_cuda *cu, const struct dlb_conv2d_desc *d,
                              enum dlb_dtype t, enum dlb_cuda_conv_dir dir,
                              int algo, cudnnMathType_t math)
 {
     struct dlb_cuda_algo_cache *c = cu->algo_cache;
-    char key[KEY_LEN], line[640], dirbuf[sizeof c->dir];
+    char key[KEY_LEN], line[640];
+    struct dlb_error err; /* a choice not kept is searched again: no error */
     if (!c)
         return;
     make_key(key, d, t, cu->tf32);
     add(c, key, (int)dir, algo, (int)math);
     if (!c->path[0])
         return;
-    snprintf(dirbuf, sizeof dirbuf, "%s", c->dir);
     int n = snprintf(line, sizeof line, "%s\t%s\t%d\t%d\t%d\n", c->ident, key,
                      (int)dir, algo, (int)math);
-    if (n <= 0 || (size_t)n >= sizeof line || !make_dirs(dirbuf))
+    if (n <= 0 || (size_t)n >= sizeof line || 
+        dlb_make_dirs(c->dir, &err) != DLB_OK)
         return;
     int fd = open(c->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
