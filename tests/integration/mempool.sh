@@ -35,10 +35,14 @@ for r in d['records']:
 "$DLBENCH" --quick --suite "$SRC_SUITES/mempool.ini" --out run-step --set batch=256 \
     --set mempool.enable=on --set mempool.mode=caching --set mempool.release=after_step \
     >/dev/null 2>err-step.txt
+# a record without its metrics is a configuration that did not finish:
+# its status, reason and the run's stderr say why
 ok "after_step hands memory back every step" python3 -c "
 import json
 d = json.load(open('run-step/results.json'))
-m = d['records'][0]['metrics']
+r = d['records'][0]
+assert 'metrics' in r, (r.get('status'), r.get('reason'), open('err-step.txt').read()[-2000:])
+m = r['metrics']
 assert m['mempool.trimmed_bytes']['value'] > 0
 assert m['mempool.system_frees']['value'] > 0
 "
