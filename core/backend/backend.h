@@ -22,9 +22,12 @@ int dlb_backend_available(const char *name, char *reason, size_t len);
 void dlb_backend_close(struct dlb_backend *be);
 
 /* Whether backend `name` has capability `cap` on this machine, asked of a
- * short-lived handle (the device itself is the only one that knows its
- * reason); the reason in `reason` when not. The calling thread's CPU mask
- * is restored after (opening the cpu backend pins the thread). */
+ * short-lived handle: a plugin's probe runs in the configuration's process
+ * before the workload opens its backend, and the device itself is the only
+ * one that knows its reason (the parent never asks: it initialises no
+ * oneDNN). The reason in `reason` when not. Opening the cpu backend pins
+ * the calling thread; its CPU mask is restored, so that what runs before
+ * the workload (the roofline lookup) still sees every allowed CPU. */
 dlb_status dlb_backend_probe_cap(const char *name, enum dlb_backend_cap cap,
                                  char *reason, size_t len);
 
