@@ -58,8 +58,11 @@ static void test_order(void)
 static void test_make_dirs(void)
 {
     struct dlb_error err = {""};
-    char root[] = "/tmp/dlb-cache-dir-XXXXXX", path[256], *w = NULL;
+    const char *tmp = getenv("TMPDIR");
+    char root[200], path[256], *w = NULL;
     struct stat st;
+    snprintf(root, sizeof root, "%s/dlb-cache-dir-XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
     CHECK(mkdtemp(root) != NULL);
     snprintf(path, sizeof path, "%s/a/b/c", root);
     CHECK(dlb_make_dirs(path, &err) == DLB_OK);
