@@ -234,9 +234,10 @@ static dlb_status lend_open_model(void *ctx, const struct dlb_host *h,
     return dlb_ref_model_open(&r, spec, out, err);
 }
 
-/* The cuda backend's keys on another backend (a suite that sweeps the
+/* A backend's keys on another backend (a suite that sweeps the
  * backend): the configuration is skipped with the reason, never run as if
- * the key were off. Fixed suites were refused at load (suite_backend.c). */
+ * the key were at its default. Fixed suites were refused at load
+ * (suite_backend.c). */
 static dlb_status backend_keys(struct cnn *c, const char *name,
                                struct dlb_error *err)
 {
@@ -248,6 +249,10 @@ static dlb_status backend_keys(struct cnn *c, const char *name,
         return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "%s applies to backend = "
                           "cuda only; this configuration runs backend = %s",
                           set, name);
+    if (!c->set->cpu_winograd && strcmp(name, "cpu") != 0)
+        return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "cpu.winograd = off "
+                          "applies to backend = cpu only; this configuration "
+                          "runs backend = %s", name);
     if (c->set->cuda_graphs && c->infer)
         return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "cuda.graphs = on "
                           "replays training steps; mode = infer runs eagerly");
@@ -263,6 +268,7 @@ static struct dlb_backend_config backend_config(const struct cnn *c)
         .cudnn_search = c->set->cudnn_algo == DLB_CUDNN_SEARCH ? DLB_OPT_ON
                                                                : DLB_OPT_OFF,
         .tf32 = c->set->cuda_tf32 ? DLB_OPT_ON : DLB_OPT_OFF,
+        .winograd = c->set->cpu_winograd ? DLB_OPT_ON : DLB_OPT_OFF,
         .profile = c->set->profile == DLB_PROFILE_OPS};
 }
 

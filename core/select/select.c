@@ -96,13 +96,17 @@ static void why(const struct sel *s, size_t g, const struct dlb_sel_item *best,
                 char *buf, size_t len)
 {
     const char *obj = dlb_objective_name(s->set.objective);
+    /* both are set where a winner is explained; "(none)" keeps a NULL
+     * out of the format either way */
+    const char *w = id_of(s, win) ? id_of(s, win) : "(none)";
+    const char *b = id_of(s, best) ? id_of(s, best) : "(none)";
     int used = snprintf(buf, len, "%s has the best %s of the configurations "
-                        "meeting every constraint", id_of(s, win), obj);
+                        "meeting every constraint", w, obj);
     if (win != best)
         used = snprintf(buf, len, "%s is tied with the best %s, %s (U test "
                         "p = %.2g or overlapping median intervals), and "
                         "changes %d setting%s of the baseline instead of %d",
-                        id_of(s, win), obj, id_of(s, best), p, changes(s, g, win),
+                        w, obj, b, p, changes(s, g, win),
                         changes(s, g, win) == 1 ? "" : "s", changes(s, g, best));
     if (used > 0 && (size_t)used < len && n_viol)
         snprintf(buf + used, len - (size_t)used, "; %zu configuration%s "

@@ -1,4 +1,5 @@
-/* The backend's own keys (cudnn.algo, cuda.tf32, cuda.graphs): a suite
+/* The backends' own keys (cudnn.algo, cuda.tf32, cuda.graphs;
+ * cpu.winograd): a suite
  * that can only run another backend and still sets one of them away from
  * its default is refused at that line, since the setting could never take
  * effect. A suite that sweeps the backend keeps them: its configurations
@@ -21,6 +22,7 @@ static const struct backend_key backend_keys[] = {
     {"cudnn.algo", "cuda"},
     {"cuda.tf32", "cuda"},
     {"cuda.graphs", "cuda"},
+    {"cpu.winograd", "cpu"},
     {"dataloader.pinned", "cuda"},
 };
 

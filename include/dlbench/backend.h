@@ -66,9 +66,10 @@ extern "C" {
  *   2.0  operations as descriptors (struct dlb_op) run by kernel lists
  *        (struct dlb_kernel): the 36 entries of 1.x that computed, and the
  *        core's side tables of fused operations (batch norm + ReLU,
- *        convolution + pooling), are kinds of one entry point. */
+ *        convolution + pooling), are kinds of one entry point.
+ *   2.1  dlb_backend_config.winograd (the suite key cpu.winograd). */
 #define DLB_BACKEND_API_MAJOR 2
-#define DLB_BACKEND_API_MINOR 0
+#define DLB_BACKEND_API_MINOR 1
 
 struct dlb_backend;  /* the device handle (plugin.h) */
 struct dlb_op;       /* an operation: its kind, tensors and attributes */
@@ -117,6 +118,10 @@ struct dlb_backend_config {
     /* API 2.0: time every operation and name its kernel (suite key
      * profile = ops); the core does it, backends ignore it. */
     int profile;
+    /* API 2.1: Winograd kernels for f32 3x3 stride-1 convolutions where
+     * the library has them (suite key cpu.winograd); UNSET:
+     * $DLBENCH_CPU_WINOGRAD, else on. Only cpu reads it. */
+    enum dlb_backend_opt winograd;
 };
 
 /* Capabilities a configuration may need. */

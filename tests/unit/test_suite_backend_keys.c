@@ -1,4 +1,5 @@
-/* The cuda backend's suite keys (cudnn.algo, cuda.tf32, cuda.graphs):
+/* The backends' suite keys (cudnn.algo, cuda.tf32, cuda.graphs;
+ * cpu.winograd):
  * they are sweep axes and core keys of every record; a suite that can
  * only run another backend and sets one away from its default is refused
  * at load with FILE:LINE (dlbench exits 2); a suite that sweeps the
@@ -100,6 +101,15 @@ int main(void)
     /* A swept backend keeps them; filters may name them. */
     CHECK(accepted("[sweep]\nbackend = cpu, cuda\ncuda.graphs = off, on\n"
                    "skip = backend=cpu cuda.graphs=on\n", 2));
+    /* The cpu backend's cpu.winograd: off refused on another backend, at
+     * its line; on (the default) says nothing; cpu takes either. */
+    CHECK(error_at("[suite]\nbackend = ref\ncpu.winograd = off\n", 3,
+                   "cpu.winograd = off applies to backend = cpu only"));
+    CHECK(accepted("[suite]\nbackend = ref\ncpu.winograd = on\n", 0));
+    CHECK(accepted("[suite]\nbackend = cpu\n[sweep]\ncpu.winograd = on, off\n",
+                   1));
+    CHECK(error_at("[suite]\nbackend = cpu\ncpu.winograd = maybe\n", 3,
+                   "cpu.winograd"));
     /* [quick] may switch to cuda. */
     CHECK(accepted("[suite]\nbackend = cpu\ncuda.graphs = on\n[quick]\n"
                    "backend = cuda\n", 0));

@@ -41,11 +41,12 @@ struct dlb_cpu_prim;
  * grow to the largest tensor serve every shape. Slots 0 to
  * DLB_CPU_IO_MAX - 1 belong to dlb_cpu_io_run's tensors; the others are
  * named below. */
-#define DLB_CPU_SCRATCH_SLOTS 11
+#define DLB_CPU_SCRATCH_SLOTS 12
 enum { DLB_CPU_SLOT_PLAIN = 4, /* dlb_cpu_make_plain's staging */
        DLB_CPU_SLOT_VIEW_A = 5, DLB_CPU_SLOT_VIEW_B = 6,
        DLB_CPU_SLOT_F32 = 7, DLB_CPU_SLOT_F32_B = 8, DLB_CPU_SLOT_F32_C = 9,
-       DLB_CPU_SLOT_INT8 = 10 /* cpu_int8*.c: a quantised or im2col input */ };
+       DLB_CPU_SLOT_INT8 = 10, /* cpu_int8*.c: a quantised or im2col input */
+       DLB_CPU_SLOT_ONEDNN = 11 /* a primitive's scratchpad (user mode) */ };
 
 struct dlb_cpu_reorder;
 
@@ -53,6 +54,7 @@ struct dlb_cpu {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     int threads;
+    int winograd; /* dlb_backend_config.winograd, resolved */
     uint64_t seed;
     void *(*host_alloc)(void *ctx, size_t bytes);
     void (*host_free)(void *ctx, void *p, size_t bytes);
@@ -363,6 +365,10 @@ dlb_status dlb_cpu_conv2d_add(struct dlb_backend *be, const struct dlb_op *op);
 /* CONV2D_DW (cpu_conv_dw.c): a 1x1 convolution with oneDNN's depthwise
  * post-op; applies to F32 tensors. */
 int dlb_cpu_conv2d_dw_applies(struct dlb_backend *be, const struct dlb_op *op);
+/* CONV2D (every pass), CONV2D_RELU and CONV2D_ADD on oneDNN's Winograd
+ * kernels, where the library has one for the shape (cpu.winograd). */
+int dlb_cpu_conv2d_wino_applies(struct dlb_backend *be, const struct dlb_op *op);
+dlb_status dlb_cpu_conv2d_wino(struct dlb_backend *be, const struct dlb_op *op);
 dlb_status dlb_cpu_conv2d_dw(struct dlb_backend *be, const struct dlb_op *op);
 extern const struct dlb_backend_ops dlb_cpu_ops;
 

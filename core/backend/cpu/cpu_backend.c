@@ -178,6 +178,27 @@ dlb_status dlb_cpu_device_info(struct dlb_backend *be,
 }
 
 
+/* cpu.winograd: the configuration's choice, else the environment's, else
+ * on. */
+static dlb_status read_winograd(struct dlb_cpu *cpu,
+                                const struct dlb_backend_config *cfg,
+                                char *reason, size_t len)
+{
+    const char *env = getenv("DLBENCH_CPU_WINOGRAD");
+    if (cfg->winograd != DLB_OPT_UNSET)
+        cpu->winograd = cfg->winograd == DLB_OPT_ON;
+    else if (!env || !*env || !strcmp(env, "1"))
+        cpu->winograd = 1;
+    else if (!strcmp(env, "0"))
+        cpu->winograd = 0;
+    else {
+        snprintf(reason, len, "DLBENCH_CPU_WINOGRAD='%s': expected 0 or 1",
+                 env);
+        return DLB_ERR_INPUT;
+    }
+    return DLB_OK;
+}
+
 dlb_status dlb_backend_cpu_create(const struct dlb_backend_config *cfg,
                                   struct dlb_backend **out, char *reason,
                                   size_t len)
@@ -191,6 +212,10 @@ dlb_status dlb_backend_cpu_create(const struct dlb_backend_config *cfg,
         return DLB_ERR_NOMEM;
     }
     cpu->seed = cfg->seed;
+    if ((s = read_winograd(cpu, cfg, reason, len))) {
+        free(cpu);
+        return s;
+    }
     if (cfg->host_alloc && cfg->host_free) {
         cpu->host_alloc = cfg->host_alloc;
         cpu->host_free = cfg->host_free;

@@ -114,7 +114,8 @@ static dlb_status build(struct dlb_backend *be, struct dlb_cpu_prim *p,
         (int)e->stride_h, o->b2 != NULL, o->relu2 != 0,
         clip_of(o->relu2, o->relu2_max)));
     DLB_DNNL(be, op, dlb_dnnl_conv_fwd_pd(&p->pd[0], cpu->engine,
-                                          dnnl_forward_training, &xa, &wa,
+                                          dnnl_forward_training, dnnl_convolution_direct,
+                                          &xa, &wa,
                                           o->b ? &b : NULL, &ta, one, zero,
                                           zero, attr));
     DLB_DNNL(be, op, dlb_cpu_make(p, 0));

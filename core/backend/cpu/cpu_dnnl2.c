@@ -87,6 +87,7 @@ static dnnl_status_t create(dnnl_status_t init, dnnl_primitive_desc_t *pd,
 
 dnnl_status_t dlb_dnnl_conv_fwd_pd(dnnl_primitive_desc_t *pd,
                                    dnnl_engine_t engine, dnnl_prop_kind_t prop,
+                                   dnnl_alg_kind_t alg,
                                    const dlb_dnnl_md *src,
                                    const dlb_dnnl_md *weights,
                                    const dlb_dnnl_md *bias,
@@ -98,30 +99,33 @@ dnnl_status_t dlb_dnnl_conv_fwd_pd(dnnl_primitive_desc_t *pd,
 {
     dnnl_convolution_desc_t d;
     return create(dnnl_convolution_forward_desc_init(
-                      &d, prop, dnnl_convolution_direct, src, weights, bias,
+                      &d, prop, alg, src, weights, bias,
                       dst, strides, pad_l, pad_r),
                   pd, &d, engine, attr, NULL);
 }
 
 dnnl_status_t dlb_dnnl_conv_bwd_data_pd(dnnl_primitive_desc_t *pd,
                                         dnnl_engine_t engine,
+                                        dnnl_alg_kind_t alg,
                                         const dlb_dnnl_md *diff_src,
                                         const dlb_dnnl_md *weights,
                                         const dlb_dnnl_md *diff_dst,
                                         const dnnl_dims_t strides,
                                         const dnnl_dims_t pad_l,
                                         const dnnl_dims_t pad_r,
-                                        const_dnnl_primitive_desc_t hint)
+                                        const_dnnl_primitive_desc_t hint,
+                                        const_dnnl_primitive_attr_t attr)
 {
     dnnl_convolution_desc_t d;
     return create(dnnl_convolution_backward_data_desc_init(
-                      &d, dnnl_convolution_direct, diff_src, weights, diff_dst,
+                      &d, alg, diff_src, weights, diff_dst,
                       strides, pad_l, pad_r),
-                  pd, &d, engine, NULL, hint);
+                  pd, &d, engine, attr, hint);
 }
 
 dnnl_status_t dlb_dnnl_conv_bwd_weights_pd(dnnl_primitive_desc_t *pd,
                                            dnnl_engine_t engine,
+                                           dnnl_alg_kind_t alg,
                                            const dlb_dnnl_md *src,
                                            const dlb_dnnl_md *diff_weights,
                                            const dlb_dnnl_md *diff_bias,
@@ -129,13 +133,14 @@ dnnl_status_t dlb_dnnl_conv_bwd_weights_pd(dnnl_primitive_desc_t *pd,
                                            const dnnl_dims_t strides,
                                            const dnnl_dims_t pad_l,
                                            const dnnl_dims_t pad_r,
-                                           const_dnnl_primitive_desc_t hint)
+                                           const_dnnl_primitive_desc_t hint,
+                                           const_dnnl_primitive_attr_t attr)
 {
     dnnl_convolution_desc_t d;
     return create(dnnl_convolution_backward_weights_desc_init(
-                      &d, dnnl_convolution_direct, src, diff_weights,
+                      &d, alg, src, diff_weights,
                       diff_bias, diff_dst, strides, pad_l, pad_r),
-                  pd, &d, engine, NULL, hint);
+                  pd, &d, engine, attr, hint);
 }
 
 dnnl_status_t dlb_dnnl_ip_fwd_pd(dnnl_primitive_desc_t *pd,

@@ -31,6 +31,7 @@ dnnl_status_t dlb_dnnl_reorder_pd(dnnl_primitive_desc_t *pd,
 
 dnnl_status_t dlb_dnnl_conv_fwd_pd(dnnl_primitive_desc_t *pd,
                                    dnnl_engine_t engine, dnnl_prop_kind_t prop,
+                                   dnnl_alg_kind_t alg,
                                    const dlb_dnnl_md *src,
                                    const dlb_dnnl_md *weights,
                                    const dlb_dnnl_md *bias,
@@ -41,7 +42,7 @@ dnnl_status_t dlb_dnnl_conv_fwd_pd(dnnl_primitive_desc_t *pd,
                                    const_dnnl_primitive_attr_t attr)
 {
     return done(dnnl_convolution_forward_primitive_desc_create(
-                    pd, engine, prop, dnnl_convolution_direct, H(src),
+                    pd, engine, prop, alg, H(src),
                     H(weights), H(bias), H(dst), strides, no_dilation, pad_l,
                     pad_r, attr),
                 pd);
@@ -49,23 +50,26 @@ dnnl_status_t dlb_dnnl_conv_fwd_pd(dnnl_primitive_desc_t *pd,
 
 dnnl_status_t dlb_dnnl_conv_bwd_data_pd(dnnl_primitive_desc_t *pd,
                                         dnnl_engine_t engine,
+                                        dnnl_alg_kind_t alg,
                                         const dlb_dnnl_md *diff_src,
                                         const dlb_dnnl_md *weights,
                                         const dlb_dnnl_md *diff_dst,
                                         const dnnl_dims_t strides,
                                         const dnnl_dims_t pad_l,
                                         const dnnl_dims_t pad_r,
-                                        const_dnnl_primitive_desc_t hint)
+                                        const_dnnl_primitive_desc_t hint,
+                                        const_dnnl_primitive_attr_t attr)
 {
     return done(dnnl_convolution_backward_data_primitive_desc_create(
-                    pd, engine, dnnl_convolution_direct, H(diff_src),
+                    pd, engine, alg, H(diff_src),
                     H(weights), H(diff_dst), strides, no_dilation, pad_l,
-                    pad_r, hint, NULL),
+                    pad_r, hint, attr),
                 pd);
 }
 
 dnnl_status_t dlb_dnnl_conv_bwd_weights_pd(dnnl_primitive_desc_t *pd,
                                            dnnl_engine_t engine,
+                                           dnnl_alg_kind_t alg,
                                            const dlb_dnnl_md *src,
                                            const dlb_dnnl_md *diff_weights,
                                            const dlb_dnnl_md *diff_bias,
@@ -73,12 +77,13 @@ dnnl_status_t dlb_dnnl_conv_bwd_weights_pd(dnnl_primitive_desc_t *pd,
                                            const dnnl_dims_t strides,
                                            const dnnl_dims_t pad_l,
                                            const dnnl_dims_t pad_r,
-                                           const_dnnl_primitive_desc_t hint)
+                                           const_dnnl_primitive_desc_t hint,
+                                           const_dnnl_primitive_attr_t attr)
 {
     return done(dnnl_convolution_backward_weights_primitive_desc_create(
-                    pd, engine, dnnl_convolution_direct, H(src),
+                    pd, engine, alg, H(src),
                     H(diff_weights), H(diff_bias), H(diff_dst), strides,
-                    no_dilation, pad_l, pad_r, hint, NULL),
+                    no_dilation, pad_l, pad_r, hint, attr),
                 pd);
 }
 

@@ -115,9 +115,13 @@ dnnl_status_t dlb_dnnl_reorder_pd(dnnl_primitive_desc_t *pd,
                                   dnnl_engine_t engine,
                                   const dlb_dnnl_md *src,
                                   const dlb_dnnl_md *dst);
-/* bias may be NULL; no dilation. */
+/* bias may be NULL; no dilation. alg: dnnl_convolution_direct, or
+ * dnnl_convolution_winograd, which fails (dnnl_unimplemented) where the
+ * library has no Winograd kernel for the descriptor (oneDNN 3.x on CPUs,
+ * 2.x off AVX-512 or off 3x3 stride 1). */
 dnnl_status_t dlb_dnnl_conv_fwd_pd(dnnl_primitive_desc_t *pd,
                                    dnnl_engine_t engine, dnnl_prop_kind_t prop,
+                                   dnnl_alg_kind_t alg,
                                    const dlb_dnnl_md *src,
                                    const dlb_dnnl_md *weights,
                                    const dlb_dnnl_md *bias,
@@ -128,15 +132,18 @@ dnnl_status_t dlb_dnnl_conv_fwd_pd(dnnl_primitive_desc_t *pd,
                                    const_dnnl_primitive_attr_t attr);
 dnnl_status_t dlb_dnnl_conv_bwd_data_pd(dnnl_primitive_desc_t *pd,
                                         dnnl_engine_t engine,
+                                        dnnl_alg_kind_t alg,
                                         const dlb_dnnl_md *diff_src,
                                         const dlb_dnnl_md *weights,
                                         const dlb_dnnl_md *diff_dst,
                                         const dnnl_dims_t strides,
                                         const dnnl_dims_t pad_l,
                                         const dnnl_dims_t pad_r,
-                                        const_dnnl_primitive_desc_t hint);
+                                        const_dnnl_primitive_desc_t hint,
+                                        const_dnnl_primitive_attr_t attr);
 dnnl_status_t dlb_dnnl_conv_bwd_weights_pd(dnnl_primitive_desc_t *pd,
                                            dnnl_engine_t engine,
+                                           dnnl_alg_kind_t alg,
                                            const dlb_dnnl_md *src,
                                            const dlb_dnnl_md *diff_weights,
                                            const dlb_dnnl_md *diff_bias,
@@ -144,7 +151,8 @@ dnnl_status_t dlb_dnnl_conv_bwd_weights_pd(dnnl_primitive_desc_t *pd,
                                            const dnnl_dims_t strides,
                                            const dnnl_dims_t pad_l,
                                            const dnnl_dims_t pad_r,
-                                           const_dnnl_primitive_desc_t hint);
+                                           const_dnnl_primitive_desc_t hint,
+                                           const_dnnl_primitive_attr_t attr);
 dnnl_status_t dlb_dnnl_ip_fwd_pd(dnnl_primitive_desc_t *pd,
                                  dnnl_engine_t engine, dnnl_prop_kind_t prop,
                                  const dlb_dnnl_md *src,

@@ -58,12 +58,14 @@ static const char *missing_pass(dnnl_engine_t e, char *what, size_t len)
         dlb_dnnl_md_tag(&iwa, 2, iw, dnnl_f16, dnnl_format_tag_any) ||
         dlb_dnnl_md_tag(&oy, 2, od, dnnl_f16, dnnl_ab))
         return names[0];
-    s[0] = dlb_dnnl_conv_fwd_pd(&pd[0], e, dnnl_forward_training, &x, &w,
-                                NULL, &x, st, pad, pad, NULL);
-    s[1] = dlb_dnnl_conv_bwd_data_pd(&pd[1], e, &x, &w, &x, st, pad, pad,
-                                     pd[0]);
-    s[2] = dlb_dnnl_conv_bwd_weights_pd(&pd[2], e, &x, &w, NULL, &x, st, pad,
-                                        pad, pd[0]);
+    s[0] = dlb_dnnl_conv_fwd_pd(&pd[0], e, dnnl_forward_training,
+                                dnnl_convolution_direct, &x, &w, NULL, &x, st,
+                                pad, pad, NULL);
+    s[1] = dlb_dnnl_conv_bwd_data_pd(&pd[1], e, dnnl_convolution_direct, &x,
+                                     &w, &x, st, pad, pad, pd[0], NULL);
+    s[2] = dlb_dnnl_conv_bwd_weights_pd(&pd[2], e, dnnl_convolution_direct,
+                                        &x, &w, NULL, &x, st, pad, pad, pd[0],
+                                        NULL);
     s[3] = dlb_dnnl_ip_fwd_pd(&pd[3], e, dnnl_forward_training, &ix, &iwa,
                               NULL, &oy, NULL);
     s[4] = dlb_dnnl_ip_bwd_data_pd(&pd[4], e, &ix, &iwa, &oy, pd[3]);

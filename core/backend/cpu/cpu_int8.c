@@ -105,6 +105,7 @@ static dnnl_status_t int8_pd(struct dlb_cpu *cpu, const struct int8_arg *a,
             (st = dlb_dnnl_md_tag(&wa, wn, wd, dnnl_s8, any)))
             return st;
         return dlb_dnnl_conv_fwd_pd(pd, cpu->engine, dnnl_forward_inference,
+                                    dnnl_convolution_direct,
                                     &xa, &wa, a->bias ? b : NULL, &ya,
                                     strides, pad, pad, attr);
     }

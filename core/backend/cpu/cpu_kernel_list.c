@@ -93,6 +93,16 @@ static const struct dlb_kernel cpu_kernels[] = {
      dlb_cpu_pool_blocked_fwd},
     {"blocked_loops", DLB_OP_POOL, DLB_PROPS(DLB_PROP_BWD),
      dlb_cpu_pool_blocked_bwd_applies, dlb_cpu_pool_blocked_bwd},
+    /* f32 3x3 stride-1 convolutions: oneDNN's Winograd kernels where the
+     * library has them (cpu.winograd), every pass */
+    {"onednn_winograd", DLB_OP_CONV2D,
+     DLB_PROPS_FWD | DLB_PROPS(DLB_PROP_BWD_DATA) |
+         DLB_PROPS(DLB_PROP_BWD_WEIGHTS),
+     dlb_cpu_conv2d_wino_applies, dlb_cpu_conv2d_wino},
+    {"onednn_winograd", DLB_OP_CONV2D_RELU, INFER, dlb_cpu_conv2d_wino_applies,
+     dlb_cpu_conv2d_wino},
+    {"onednn_winograd", DLB_OP_CONV2D_ADD, INFER, dlb_cpu_conv2d_wino_applies,
+     dlb_cpu_conv2d_wino},
     DLB_CPU_KFN(DLB_KFN_KERNEL)
     {"cpu", DLB_OP_ADD, DLB_PROPS(DLB_PROP_NONE), NULL, dlb_cpu_add},
     {"cpu", DLB_OP_CONCAT, DLB_PROPS_FWD | DLB_PROPS(DLB_PROP_BWD), NULL,
