@@ -154,6 +154,25 @@ static double *download(struct dlb_backend *be, const struct dlb_buffer *b,
     return v;
 }
 
+/* The largest |a - b| over the largest |b|, element by element: a on
+ * backend ba, b on bb, both of type t. */
+static inline double max_rel_diff_on(struct dlb_backend *ba,
+                                     const struct dlb_buffer *a,
+                                     struct dlb_backend *bb,
+                                     const struct dlb_buffer *b, size_t n,
+                                     enum dlb_dtype t)
+{
+    double *u = download(ba, a, n, t), *v = download(bb, b, n, t);
+    double m = 0.0, scale = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        m = fmax(m, fabs(u[i] - v[i]));
+        scale = fmax(scale, fabs(v[i]));
+    }
+    free(u);
+    free(v);
+    return scale > 0.0 ? m / scale : m;
+}
+
 /* ||dev - ref|| / ||ref|| over the pair's elements. */
 static double rel_err(struct pair p)
 {

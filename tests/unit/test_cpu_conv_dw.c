@@ -59,20 +59,6 @@ static double zero_share(const struct dlb_buffer *y, size_t n, float hi)
     return zeros / (double)n;
 }
 
-static double max_rel_diff(const struct dlb_buffer *a,
-                           const struct dlb_buffer *b, size_t n)
-{
-    double *u = download(dev, a, n, a->dtype), *v = download(dev, b, n, b->dtype);
-    double m = 0.0, scale = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        m = fmax(m, fabs(u[i] - v[i]));
-        scale = fmax(scale, fabs(v[i]));
-    }
-    free(u);
-    free(v);
-    return scale > 0.0 ? m / scale : m;
-}
-
 struct dw_case {
     const char *name;
     uint32_t n, in_c, hw, out_c, stride;
@@ -145,7 +131,7 @@ static void test_dw(const struct dw_case *c, enum dlb_dtype tt)
         .kind = c->relu2 ? DLB_OP_CONV2D_RELU : DLB_OP_CONV2D,
         .prop = DLB_PROP_FWD_INFER, .conv = e, .relu_max = c->clip2,
         .x = t.d, .w = w2.d, .b = b2.d, .y = y2.d}) == DLB_OK);
-    double r = max_rel_diff(y.d, y2.d, ys);
+    double r = max_rel_diff_on(dev, y.d, dev, y2.d, ys, tt);
     snprintf(what, sizeof what, "conv2d_dw %s %s: = the two convolutions apart "
              "(%.1e)", dlb_dtype_name(tt), c->name, r);
     expect_true(what, r <= (tt == DLB_F32 ? 1e-6 : tol_of(tt, 1)));

@@ -56,20 +56,6 @@ static double zero_share(const struct dlb_buffer *y, size_t n, float hi)
     return zeros / (double)n;
 }
 
-static double max_rel_diff(const struct dlb_buffer *a, const struct dlb_buffer *b,
-                           size_t n)
-{
-    double *u = download(dev, a, n, DLB_F32), *v = download(dev, b, n, DLB_F32);
-    double m = 0.0, scale = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        m = fmax(m, fabs(u[i] - v[i]));
-        scale = fmax(scale, fabs(v[i]));
-    }
-    free(u);
-    free(v);
-    return scale > 0.0 ? m / scale : m;
-}
-
 static void test_conv_relu(const char *name, uint32_t n, uint32_t in_c,
                            uint32_t hw, uint32_t out_c, uint32_t k,
                            uint32_t stride, uint32_t groups, float relu_max)
@@ -99,7 +85,7 @@ static void test_conv_relu(const char *name, uint32_t n, uint32_t in_c,
     CHECK(dlb_backend_run(dev, &(struct dlb_op){
         .kind = DLB_OP_RELU, .prop = DLB_PROP_FWD_INFER, .count = ys,
         .relu_max = relu_max, .x = y2.d, .y = y2.d}) == DLB_OK);
-    double r = max_rel_diff(y.d, y2.d, ys);
+    double r = max_rel_diff_on(dev, y.d, dev, y2.d, ys, DLB_F32);
     snprintf(what, sizeof what, "conv2d_relu %s: = its conv then relu (%.1e)", name, r);
     expect_true(what, r <= 1e-6);
     RELEASE(&x, &w, &b, &y, &y2);
@@ -151,7 +137,7 @@ static void test_conv_add(const char *name, uint32_t in_c, uint32_t hw,
     CHECK(dlb_backend_run(dev, &(struct dlb_op){
         .kind = relu ? DLB_OP_ADD_RELU : DLB_OP_ADD, .count = ys, .x = c.d,
         .g = y2.d, .y = y3.d}) == DLB_OK);
-    double r = max_rel_diff(y.d, y3.d, ys);
+    double r = max_rel_diff_on(dev, y.d, dev, y3.d, ys, DLB_F32);
     snprintf(what, sizeof what, "conv2d_add %s: = its conv then add (%.1e)",
              name, r);
     expect_true(what, r <= 1e-6);

@@ -50,21 +50,6 @@ static int is_wino(struct dlb_backend *be, const struct dlb_op *op)
     return strcmp(kernel_name(be, op), "onednn_winograd") == 0;
 }
 
-/* The largest |a - b| over the largest |b|, a on dev, b on direct. */
-static double max_rel(const struct dlb_buffer *a, const struct dlb_buffer *b,
-                      size_t n)
-{
-    double *u = download(dev, a, n, DLB_F32), *v = download(direct, b, n, DLB_F32);
-    double m = 0.0, scale = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        m = fmax(m, fabs(u[i] - v[i]));
-        scale = fmax(scale, fabs(v[i]));
-    }
-    free(u);
-    free(v);
-    return scale > 0.0 ? m / scale : m;
-}
-
 /* A buffer on the direct backend holding what `p`'s dev side holds. */
 static struct dlb_buffer *copy_to_direct(const struct pair *p)
 {
@@ -118,7 +103,7 @@ static void test_case(const struct wcase *c)
              kernel_name(direct, &op));
     expect_true(what, !is_wino(direct, &op));
     CHECK(dlb_backend_run(direct, &op) == DLB_OK);
-    double r = max_rel(y.d, yd, ys);
+    double r = max_rel_diff_on(dev, y.d, direct, yd, ys, DLB_F32);
     snprintf(what, sizeof what, "%s: within 1e-5 of the direct kernel "
              "element by element (%.1e)", c->name, r);
     expect_true(what, r <= 1e-5);
@@ -220,7 +205,8 @@ static void test_training(uint32_t n, uint32_t c, uint32_t hw)
     const struct dlb_buffer *theirs[3] = { yd, dxd, dwd };
     const size_t count[3] = { ys, xs, ws };
     for (int i = 0; i < 3; i++) {
-        double r = max_rel(mine[i], theirs[i], count[i]);
+        double r = max_rel_diff_on(dev, mine[i], direct, theirs[i],
+                                   count[i], DLB_F32);
         snprintf(what, sizeof what, "%s: within 1e-5 of the direct kernel "
                  "element by element (%.1e)", pass[i], r);
         expect_true(what, r <= 1e-5);
