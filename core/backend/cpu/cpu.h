@@ -356,12 +356,10 @@ DLB_CPU_KFN(DLB_KFN_DECLARE)
  * concat. */
 dlb_status dlb_cpu_add(struct dlb_backend *be, const struct dlb_op *op); /* and ADD_RELU */
 dlb_status dlb_cpu_concat(struct dlb_backend *be, const struct dlb_op *op);
-/* CONV2D_RELU (cpu_conv.c): oneDNN's inference convolution with the ReLU
- * (or ReLU6's clip) as its post-op. */
-dlb_status dlb_cpu_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op);
-/* CONV2D_ADD (cpu_conv.c): the same with the sum onto y's contents before
- * the ReLU (oneDNN's sum post-op). */
-dlb_status dlb_cpu_conv2d_add(struct dlb_backend *be, const struct dlb_op *op);
+/* CONV2D_RELU and CONV2D_ADD (cpu_conv.c): oneDNN's inference convolution
+ * with the ReLU (or ReLU6's clip) as its post-op, for CONV2D_ADD after
+ * the sum onto y's contents (oneDNN's sum post-op). */
+dlb_status dlb_cpu_conv2d_post(struct dlb_backend *be, const struct dlb_op *op);
 /* CONV2D_DW (cpu_conv_dw.c): a 1x1 convolution with oneDNN's depthwise
  * post-op; applies to F32 tensors. */
 int dlb_cpu_conv2d_dw_applies(struct dlb_backend *be, const struct dlb_op *op);

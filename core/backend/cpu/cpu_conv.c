@@ -459,13 +459,7 @@ static const char *name_of(const struct dlb_op *op)
                                                : "conv2d_fwd";
 }
 
-dlb_status dlb_cpu_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op)
-{
-    return fwd(be, name_of(op), &op->conv, post_of(op), op->x, op->w, op->b,
-               op->y);
-}
-
-dlb_status dlb_cpu_conv2d_add(struct dlb_backend *be, const struct dlb_op *op)
+dlb_status dlb_cpu_conv2d_post(struct dlb_backend *be, const struct dlb_op *op)
 {
     return fwd(be, name_of(op), &op->conv, post_of(op), op->x, op->w, op->b,
                op->y);
