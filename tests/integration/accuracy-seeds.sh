@@ -10,8 +10,21 @@
 # states its noise.
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
+# logged NAME ARGS...: dlbench ARGS with stdout in NAME.out, stderr in
+# NAME.err; a failure shows the end of its stderr in the test's log (the
+# directory goes with the test). Its exit status is dlbench's.
+logged() {
+    name=$1
+    shift
+    "$DLBENCH" "$@" >"$name.out" 2>"$name.err"
+    rc=$?
+    [ "$rc" -eq 0 ] || { echo "$name: dlbench exited $rc; its stderr ends:" >&2
+                         tail -n 20 "$name.err" >&2; }
+    return "$rc"
+}
+
 suite="$SUITES/accuracy-seeds.ini"
-"$DLBENCH" run "$suite" --out ten >ten.out 2>ten.err
+logged ten run "$suite" --out ten
 ok "ten seeds: the run exits 0" [ $? -eq 0 ]
 ok "ten seeds: the journal holds each configuration's ten trainings" python3 -c "
 import json
@@ -47,8 +60,7 @@ ok "ten seeds: the console says the gain, over how many seeds" grep -q "accuracy
 # Twenty runs of a zero difference: two settings with the same mean.
 zero=0
 for s in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-    "$DLBENCH" run "$SUITES/accuracy-zero.ini" --out "z$s" --seed "$((s * 1000))" \
-        >/dev/null 2>&1
+    logged "z$s" run "$SUITES/accuracy-zero.ini" --out "z$s" --seed "$((s * 1000))"
     e=$(json "z$s/results.json" "[r['accuracy_effect'] for v in d['selection']['verdicts'] for r in v['workloads']][0]")
     [ "$e" = "no measurable effect" ] && zero=$((zero + 1))
 done
@@ -56,7 +68,7 @@ echo "zero difference: no measurable effect in $zero of 20 runs" >&2
 ok "a zero difference is no measurable effect in at least 19 of 20 runs" [ "$zero" -ge 19 ]
 
 # One seed: the noise is not measured, so no gain and no loss.
-"$DLBENCH" run "$suite" --out one --set accuracy_seeds=1 >one.out 2>one.err
+logged one run "$suite" --out one --set accuracy_seeds=1
 ok "one seed: the run exits 0" [ $? -eq 0 ]
 ok "one seed: the journal holds one run per configuration" [ "$(wc -l <one/journal.jsonl)" -eq 3 ]
 ok "one seed: results.json calls no change a gain or a loss" python3 -c "
@@ -67,7 +79,7 @@ for v in s['verdicts']:
         assert r['accuracy_effect'] == 'training noise not measured', r
         assert r['accuracy_seeds'] == 1, r"
 ok "one seed: the console says the noise was not measured" grep -q "accuracy +[0-9.]* points (1 seed: training noise not measured)" one.out
-"$DLBENCH" run "$suite" --out stated --set accuracy_seeds=1 --set accuracy_noise=0.5 >stated.out 2>stated.err
+logged stated run "$suite" --out stated --set accuracy_seeds=1 --set accuracy_noise=0.5
 ok "one seed and a stated noise: the interval is the noise and the test set's, and judges" python3 -c "
 import json, math
 d = json.load(open('stated/results.json'))
