@@ -6,6 +6,7 @@
 #include "backend_impl.h"
 #include "backend_ops.h"
 #include "backend_module.h"
+#include "dtype.h"
 
 #include <sched.h>
 #include <stddef.h>
@@ -93,6 +94,29 @@ dlb_status dlb_backend_probe_cap(const char *name, enum dlb_backend_cap cap,
     if (s != DLB_OK && reason && len)
         snprintf(reason, len, "%s", why[0] ? why : dlb_status_name(s));
     return s;
+}
+
+dlb_status dlb_backend_probe_dtype(const char *name, enum dlb_dtype dtype,
+                                   char *reason, size_t len)
+{
+    enum dlb_backend_cap cap;
+    if (reason && len)
+        reason[0] = '\0';
+    switch (dtype) {
+    case DLB_F32: return DLB_OK;
+    case DLB_F16: cap = DLB_CAP_F16; break;
+    case DLB_BF16: cap = DLB_CAP_BF16; break;
+    case DLB_S8: case DLB_U8: cap = DLB_CAP_INT8; break;
+    default:
+        snprintf(reason, len, "no capability query for %s",
+                 dlb_dtype_name(dtype));
+        return DLB_ERR_UNSUPPORTED;
+    }
+    if (!name) {
+        snprintf(reason, len, "no backend named for this configuration");
+        return DLB_ERR_INTERNAL;
+    }
+    return dlb_backend_probe_cap(name, cap, reason, len);
 }
 
 const char *dlb_backend_name(const struct dlb_backend *be)

@@ -30,6 +30,11 @@ void dlb_backend_close(struct dlb_backend *be);
  * the workload (the roofline lookup) still sees every allowed CPU. */
 dlb_status dlb_backend_probe_cap(const char *name, enum dlb_backend_cap cap,
                                  char *reason, size_t len);
+/* Whether backend `name` computes in `dtype`, through the capability the
+ * type needs (dlb_backend_probe_cap): F32 always; DLB_ERR_UNSUPPORTED for
+ * a type no capability names; DLB_ERR_INTERNAL for a NULL name. */
+dlb_status dlb_backend_probe_dtype(const char *name, enum dlb_dtype dtype,
+                                   char *reason, size_t len);
 
 /* Where backend `name` keeps its buffers: 1 in device memory the host
  * cannot touch (a GPU backend, built as a module), 0 in host memory (ref,

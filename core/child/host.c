@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "backend/backend.h"
-#include "backend/dtype.h"
 #include "data/augment.h"
 #include "stats/measure.h"
 #include "data/batches.h"
@@ -230,30 +229,13 @@ static dlb_status host_cache_dir(const struct dlb_host *h, char *buf,
     return dlb_cache_dir(buf, len, NULL);
 }
 
-/* ---- backend capabilities: the host's dtype names the capability;
- * backend.c asks a short-lived handle of the configuration's backend. */
+/* ---- backend capabilities: asked of a short-lived handle of the
+ * configuration's backend (backend.c). */
 static dlb_status host_backend_supports(const struct dlb_host *h,
                                         enum dlb_dtype dtype, char *reason,
                                         size_t len)
 {
-    enum dlb_backend_cap cap;
-    if (reason && len)
-        reason[0] = '\0';
-    switch (dtype) {
-    case DLB_F32: return DLB_OK;
-    case DLB_F16: cap = DLB_CAP_F16; break;
-    case DLB_BF16: cap = DLB_CAP_BF16; break;
-    case DLB_S8: case DLB_U8: cap = DLB_CAP_INT8; break;
-    default:
-        snprintf(reason, len, "no capability query for %s",
-                 dlb_dtype_name(dtype));
-        return DLB_ERR_UNSUPPORTED;
-    }
-    if (!h->backend_name) {
-        snprintf(reason, len, "no backend named for this configuration");
-        return DLB_ERR_INTERNAL;
-    }
-    return dlb_backend_probe_cap(h->backend_name, cap, reason, len);
+    return dlb_backend_probe_dtype(h->backend_name, dtype, reason, len);
 }
 
 void dlb_host_setup(struct dlb_host_priv *h, struct dlb_host_shared *shared,
@@ -302,7 +284,8 @@ int dlb_host_quality_work_skipped(const struct dlb_host *h)
 void dlb_host_set_data(const struct dlb_host *h,
                        const struct dlb_host_data *data)
 {
+    /* The named models plugins opened live on the workload's backend. */
     if (data != priv(h)->shared->data)
-        dlb_host_close_models(priv(h)->shared);
+        dlb_model_lend_close_all(&priv(h)->shared->models);
     priv(h)->shared->data = data;
 }

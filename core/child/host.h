@@ -9,6 +9,8 @@
 #include <jansson.h>
 #include <dlbench/plugin.h>
 
+#include "services/model_lend.h"
+
 /* State shared by every host of one configuration. */
 struct dlb_host_shared {
     json_t *metrics;                          /* { "name": {value, unit} } */
@@ -35,10 +37,10 @@ struct dlb_host_shared {
     int64_t (*agree)(void *ctx, int64_t value);
     void *agree_ctx;
     /* model_api's open (host_model.c): the suite file as the user named it and
-     * as loaded, where model files are looked up beside; the models
+     * as loaded, where model files are looked up beside; the named models
      * plugins opened, closed when the workload withdraws its data. */
     const char *suite_paths[2];
-    struct dlb_host_model *models;
+    struct dlb_model_lend_registry models;
     /* The device the workload's backend runs on (device_record.h), for
      * the configuration's record; and why device memory could not be had
      * for a pool (no GPU here), so that the configuration is skipped with
@@ -63,7 +65,6 @@ struct dlb_host_shared {
 
 struct dlb_error;
 struct dlb_model_spec;
-struct dlb_host_model;
 
 /* What a workload lends plugins through model_api. */
 struct dlb_host_data {
@@ -101,14 +102,6 @@ void dlb_host_set_data(const struct dlb_host *h,
 
 /* Whether a plugin of this process called quality_work_skipped. */
 int dlb_host_quality_work_skipped(const struct dlb_host *h);
-
-/* Close the named models plugins opened (they live on the
- * workload's backend): dlb_host_set_data does when the data goes. */
-void dlb_host_close_models(struct dlb_host_shared *shared);
-/* Whether a plugin opened m (model_api's open), so it is not the
- * workload's. */
-int dlb_host_model_opened(const struct dlb_host_shared *shared,
-                          const struct dlb_model *m);
 
 /* The last error any host of this configuration logged, "" when none. */
 const char *dlb_host_last_error(const struct dlb_host *h);

@@ -4,10 +4,6 @@
 #include <dlbench/model_api.h>
 
 #include <pthread.h>
-#include <sched.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "backend/backend.h"
 #include "child/host.h"
@@ -16,28 +12,10 @@
 #include "model/model_find.h"
 #include "plan/session.h"
 #include "services/model_distill.h"
+#include "services/model_lend.h"
 #include "services/model_replica.h"
 #include "services/model_stage.h"
 #include "model/model_tensors.h"
-
-/* A model a plugin opened by name: it lives on the workload's backend, so
- * the core closes what is left when the workload withdraws its data. */
-struct dlb_host_model {
-    struct dlb_model *model;
-    struct dlb_model_spec *spec;
-    int moved;  /* a replica on a backend of its own (open's backend) */
-    struct dlb_host_model *next;
-};
-
-/* Clones, opened and released on executors' worker threads: release
- * tells them from named models the core already closed (which it must
- * not touch) by this list, not by reading the model. */
-struct clone {
-    struct dlb_model *model;
-    struct clone *next;
-};
-static struct clone *clones;
-static pthread_mutex_t clones_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct dlb_host_shared *shared_of(const struct dlb_host *h)
 {
@@ -69,108 +47,24 @@ static dlb_status api_find(const struct dlb_host *h, const char *name,
                                 dlb_installed_suite_dir(), reason, len);
 }
 
-/* Pin the calling thread to its share of the CPUs the process started
- * with: the backend opened next pins its threads inside that share. */
-static void pin_slot(const struct dlb_host *h, int threads, int slot)
+/* The workload builds a named model, its log lines under the plugin's
+ * name. */
+static dlb_status build_named(const void *ctx, const char *name,
+                              uint64_t steps, struct dlb_model_spec **spec,
+                              struct dlb_model **out, struct dlb_error *err)
 {
-    const struct dlb_host_shared *sh = shared_of(h);
-    int ids[CPU_SETSIZE], n = 0, t1 = threads > 0 ? threads : 1;
-    cpu_set_t mine;
-    if (slot < 0 || !sh->have_cpus)
-        return;
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &sh->cpus))
-            ids[n++] = c;
-    if (n == 0)
-        return;
-    CPU_ZERO(&mine);
-    for (int t = 0; t < t1; t++)
-        CPU_SET(ids[((long)slot * t1 + t) % n], &mine);
-    sched_setaffinity(0, sizeof mine, &mine);
-}
-
-static dlb_status open_clone(const struct dlb_host *h,
-                             const struct dlb_model_open *how,
-                             const struct dlb_host_open_opts *o,
-                             struct dlb_model **out, struct dlb_error *err)
-{
-    const char *backend = o->backend ? o->backend : h->backend_name;
-    if (!backend)
-        return dlb_errorf(err, DLB_ERR_INTERNAL, "open: no backend");
-    pin_slot(h, how->threads, how->slot);
-    /* The system allocator: a pool plugin serves one thread. */
-    struct dlb_backend_config cfg = {
-        .threads = how->threads > 0 ? how->threads : 1,
-        .device = how->slot > 0 ? how->slot : 0, .seed = h->seed};
-    struct clone *c = malloc(sizeof *c);
-    dlb_status s = c ? dlb_model_replica_create(how->clone, backend, &cfg,
-                                                h->seed, out, err)
-                     : dlb_errorf(err, DLB_ERR_NOMEM, "open: out of memory");
-    if (s == DLB_OK && (s = dlb_host_open_precision(*out, o, err))) {
-        dlb_model_replica_destroy(*out);
-        *out = NULL;
-    }
-    if (s != DLB_OK) {
-        free(c);
-        return s;
-    }
-    pthread_mutex_lock(&clones_lock);
-    *c = (struct clone){*out, clones};
-    clones = c;
-    pthread_mutex_unlock(&clones_lock);
-    return DLB_OK;
-}
-
-/* 1 when m was a clone, now destroyed. */
-static int release_clone(struct dlb_model *m)
-{
-    struct clone **p, *c = NULL;
-    pthread_mutex_lock(&clones_lock);
-    for (p = &clones; *p && (*p)->model != m; p = &(*p)->next)
-        ;
-    if ((c = *p))
-        *p = c->next;
-    pthread_mutex_unlock(&clones_lock);
-    if (c)
-        dlb_model_replica_destroy(m);
-    free(c);
-    return c != NULL;
-}
-
-static void close_entry(struct dlb_host_model *e);
-
-/* Onto the backend open asked for, unless it is the model's already. */
-static dlb_status move_named(const struct dlb_host *h,
-                             const struct dlb_model_open *how,
-                             const struct dlb_host_open_opts *o,
-                             struct dlb_host_model *e, struct dlb_error *err)
-{
-    struct dlb_backend_config cfg = {
-        .threads = how->threads > 0 ? how->threads : 1,
-        .device = how->slot > 0 ? how->slot : 0, .seed = h->seed};
-    struct dlb_model *r = NULL;
-    if (!o->backend ||
-        !strcmp(o->backend, dlb_backend_name(dlb_model_backend(e->model))))
-        return DLB_OK;
-    pin_slot(h, how->threads, how->slot);
-    dlb_status s = dlb_model_replica_move(e->model, o->backend, &cfg, h->seed,
-                                          &r, err);
-    if (s != DLB_OK)
-        return s;
-    dlb_model_destroy(e->model);
-    e->model = r;
-    e->moved = 1;
-    return DLB_OK;
+    const struct dlb_host *h = ctx;
+    const struct dlb_host_data *d = shared_of(h)->data;
+    return d->open_model(d->ctx, h, name, steps, spec, out, err);
 }
 
 static dlb_status open_named(const struct dlb_host *h,
                              const struct dlb_model_open *how,
-                             const struct dlb_host_open_opts *o,
+                             const struct dlb_model_lend_how *lend,
                              struct dlb_model **out, struct dlb_error *err)
 {
     struct dlb_host_shared *sh = shared_of(h);
     const struct dlb_host_data *d = sh->data;
-    struct dlb_host_model *e;
     if (!how->name || !*how->name)
         return dlb_errorf(err, DLB_ERR_INPUT, "open: neither a model to "
                           "clone nor a model name");
@@ -178,32 +72,16 @@ static dlb_status open_named(const struct dlb_host *h,
         return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "no workload lends "
                           "models now (open a named model from executor "
                           "hooks and metrics, not probe or init)");
-    if (!(e = calloc(1, sizeof *e)))
-        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory opening model "
-                          "%s", how->name);
-    dlb_status s = d->open_model(d->ctx, h, how->name, how->steps, &e->spec,
-                                 &e->model, err);
-    if (s != DLB_OK) {
-        free(e);
-        return s;
-    }
-    if ((s = move_named(h, how, o, e, err)) != DLB_OK ||
-        (s = dlb_host_open_precision(e->model, o, err)) != DLB_OK) {
-        close_entry(e);
-        return s;
-    }
-    e->next = sh->models;
-    sh->models = e;
-    *out = e->model;
-    return DLB_OK;
+    return dlb_model_lend_named(&sh->models, how->name, how->steps, lend,
+                                build_named, h, out, err);
 }
 
 static dlb_status api_open(const struct dlb_host *h,
                            const struct dlb_model_open *how,
                            struct dlb_model **out)
 {
+    struct dlb_host_shared *sh = shared_of(h);
     struct dlb_error err = {""};
-    struct dlb_host_open_opts o;
     if (!how || !out)
         return dlb_host_null(h, "open");
     *out = NULL;
@@ -213,55 +91,19 @@ static dlb_status api_open(const struct dlb_host *h,
                              "struct_size %u is shorter than plugin ABI 2.0's "
                              "struct dlb_model_open; set it to sizeof the "
                              "struct", (unsigned)how->struct_size), &err);
-    dlb_status s = dlb_host_open_options(how, &o, &err);
+    struct dlb_model_lend_how lend = {
+        .cpus = sh->have_cpus ? &sh->cpus : NULL, .threads = how->threads,
+        .slot = how->slot, .home = h->backend_name, .seed = h->seed};
+    dlb_status s = dlb_host_open_options(how, &lend, &err);
     if (s == DLB_OK)
-        s = how->clone ? open_clone(h, how, &o, out, &err)
-                       : open_named(h, how, &o, out, &err);
+        s = how->clone ? dlb_model_lend_clone(how->clone, &lend, out, &err)
+                       : open_named(h, how, &lend, out, &err);
     return dlb_host_fail(h, s, &err);
 }
 
-static void close_entry(struct dlb_host_model *e)
-{
-    if (e->moved)
-        dlb_model_replica_destroy(e->model);
-    else
-        dlb_model_destroy(e->model);
-    dlb_model_spec_free(e->spec);
-    free(e);
-}
-
-/* A named model the core closed when the workload ended is in neither
- * list: nothing is left to do. */
 static void api_release(const struct dlb_host *h, struct dlb_model *m)
 {
-    struct dlb_host_model **p = &shared_of(h)->models;
-    if (!m || release_clone(m))
-        return;
-    while (*p && (*p)->model != m)
-        p = &(*p)->next;
-    if (*p) {
-        struct dlb_host_model *e = *p;
-        *p = e->next;
-        close_entry(e);
-    }
-}
-
-void dlb_host_close_models(struct dlb_host_shared *shared)
-{
-    while (shared->models) {
-        struct dlb_host_model *e = shared->models;
-        shared->models = e->next;
-        close_entry(e);
-    }
-}
-
-int dlb_host_model_opened(const struct dlb_host_shared *shared,
-                          const struct dlb_model *m)
-{
-    for (const struct dlb_host_model *e = shared->models; e; e = e->next)
-        if (e->model == m)
-            return 1;
-    return 0;
+    dlb_model_lend_release(&shared_of(h)->models, m);
 }
 
 /* ---- inspect -------------------------------------------------------- */
@@ -271,16 +113,6 @@ static unsigned api_node_count(const struct dlb_host *h,
 {
     (void)h;
     return m ? dlb_model_layer_count(m) : 0;
-}
-
-/* The tensor id of tensor `name`, -1 when none. */
-static int tensor_id(const struct dlb_model *m, const char *name)
-{
-    struct dlb_param_info pi;
-    for (unsigned i = 0; name[0] && i < dlb_model_n_learnable(m); i++)
-        if (dlb_model_learnable(m, i, &pi) == DLB_OK && !strcmp(pi.name, name))
-            return (int)i;
-    return -1;
 }
 
 static dlb_status api_node_info(const struct dlb_host *h,
@@ -295,8 +127,8 @@ static dlb_status api_node_info(const struct dlb_host *h,
         return dlb_host_fail(h, dlb_errorf(&err, s, "node %u does not exist "
                              "(the model has %u)", i,
                              dlb_model_layer_count(m)), &err);
-    out->weight_id = tensor_id(m, out->weight);
-    out->bias_id = tensor_id(m, out->bias);
+    out->weight_id = dlb_model_learnable_id(m, out->weight);
+    out->bias_id = dlb_model_learnable_id(m, out->bias);
     return DLB_OK;
 }
 

@@ -11,11 +11,6 @@
 #include "model/model_quant.h"
 #include "services/model_distill.h"
 #include "services/model_replica.h"
-#include "util/rng.h"
-
-/* Fine-tuning's batches: a stream of the configuration's seed apart from
- * the reference training's, so it does not replay that epoch's order. */
-#define PRUNE_TUNE_STREAM 0x54554e45000000ull
 
 /* An int8 rewrite names every node in order: the core's plan is of the
  * whole network. */
@@ -84,7 +79,7 @@ static dlb_status rewrite(const struct dlb_host *h, struct dlb_model *m,
             return dlb_host_fail(h, dlb_errorf(&err, DLB_ERR_INPUT, "rewrite: "
                                  "entries of one call are of one kind"), &err);
     struct dlb_host_shared *sh = ((const struct dlb_host_priv *)h)->shared;
-    int workload_model = !dlb_host_model_opened(sh, m);
+    int workload_model = !dlb_model_lend_holds(&sh->models, m);
     if (n && rw[0].kind == DLB_REWRITE_INT8) {
         s = rewrite_int8(m, rw, n, result, &err);
         if (s == DLB_OK && workload_model)
@@ -136,7 +131,7 @@ static dlb_status x_finetune(const struct dlb_host *h, struct dlb_model *m,
     const struct dlb_host_data *d =
         ((const struct dlb_host_priv *)h)->shared->data;
     const struct dlb_dataset *train = NULL;
-    dlb_status s = DLB_OK;
+    dlb_status s;
     if (!m || !ft || ft->batch == 0)
         return dlb_host_null(h, "prune.finetune (or batch 0)");
     if (ft->steps == 0)
@@ -144,15 +139,9 @@ static dlb_status x_finetune(const struct dlb_host *h, struct dlb_model *m,
     if (!d || !d->dataset)
         s = dlb_errorf(&err, DLB_ERR_UNSUPPORTED, "this workload lends no "
                        "training set to fine-tune on");
-    else
-        s = d->dataset(d->ctx, 1, &train, &err);
-    if (s == DLB_OK) {
-        struct dlb_rng r;
-        dlb_rng_seed_stream(&r, h->seed, PRUNE_TUNE_STREAM);
-        struct dlb_batch_spec spec = {ft->batch, 1, 0, 1, dlb_rng_u64(&r)};
-        s = dlb_model_finetune(m, train, &spec, ft->steps, ft->lr, last_loss,
-                               seconds, &err);
-    }
+    else if ((s = d->dataset(d->ctx, 1, &train, &err)) == DLB_OK)
+        s = dlb_model_finetune_seeded(m, train, ft, h->seed, last_loss,
+                                      seconds, &err);
     return dlb_host_fail(h, s, &err);
 }
 

@@ -1,7 +1,7 @@
 /* Pruning inside the model (model_prune*.c): unstructured masks kept
  * through training, physical removal of conv filters and linear units,
  * linear layers run as sparse (CSR) products, and fine-tuning. The public
- * side is <dlbench/model_api.h> (core/child/host_prune.c). */
+ * side is <dlbench/model_api.h> (core/child/host_rewrite.c). */
 #ifndef DLB_CORE_MODEL_PRUNE_H
 #define DLB_CORE_MODEL_PRUNE_H
 
@@ -124,5 +124,14 @@ dlb_status dlb_model_finetune(struct dlb_model *m,
                               const struct dlb_batch_spec *spec,
                               uint64_t steps, float lr, double *last_loss,
                               double *seconds, struct dlb_error *err);
+/* The extra prune.finetune's fine-tuning: dlb_model_finetune on
+ * shuffled batches of ft->batch whose order comes from a stream of `seed`
+ * apart from the reference training's, so that it does not replay that
+ * epoch's order. */
+dlb_status dlb_model_finetune_seeded(struct dlb_model *m,
+                                     const struct dlb_dataset *train,
+                                     const struct dlb_prune_finetune *ft,
+                                     uint64_t seed, double *last_loss,
+                                     double *seconds, struct dlb_error *err);
 
 #endif

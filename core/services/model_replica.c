@@ -45,6 +45,15 @@ dlb_status dlb_model_learnable(const struct dlb_model *m, unsigned i,
     return DLB_OK;
 }
 
+int dlb_model_learnable_id(const struct dlb_model *m, const char *name)
+{
+    struct dlb_param_info pi;
+    for (unsigned i = 0; name[0] && i < dlb_model_n_learnable(m); i++)
+        if (dlb_model_learnable(m, i, &pi) == DLB_OK && !strcmp(pi.name, name))
+            return (int)i;
+    return -1;
+}
+
 /* The spec with its own path and layers, for a replica that may outlive
  * the model it copies. */
 static struct dlb_model_spec *spec_dup(const struct dlb_model_spec *s)

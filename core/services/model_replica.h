@@ -14,6 +14,8 @@ unsigned dlb_model_n_learnable(const struct dlb_model *m);
 /* DLB_ERR_INPUT when i is out of range. */
 dlb_status dlb_model_learnable(const struct dlb_model *m, unsigned i,
                                struct dlb_param_info *out);
+/* The number of learnable tensor `name`, -1 when none is (or it is ""). */
+int dlb_model_learnable_id(const struct dlb_model *m, const char *name);
 
 /* A model of m's network (its own copy of the spec, so that it outlives
  * m) on a new handle of backend `name` opened with `cfg`, initialised

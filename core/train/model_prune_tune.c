@@ -11,6 +11,11 @@
 #include "backend/backend.h"
 #include "model/model_impl.h"
 #include "train/trainer.h"
+#include "util/rng.h"
+
+/* Fine-tuning's batches: a stream of the configuration's seed apart from
+ * the reference training's. */
+#define PRUNE_TUNE_STREAM 0x54554e45000000ull
 
 static double mono_now(void)
 {
@@ -67,4 +72,17 @@ dlb_status dlb_model_finetune(struct dlb_model *m,
     m->lr = saved_lr;
     dlb_batches_close(t.batches);
     return s;
+}
+
+dlb_status dlb_model_finetune_seeded(struct dlb_model *m,
+                                     const struct dlb_dataset *train,
+                                     const struct dlb_prune_finetune *ft,
+                                     uint64_t seed, double *last_loss,
+                                     double *seconds, struct dlb_error *err)
+{
+    struct dlb_rng r;
+    dlb_rng_seed_stream(&r, seed, PRUNE_TUNE_STREAM);
+    struct dlb_batch_spec spec = {ft->batch, 1, 0, 1, dlb_rng_u64(&r)};
+    return dlb_model_finetune(m, train, &spec, ft->steps, ft->lr, last_loss,
+                              seconds, err);
 }
