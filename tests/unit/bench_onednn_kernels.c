@@ -62,12 +62,16 @@ static void passes(dnnl_engine_t e, const struct layer *L, dnnl_data_type_t dt)
         dlb_dnnl_md_tag(&x, 4, xd, dt, at);
         dlb_dnnl_md_tag(&w, 4, wd, dt, dnnl_format_tag_any);
         dlb_dnnl_md_tag(&y, 4, yd, dt, at);
-        s[0] = dlb_dnnl_conv_fwd_pd(&pd[0], e, dnnl_forward_training, &x, &w,
-                                    NULL, &y, st, pad, pad, NULL);
-        s[1] = dlb_dnnl_conv_bwd_data_pd(&pd[1], e, &x, &w, &y, st, pad, pad,
-                                         pd[0]);
-        s[2] = dlb_dnnl_conv_bwd_weights_pd(&pd[2], e, &x, &w, NULL, &y, st,
-                                            pad, pad, pd[0]);
+        s[0] = dlb_dnnl_conv_fwd_pd(&pd[0], e, dnnl_forward_training,
+                                    dnnl_convolution_direct, &x, &w, NULL, &y,
+                                    st, pad, pad, NULL);
+        s[1] = dlb_dnnl_conv_bwd_data_pd(&pd[1], e, dnnl_convolution_direct,
+                                         &x, &w, &y, st, pad, pad, pd[0],
+                                         NULL);
+        s[2] = dlb_dnnl_conv_bwd_weights_pd(&pd[2], e,
+                                            dnnl_convolution_direct, &x, &w,
+                                            NULL, &y, st, pad, pad, pd[0],
+                                            NULL);
     } else {
         dnnl_dims_t xd = { n, L->ic }, wd = { L->oc, L->ic }, yd = { n, L->oc };
         dlb_dnnl_md_tag(&x, 2, xd, dt, dnnl_ab);
