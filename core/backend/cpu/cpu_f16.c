@@ -4,7 +4,9 @@
  * products, asked of the library itself. oneDNN 2.6 has none; 3.2 has
  * them on AVX512_FP16 but for convolution backward-weights only its
  * reference kernel (875 ms a call against bf16's 0.24 ms at vgg-small's
- * 64 -> 64 channels, 14x14, batch 16), which no training step can use.
+ * 64 -> 64 channels, 14x14, batch 16), which no training step can use,
+ * and its forward kernels ran at 0.63-0.81x of f32 on a Sapphire Rapids
+ * (tests/unit/bench_onednn_lowp), so inference alone would not pay.
  * The backend's operations take f32 and bf16.
  * tests/unit/bench_onednn_kernels lists every layer's kernels. */
 #include "cpu.h"
