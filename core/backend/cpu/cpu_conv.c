@@ -26,6 +26,7 @@ struct conv_post {
     int sum;
     int wino;
 };
+static const struct conv_post NO_POST; /* the direct kernels, no post-op */
 
 /* The key: kind, the descriptor (its groups too), the element types of
  * x, w, b, y (for the backward passes: dx, w, db, dy; 0xff for an absent
@@ -436,7 +437,7 @@ dlb_status dlb_cpu_conv2d_fwd(struct dlb_backend *be,
                               const struct dlb_buffer *w,
                               const struct dlb_buffer *b, struct dlb_buffer *y)
 {
-    return fwd(be, "conv2d_fwd", d, (struct conv_post){0, 0.0f, 0, 0}, x, w, b, y);
+    return fwd(be, "conv2d_fwd", d, NO_POST, x, w, b, y);
 }
 
 /* The post-ops of an inference operation: CONV2D_RELU's ReLU, CONV2D_ADD's
@@ -515,7 +516,7 @@ dlb_status dlb_cpu_conv2d_bwd_data(struct dlb_backend *be,
                                    const struct dlb_buffer *dy,
                                    struct dlb_buffer *dx)
 {
-    return bwd_data(be, d, (struct conv_post){0, 0.0f, 0, 0}, w, dy, dx);
+    return bwd_data(be, d, NO_POST, w, dy, dx);
 }
 
 dlb_status dlb_cpu_conv2d_bwd_weights(struct dlb_backend *be,
@@ -525,8 +526,7 @@ dlb_status dlb_cpu_conv2d_bwd_weights(struct dlb_backend *be,
                                       struct dlb_buffer *dw,
                                       struct dlb_buffer *db)
 {
-    return bwd_weights(be, d, (struct conv_post){0, 0.0f, 0, 0}, x, dy, dw,
-                       db);
+    return bwd_weights(be, d, NO_POST, x, dy, dw, db);
 }
 
 /* oneDNN's Winograd kernels for f32 3x3 stride-1 convolutions (oneDNN 2.x
