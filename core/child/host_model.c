@@ -47,17 +47,6 @@ static dlb_status api_find(const struct dlb_host *h, const char *name,
                                 dlb_installed_suite_dir(), reason, len);
 }
 
-/* The workload builds a named model, its log lines under the plugin's
- * name. */
-static dlb_status build_named(const void *ctx, const char *name,
-                              uint64_t steps, struct dlb_model_spec **spec,
-                              struct dlb_model **out, struct dlb_error *err)
-{
-    const struct dlb_host *h = ctx;
-    const struct dlb_host_data *d = shared_of(h)->data;
-    return d->open_model(d->ctx, h, name, steps, spec, out, err);
-}
-
 static dlb_status open_named(const struct dlb_host *h,
                              const struct dlb_model_open *how,
                              const struct dlb_model_lend_how *lend,
@@ -72,8 +61,13 @@ static dlb_status open_named(const struct dlb_host *h,
         return dlb_errorf(err, DLB_ERR_UNSUPPORTED, "no workload lends "
                           "models now (open a named model from executor "
                           "hooks and metrics, not probe or init)");
-    return dlb_model_lend_named(&sh->models, how->name, how->steps, lend,
-                                build_named, h, out, err);
+    /* The workload builds it, its log lines under the plugin's name. */
+    struct dlb_model_spec *spec = NULL;
+    struct dlb_model *m = NULL;
+    dlb_status s = d->open_model(d->ctx, h, how->name, how->steps, &spec, &m,
+                                 err);
+    return s ? s : dlb_model_lend_named(&sh->models, how->name, spec, m, lend,
+                                        out, err);
 }
 
 static dlb_status api_open(const struct dlb_host *h,

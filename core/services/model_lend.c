@@ -176,21 +176,21 @@ static dlb_status move_named(const struct dlb_model_lend_how *how,
 }
 
 dlb_status dlb_model_lend_named(struct dlb_model_lend_registry *reg,
-                                const char *name, uint64_t steps,
+                                const char *name, struct dlb_model_spec *spec,
+                                struct dlb_model *m,
                                 const struct dlb_model_lend_how *how,
-                                dlb_model_lend_build_fn build,
-                                const void *ctx,
                                 struct dlb_model **out, struct dlb_error *err)
 {
     struct dlb_model_lend_named *e = calloc(1, sizeof *e);
-    if (!e)
+    dlb_status s;
+    if (!e) {
+        dlb_model_destroy(m);
+        dlb_model_spec_free(spec);
         return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory opening model "
                           "%s", name);
-    dlb_status s = build(ctx, name, steps, &e->spec, &e->model, err);
-    if (s != DLB_OK) {
-        free(e);
-        return s;
     }
+    e->model = m;
+    e->spec = spec;
     if ((s = move_named(how, e, err)) != DLB_OK ||
         (s = set_precision(e->model, how->precision, err)) != DLB_OK) {
         close_named(e);

@@ -48,22 +48,14 @@ dlb_status dlb_model_lend_clone(const struct dlb_model *src,
                                 const struct dlb_model_lend_how *how,
                                 struct dlb_model **out, struct dlb_error *err);
 
-/* Builds the model called `name` for `steps` steps (0: the builder's
- * default) and its spec, which the caller frees after the model. */
-typedef dlb_status (*dlb_model_lend_build_fn)(const void *ctx,
-                                              const char *name,
-                                              uint64_t steps,
-                                              struct dlb_model_spec **spec,
-                                              struct dlb_model **out,
-                                              struct dlb_error *err);
-
-/* The model `build` gives, moved onto how->backend unless it is on it
- * already, in how's precision, kept in `reg`. Nothing is kept on failure. */
+/* Keep m, the model a workload built as `name` from `spec`, in `reg`,
+ * moved onto how->backend unless it is on it already and in how's
+ * precision. m and spec are reg's from the call on: on failure both are
+ * closed and nothing is kept. */
 dlb_status dlb_model_lend_named(struct dlb_model_lend_registry *reg,
-                                const char *name, uint64_t steps,
+                                const char *name, struct dlb_model_spec *spec,
+                                struct dlb_model *m,
                                 const struct dlb_model_lend_how *how,
-                                dlb_model_lend_build_fn build,
-                                const void *ctx,
                                 struct dlb_model **out, struct dlb_error *err);
 
 /* Close m, a clone or a named model of `reg`. A model in neither (NULL,
