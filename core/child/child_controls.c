@@ -3,8 +3,8 @@
 #endif
 #include "child/child_controls.h"
 #include "util/cpu_quota.h"
+#include "util/malloc_policy.h"
 
-#include <malloc.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,18 +18,6 @@
 #define FRESH_MMAP_THRESHOLD (128 * 1024)
 #define FRESH_TRIM_THRESHOLD (128 * 1024)
 
-/* The thresholds are set together: setting either one turns glibc's
- * adaptation off (mp_.no_dyn_threshold). mmap_max 0 turns mmap off for
- * the main heap altogether: a block above the largest threshold glibc
- * accepts (32 MiB) then comes from the heap too, and its pages stay
- * mapped for the next step instead of being faulted in afresh. */
-static int set_thresholds(int mmap_threshold, int trim_threshold, int mmap_max)
-{
-    return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 &&
-           mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1 &&
-           (mmap_max < 0 || mallopt(M_MMAP_MAX, mmap_max) == 1);
-}
-
 json_t *dlb_child_controls_apply(const char *malloc_policy, long threads,
                                  dlb_status *st, struct dlb_error *err)
 {
@@ -39,11 +27,15 @@ json_t *dlb_child_controls_apply(const char *malloc_policy, long threads,
         int steady = malloc_policy[0] == 's';
         int mm = steady ? STEADY_MMAP_THRESHOLD : FRESH_MMAP_THRESHOLD;
         int trim = steady ? STEADY_TRIM_THRESHOLD : FRESH_TRIM_THRESHOLD;
-        /* fresh keeps glibc's mmap count (-1: not set) */
+        /* fresh keeps glibc's mmap count (-1: not set). mmap_max 0
+         * turns mmap off for the main heap altogether: a block above the
+         * largest threshold glibc accepts (32 MiB) then comes from the
+         * heap too, and its pages stay mapped for the next step instead
+         * of being faulted in afresh. */
         int mmap_max = steady ? 0 : -1;
         /* An allocator other than glibc's (a sanitizer's, or one put in
          * with LD_PRELOAD) refuses: the run goes on, and says so. */
-        if (!set_thresholds(mm, trim, mmap_max)) {
+        if (!dlb_malloc_thresholds_set(mm, trim, mmap_max)) {
             const char *why = "mallopt refused the thresholds: the allocator "
                               "is not glibc's (a sanitizer's, or one preloaded)";
             fprintf(stderr, "dlbench: warning: malloc = %s not in force: %s\n",

@@ -11,6 +11,7 @@
 #include "ckpt/model_ckpt.h"
 #include "train/train_run.h"
 #include "ckpt/weights_cache.h"
+#include "util/malloc_policy.h"
 
 #define META_FORMAT "dlbench reference weights 1"
 
@@ -76,15 +77,21 @@ static dlb_status train_and_save(struct dlb_model *m, const char *path,
     struct dlb_trainer tpl = {.model = m};
     struct dlb_batch_spec spec = {DLB_REF_WEIGHTS_BATCH, 1, 1, 1, r->seed};
     double loss = 0.0, secs = 0.0;
+    /* the training set and the training's blocks mmap'ed, so that they
+     * leave no holes in the measured process's heap (malloc_policy.h) */
+    int aside = dlb_malloc_aside_begin();
     dlb_status st = r->load_train(r->ctx, &train, err);
-    if (st != DLB_OK)
+    if (st != DLB_OK) {
+        dlb_malloc_aside_end(aside);
         return st;
+    }
     r->host->log(r->host, DLB_LOG_INFO, "training reference weights: %llu "
                  "steps at batch %u on %s (once; cached in %s)",
                  (unsigned long long)r->steps, DLB_REF_WEIGHTS_BATCH,
                  dlb_backend_name(dlb_model_backend(m)), path);
     dlb_model_set_sgd(m, r->lr, r->momentum);
     st = dlb_train_run(&tpl, train, &spec, NULL, r->steps, &loss, &secs, err);
+    dlb_malloc_aside_end(aside);
     if (st != DLB_OK)
         return st;
     const struct dlb_st_kv meta[] = {
