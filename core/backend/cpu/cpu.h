@@ -41,12 +41,13 @@ struct dlb_cpu_prim;
  * grow to the largest tensor serve every shape. Slots 0 to
  * DLB_CPU_IO_MAX - 1 belong to dlb_cpu_io_run's tensors; the others are
  * named below. */
-#define DLB_CPU_SCRATCH_SLOTS 12
+#define DLB_CPU_SCRATCH_SLOTS 13
 enum { DLB_CPU_SLOT_PLAIN = 4, /* dlb_cpu_make_plain's staging */
        DLB_CPU_SLOT_VIEW_A = 5, DLB_CPU_SLOT_VIEW_B = 6,
        DLB_CPU_SLOT_F32 = 7, DLB_CPU_SLOT_F32_B = 8, DLB_CPU_SLOT_F32_C = 9,
        DLB_CPU_SLOT_INT8 = 10, /* cpu_int8*.c: a quantised or im2col input */
-       DLB_CPU_SLOT_ONEDNN = 11 /* a primitive's scratchpad (user mode) */ };
+       DLB_CPU_SLOT_ONEDNN = 11, /* a primitive's scratchpad (user mode) */
+       DLB_CPU_SLOT_OWN = 12 /* an own kernel's per-thread buffers */ };
 
 struct dlb_cpu_reorder;
 
@@ -250,6 +251,15 @@ struct dlb_cpu_tensor {
 /* Fill p's io slots for the `n` tensors of primitive pd[0]. */
 dnnl_status_t dlb_cpu_io_setup(struct dlb_cpu *cpu, struct dlb_cpu_prim *p,
                                const struct dlb_cpu_tensor *t, int n);
+/* The pointers tensor i of the entry is read from or written to in this
+ * call, in the primitive's layouts: for an own kernel that runs on the
+ * layouts a primitive chose. dlb_cpu_io_done afterwards. */
+dlb_status dlb_cpu_io_ptrs(struct dlb_backend *be, struct dlb_cpu_prim *p,
+                           const struct dlb_buffer *const *bufs, void **ptrs);
+/* After the tensors were written: weight gradients reordered out, the
+ * outputs marked written. */
+dlb_status dlb_cpu_io_done(struct dlb_backend *be, struct dlb_cpu_prim *p,
+                           const char *op, const struct dlb_buffer *const *bufs);
 /* Run prim[0] on bufs[i] for tensor i plus `n_extra` further arguments,
  * reordering in and out as set up. Marks the OUT buffers written. */
 dlb_status dlb_cpu_io_run(struct dlb_backend *be, struct dlb_cpu_prim *p,
@@ -368,6 +378,10 @@ int dlb_cpu_conv2d_dw_applies(struct dlb_backend *be, const struct dlb_op *op);
 int dlb_cpu_conv2d_wino_applies(struct dlb_backend *be, const struct dlb_op *op);
 dlb_status dlb_cpu_conv2d_wino(struct dlb_backend *be, const struct dlb_op *op);
 dlb_status dlb_cpu_conv2d_dw(struct dlb_backend *be, const struct dlb_op *op);
+/* The same pair on the own f32 kernel (cpu_conv_dw_f32.c), where oneDNN
+ * would run it as two primitives in turn. */
+int dlb_cpu_conv2d_dw_own_applies(struct dlb_backend *be, const struct dlb_op *op);
+dlb_status dlb_cpu_conv2d_dw_own(struct dlb_backend *be, const struct dlb_op *op);
 extern const struct dlb_backend_ops dlb_cpu_ops;
 
 /* cpu_conv.c: a convolution's weight dims for oneDNN into wd, 4 ([out_c]

@@ -10,10 +10,25 @@
  * mixed-precision network's inference where the activations are blocked
  * (AVX512_BF16 without AMX: on AMX they are nhwc, dlb_cpu_conv_act_tag,
  * where oneDNN 3.2 fuses the pair only by running its two kernels in
- * turn, slower than the two apart). */
+ * turn, slower than the two apart).
+ *
+ * oneDNN fuses the pair in one kernel only where the expanded tensor is
+ * over twice its threads' L2 caches; below that (on a Sapphire Rapids,
+ * MobileNetV2 at batch 1, every pair) it runs the two primitives in turn
+ * through a buffer of the whole tensor ("ref_fused_convolution"). There,
+ * in f32, the own kernel of cpu_conv_dw_f32.c takes the pair on the
+ * layouts oneDNN chose ("dw_avx512" in a profile). */
 #include "cpu.h"
+#include "cpu_conv_dw_f32.h"
 
+#include <math.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* p->flags: the own kernel runs this entry */
+enum { DW_OWN = 1 };
 
 static int of_type(const struct dlb_buffer *b, enum dlb_dtype t)
 {
@@ -76,6 +91,31 @@ static float clip_of(int relu, float max)
     return relu && max > 0.0f ? max : 0.0f;
 }
 
+/* Whether the own kernel takes the entry: the CPU has it, oneDNN runs
+ * the pair as two primitives, and the layouts it chose are the kernel's
+ * (nChw16c activations, OIhw16i16o and Goihw16g weights). */
+static int own_fits(const struct dlb_cpu_prim *p, const dnnl_dim_t *xd,
+                    const dnnl_dim_t *wd, int wn, const dnnl_dim_t *w2d,
+                    int w2n, const dnnl_dim_t *yd)
+{
+    const char *impl = "";
+    dlb_dnnl_md m[4];
+    if (!dlb_cpu_dw_f32_available() || wn != 4 || w2n != 5 ||
+        dnnl_primitive_desc_query(p->pd[0], dnnl_query_impl_info_str, 0,
+                                  &impl) != dnnl_success ||
+        !impl || strncmp(impl, "ref_fused", 9) != 0)
+        return 0;
+    if (dlb_dnnl_md_tag(&m[0], 4, xd, dnnl_f32, dnnl_nChw16c) ||
+        dlb_dnnl_md_tag(&m[1], 4, wd, dnnl_f32, dnnl_OIhw16i16o) ||
+        dlb_dnnl_md_tag(&m[2], 5, w2d, dnnl_f32, dnnl_Goihw16g) ||
+        dlb_dnnl_md_tag(&m[3], 4, yd, dnnl_f32, dnnl_nChw16c))
+        return 0;
+    for (int i = 0; i < 4; i++)
+        if (!dlb_dnnl_md_equal(&p->io_md[i], &m[i]))
+            return 0;
+    return 1;
+}
+
 /* pd[0] the fused forward; io: x, the 1x1's weights, the depthwise
  * weights, y; mem[12] and mem[13] the two biases (plain). Created for
  * forward_training as cpu_conv.c's convolutions are, so that oneDNN picks
@@ -130,6 +170,8 @@ static dlb_status build(struct dlb_backend *be, struct dlb_cpu_prim *p,
     DLB_DNNL(be, op, dlb_cpu_io_setup(cpu, p, io, 4));
     DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[12], &b));
     DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[13], &b));
+    if (t == dnnl_f32 && own_fits(p, xd, wd, wn, w2d, w2n, yd))
+        p->flags |= DW_OWN;
 out:
     if (attr)
         dnnl_primitive_attr_destroy(attr);
@@ -159,4 +201,59 @@ dlb_status dlb_cpu_conv2d_dw(struct dlb_backend *be, const struct dlb_op *o)
     s = dlb_cpu_io_run(be, p, op, io, nb, bias);
 out:
     return s;
+}
+
+/* "dw_avx512": where build() found the entry the own kernel's. */
+int dlb_cpu_conv2d_dw_own_applies(struct dlb_backend *be, const struct dlb_op *o)
+{
+    struct dlb_cpu_key key = dw_key(o);
+    struct dlb_cpu_prim *p;
+    if (dw_type(o) != (unsigned)DLB_F32 || !dlb_cpu_conv2d_dw_applies(be, o) ||
+        !dlb_cpu_dw_f32_available())
+        return 0;
+    return !dlb_cpu_cache_get(be, &key, build, o, &p) && (p->flags & DW_OWN);
+}
+
+/* An activation's bounds as the kernel takes them. */
+static void bounds(int relu, float max, float *lo, float *hi)
+{
+    *lo = relu ? 0.0f : -INFINITY;
+    *hi = relu && max > 0.0f ? max : INFINITY;
+}
+
+dlb_status dlb_cpu_conv2d_dw_own(struct dlb_backend *be, const struct dlb_op *o)
+{
+    const char *op = "conv2d_dw";
+    const struct dlb_conv2d_desc *d = &o->conv, *e = &o->dwconv;
+    struct dlb_cpu_key key = dw_key(o);
+    struct dlb_cpu_prim *p;
+    void *ptr[4];
+    dlb_status s;
+    const struct dlb_buffer *io[4] = { o->x, o->w, o->w2, o->y };
+    if ((s = dlb_cpu_cache_get(be, &key, build, o, &p)) ||
+        (s = dlb_cpu_io_ptrs(be, p, io, ptr)))
+        return s;
+    struct dlb_cpu_dw_f32 a = {
+        .x = ptr[0], .w1 = ptr[1], .b1 = o->b ? o->b->data : NULL,
+        .w2 = ptr[2], .b2 = o->b2 ? o->b2->data : NULL, .y = ptr[3],
+        .n = (int)d->n, .ic = (int)d->in_c, .icb = (int)(d->in_c + 15) / 16,
+        .ih = (int)d->in_h, .iw = (int)d->in_w,
+        .oc = (int)d->out_c, .ocb = (int)(d->out_c + 15) / 16,
+        .oh = (int)e->out_h, .ow = (int)e->out_w, .stride = (int)e->stride_h,
+    };
+    bounds(o->relu, o->relu_max, &a.lo1, &a.hi1);
+    bounds(o->relu2, o->relu2_max, &a.lo2, &a.hi2);
+#ifdef _OPENMP
+    int threads = omp_get_max_threads();
+#else
+    int threads = 1;
+#endif
+    float *ring = dlb_cpu_scratch(be, DLB_CPU_SLOT_OWN,
+                                  (size_t)threads * sizeof(float) *
+                                      dlb_cpu_dw_f32_ring_floats(&a));
+    if (!ring)
+        return dlb_backend_fail(be, DLB_ERR_NOMEM, "cpu %s: no memory for "
+                                "the kernel's row buffers", op);
+    dlb_cpu_dw_f32_run(&a, ring, threads);
+    return dlb_cpu_io_done(be, p, op, io);
 }

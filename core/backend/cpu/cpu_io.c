@@ -51,55 +51,56 @@ dnnl_status_t dlb_cpu_io_setup(struct dlb_cpu *cpu, struct dlb_cpu_prim *p,
     return dnnl_success;
 }
 
-dlb_status dlb_cpu_io_run(struct dlb_backend *be, struct dlb_cpu_prim *p,
-                          const char *op, const struct dlb_buffer *const *bufs,
-                          int n_extra, const dnnl_exec_arg_t *extra)
+/* Where tensor i of p is for this call (a view, a shadow, scratch). */
+static dlb_status io_ptr(struct dlb_backend *be, struct dlb_cpu_prim *p, int i,
+                         const struct dlb_buffer *buf, void **out)
+{
+    dnnl_memory_t plain = p->mem[2 * i], mine = p->mem[2 * i + 1];
+    dnnl_primitive_t r = p->prim[1 + i];
+    struct dlb_buffer *o = (struct dlb_buffer *)(uintptr_t)buf;
+    dlb_status s = DLB_OK;
+    *out = buf->data;
+    switch ((enum dlb_cpu_role)p->io_role[i]) {
+    case DLB_CPU_IN_WEIGHTS: /* a NULL reorder hands back the data */
+        s = dlb_cpu_shadow(be, buf, &p->io_md[i], r, plain, mine, out);
+        break;
+    case DLB_CPU_IN:
+        s = dlb_cpu_view(be, buf, &p->io_md[i], i, out);
+        break;
+    case DLB_CPU_OUT: /* o is an output: its head is the caller's */
+        s = dlb_cpu_set_layout(be, o, &p->io_md[i]);
+        *out = o->data;
+        break;
+    case DLB_CPU_OUT_WEIGHTS:
+        s = dlb_cpu_set_layout(be, o, NULL);
+        if (!s && r && !(*out = dlb_cpu_scratch(
+                             be, i, dlb_dnnl_md_size(&p->io_md[i]))))
+            s = DLB_ERR_NOMEM;
+        break;
+    case DLB_CPU_OUT_RETYPED:
+        s = dlb_cpu_set_layout(be, o, &p->io_out[i]);
+        if (!s && !(*out = dlb_cpu_scratch(
+                        be, i, dlb_dnnl_md_size(&p->io_md[i]))))
+            s = DLB_ERR_NOMEM;
+        break;
+    }
+    return s;
+}
+
+dlb_status dlb_cpu_io_ptrs(struct dlb_backend *be, struct dlb_cpu_prim *p,
+                           const struct dlb_buffer *const *bufs, void **ptrs)
+{
+    dlb_status s = DLB_OK;
+    for (int i = 0; i < p->n_io && !s; i++)
+        s = io_ptr(be, p, i, bufs[i], &ptrs[i]);
+    return s;
+}
+
+dlb_status dlb_cpu_io_done(struct dlb_backend *be, struct dlb_cpu_prim *p,
+                           const char *op, const struct dlb_buffer *const *bufs)
 {
     struct dlb_cpu *cpu = dlb_backend_ctx(be);
-    dnnl_exec_arg_t args[DLB_CPU_IO_MAX + 8];
     dlb_status s = DLB_OK;
-    int n = 0;
-    if (n_extra > 8)
-        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu %s: too many "
-                                "arguments", op);
-    for (int i = 0; i < p->n_io; i++) {
-        dnnl_memory_t plain = p->mem[2 * i], mine = p->mem[2 * i + 1];
-        dnnl_primitive_t r = p->prim[1 + i];
-        void *ptr = bufs[i]->data;
-        struct dlb_buffer *o = (struct dlb_buffer *)(uintptr_t)bufs[i];
-        switch ((enum dlb_cpu_role)p->io_role[i]) {
-        case DLB_CPU_IN_WEIGHTS: /* a NULL reorder hands back the data */
-            s = dlb_cpu_shadow(be, bufs[i], &p->io_md[i], r, plain, mine, &ptr);
-            break;
-        case DLB_CPU_IN:
-            s = dlb_cpu_view(be, bufs[i], &p->io_md[i], i, &ptr);
-            break;
-        case DLB_CPU_OUT: /* o is an output: its head is the caller's */
-            s = dlb_cpu_set_layout(be, o, &p->io_md[i]);
-            ptr = o->data;
-            break;
-        case DLB_CPU_OUT_WEIGHTS:
-            s = dlb_cpu_set_layout(be, o, NULL);
-            if (!s && r && !(ptr = dlb_cpu_scratch(
-                                 be, i, dlb_dnnl_md_size(&p->io_md[i]))))
-                s = DLB_ERR_NOMEM;
-            break;
-        case DLB_CPU_OUT_RETYPED:
-            s = dlb_cpu_set_layout(be, o, &p->io_out[i]);
-            if (!s && !(ptr = dlb_cpu_scratch(
-                            be, i, dlb_dnnl_md_size(&p->io_md[i]))))
-                s = DLB_ERR_NOMEM;
-            break;
-        }
-        if (s)
-            return s;
-        DLB_DNNL(be, op, dlb_cpu_bind(mine, ptr));
-        args[n].arg = p->io_arg[i];
-        args[n++].memory = mine;
-    }
-    if (n_extra)
-        memcpy(args + n, extra, (size_t)n_extra * sizeof *extra);
-    DLB_DNNL(be, op, dlb_cpu_exec(cpu, p->prim[0], n + n_extra, args));
     for (int i = 0; i < p->n_io; i++) {
         if (p->io_role[i] != DLB_CPU_OUT &&
             p->io_role[i] != DLB_CPU_OUT_WEIGHTS &&
@@ -115,6 +116,33 @@ dlb_status dlb_cpu_io_run(struct dlb_backend *be, struct dlb_cpu_prim *p,
         }
         dlb_cpu_written(bufs[i]);
     }
+out:
+    return s;
+}
+
+dlb_status dlb_cpu_io_run(struct dlb_backend *be, struct dlb_cpu_prim *p,
+                          const char *op, const struct dlb_buffer *const *bufs,
+                          int n_extra, const dnnl_exec_arg_t *extra)
+{
+    struct dlb_cpu *cpu = dlb_backend_ctx(be);
+    dnnl_exec_arg_t args[DLB_CPU_IO_MAX + 8];
+    void *ptrs[DLB_CPU_IO_MAX];
+    dlb_status s = DLB_OK;
+    int n = 0;
+    if (n_extra > 8)
+        return dlb_backend_fail(be, DLB_ERR_INTERNAL, "cpu %s: too many "
+                                "arguments", op);
+    if ((s = dlb_cpu_io_ptrs(be, p, bufs, ptrs)))
+        return s;
+    for (int i = 0; i < p->n_io; i++) {
+        DLB_DNNL(be, op, dlb_cpu_bind(p->mem[2 * i + 1], ptrs[i]));
+        args[n].arg = p->io_arg[i];
+        args[n++].memory = p->mem[2 * i + 1];
+    }
+    if (n_extra)
+        memcpy(args + n, extra, (size_t)n_extra * sizeof *extra);
+    DLB_DNNL(be, op, dlb_cpu_exec(cpu, p->prim[0], n + n_extra, args));
+    s = dlb_cpu_io_done(be, p, op, bufs);
 out:
     return s;
 }

@@ -109,6 +109,8 @@ static const struct dlb_kernel cpu_kernels[] = {
      dlb_cpu_concat},
     {"onednn", DLB_OP_CONV2D_RELU, INFER, NULL, dlb_cpu_conv2d_post},
     {"onednn", DLB_OP_CONV2D_ADD, INFER, NULL, dlb_cpu_conv2d_post},
+    {"dw_avx512", DLB_OP_CONV2D_DW, INFER, dlb_cpu_conv2d_dw_own_applies,
+     dlb_cpu_conv2d_dw_own},
     {"onednn", DLB_OP_CONV2D_DW, INFER, dlb_cpu_conv2d_dw_applies,
      dlb_cpu_conv2d_dw},
     {"cpu", DLB_OP_ADD_RELU, DLB_PROPS(DLB_PROP_NONE), NULL, dlb_cpu_add},
