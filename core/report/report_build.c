@@ -313,7 +313,8 @@ int dlb_rep_build(struct dlb_rep *r, json_t *context,
                          n_groups > 1 ? ": " : "", g->pareto.id[j]);
     }
     notes(r, selection, records, n_records);
-    if (dlb_rep_scenarios(r, records, n_records))
+    if (dlb_rep_scenarios(r, records, n_records) ||
+        dlb_rep_profile(r, records, n_records))
         return -1;
     return r->notes ? 0 : -1;
 }
@@ -326,4 +327,5 @@ void dlb_rep_free(struct dlb_rep *r)
     free(r->notes);
     free(r->pareto);
     free(r->scenarios);
+    free(r->profile);
 }

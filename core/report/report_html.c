@@ -82,22 +82,20 @@ static void rows(FILE *f, const struct dlb_rep *r)
     fputs("</table>\n", f);
 }
 
-/* A configuration's line, its probes nested under it. */
-static void scenarios(FILE *f, const struct dlb_rep *r)
+/* Lines of two levels as a list, each level-1 line nested in the item
+ * of the level-0 line before it. */
+static void nested(FILE *f, const struct dlb_rep_line *l, size_t n)
 {
-    if (!r->n_scenarios)
-        return;
-    fputs("<h2>Inference scenarios</h2>\n<p>" DLB_REP_SCENARIO_INTRO
-          "</p>\n<ul>", f);
-    for (size_t k = 0; k < r->n_scenarios; k++) {
-        int nest = r->scenarios[k].level;
-        int next = k + 1 < r->n_scenarios ? r->scenarios[k + 1].level : 0;
-        if (nest && k && !r->scenarios[k - 1].level)
+    fputs("<ul>", f);
+    for (size_t k = 0; k < n; k++) {
+        int nest = l[k].level;
+        int next = k + 1 < n ? l[k + 1].level : 0;
+        if (nest && k && !l[k - 1].level)
             fputs("<ul>", f);
         fputs("<li>", f);
-        esc(f, r->scenarios[k].text);
+        esc(f, l[k].text);
         if (!nest && next)
-            continue;
+            continue; /* the lines under it nest inside this item */
         fputs("</li>", f);
         if (nest && !next)
             fputs("</ul></li>", f);
@@ -113,25 +111,13 @@ dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r,
     fprintf(f, "</title><style>%s</style></head><body>\n<h1>", css);
     esc(f, r->title);
     fputs("</h1>\n", f);
-    if (r->n_verdicts)
+    if (r->n_verdicts) {
         fputs("<h2>Verdicts</h2>\n<p>Each setting against its workload's "
               "baseline: the speedup with its 95% CI, the accuracy change with "
-              "its 95% CI, the peak memory change.</p>\n<ul>", f);
-    for (size_t k = 0; k < r->n_verdicts; k++) {
-        int nest = r->verdicts[k].level;
-        int next = k + 1 < r->n_verdicts ? r->verdicts[k + 1].level : 0;
-        if (nest && k && !r->verdicts[k - 1].level)
-            fputs("<ul>", f);
-        fputs("<li>", f);
-        esc(f, r->verdicts[k].text);
-        if (!nest && next)
-            continue; /* its workloads nest inside this item */
-        fputs("</li>", f);
-        if (nest && !next)
-            fputs("</ul></li>", f);
+              "its 95% CI, the peak memory change.</p>\n", f);
+        nested(f, r->verdicts, r->n_verdicts);
+        fputs("<h2>Winners</h2>\n", f);
     }
-    if (r->n_verdicts)
-        fputs("</ul>\n<h2>Winners</h2>\n", f);
     for (size_t k = 0; k < r->n_winner; k++) {
         fputs("<p><strong>", f);
         esc(f, r->winner[k]);
@@ -144,7 +130,16 @@ dlb_status dlb_report_html(FILE *f, const struct dlb_rep *r,
         fputs("</li>", f);
     }
     fputs("</ul>\n", f);
-    scenarios(f, r);
+    if (r->n_scenarios) {
+        fputs("<h2>Inference scenarios</h2>\n<p>" DLB_REP_SCENARIO_INTRO
+              "</p>\n", f);
+        nested(f, r->scenarios, r->n_scenarios);
+    }
+    if (r->n_profile) {
+        fputs("<h2>Where the time goes</h2>\n<p>" DLB_REP_PROFILE_INTRO
+              "</p>\n", f);
+        nested(f, r->profile, r->n_profile);
+    }
     fputs("<h2>Configurations</h2>\n", f);
     rows(f, r);
     if (r->n_pareto) {

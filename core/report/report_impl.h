@@ -41,6 +41,9 @@ struct dlb_rep {
     struct dlb_rep_line *scenarios; /* inference scenarios: a configuration
                                      * (level 0), its probes (level 1) */
     size_t n_scenarios;
+    struct dlb_rep_line *profile; /* profile = ops: a configuration (level
+                                   * 0), its longest operations (level 1) */
+    size_t n_profile;
 };
 
 extern const char *const dlb_rep_heads[DLB_REP_COLS];
@@ -83,6 +86,19 @@ void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel
 
 /* The inference scenarios' lines, from the records' "scenario" members
  * (report_scenario.c); none when no record ran one. 0 on success. */
+/* What the profile's section says first, in both formats. */
+#define DLB_REP_PROFILE_INTRO                                                \
+    "Where each profiled configuration's step went (profile = ops): each "   \
+    "operation timed alone, the device waited for after it, so their sum "  \
+    "is not the measured step's time; per kernel its share of that sum, "   \
+    "then the longest operations with their share of the measured step. "   \
+    "Every operation: the record's profile in results.json."
+
+/* The profile's lines, from the records' "profile" members
+ * (report_profile.c); none when no record has one. 0 on success. */
+int dlb_rep_profile(struct dlb_rep *r, const struct dlb_record *records,
+                    size_t n_records);
+
 int dlb_rep_scenarios(struct dlb_rep *r, const struct dlb_record *records,
                       size_t n_records);
 

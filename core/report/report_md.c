@@ -49,6 +49,13 @@ dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r,
         put(f, r->scenarios[k].text);
         fputs(k + 1 == r->n_scenarios ? "\n\n" : "\n", f);
     }
+    if (r->n_profile)
+        fputs("## Where the time goes\n\n" DLB_REP_PROFILE_INTRO "\n\n", f);
+    for (size_t k = 0; k < r->n_profile; k++) {
+        fputs(r->profile[k].level ? "    - " : "- ", f);
+        put(f, r->profile[k].text);
+        fputs(k + 1 == r->n_profile ? "\n\n" : "\n", f);
+    }
     fputs("## Configurations\n\n|", f);
     for (int c = 0; c < DLB_REP_COLS; c++) {
         fputc(' ', f);

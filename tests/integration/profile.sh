@@ -49,5 +49,23 @@ for m in lenet resnet20; do
         i=$((i + 1))
     done
     ok "$m: records round-trip" round_trips "$m"
+    # the report shows it: per configuration its line, its longest
+    # operation first under it, in both formats
+    ok "$m: report.md has the profile's section" grep -q '^## Where the time goes' "$m/report.md"
+    ok "$m: report.html has it" grep -q '<h2>Where the time goes</h2>' "$m/report.html"
+    ok "$m: one line per configuration" \
+        [ "$(grep -c '^- .* ms a step over [0-9]* operations' "$m/report.md")" -eq "$n" ]
+    ok "$m: each record's longest operation listed first under it" python3 -c "
+import json
+d = json.load(open('$m/results.json'))
+# Markdown's escapes taken out
+text = open('$m/report.md').read().replace('\\\\', '')
+lines = text.split('## Where the time goes')[1].splitlines()
+for r in d['records']:
+    top = max(r['profile']['ops'], key=lambda o: o['time_per_step_s'])
+    i = lines.index(next(l for l in lines if l.startswith('- ' + r['id'] + ':')))
+    want = ' '.join(w for w in (top['op'], top['prop']) if w) + ' on %s, ' % top['kernel']
+    assert lines[i + 1].startswith('    - ') and want in lines[i + 1], (lines[i + 1], want)
+"
 done
 finish
