@@ -14,6 +14,20 @@ static void put(FILE *f, const char *s)
     }
 }
 
+/* A section of two-level lines under its heading and intro; nothing
+ * when there are none. */
+static void section(FILE *f, const char *head, const struct dlb_rep_line *l,
+                    size_t n)
+{
+    if (n)
+        fputs(head, f);
+    for (size_t k = 0; k < n; k++) {
+        fputs(l[k].level ? "    - " : "- ", f);
+        put(f, l[k].text);
+        fputs(k + 1 == n ? "\n\n" : "\n", f);
+    }
+}
+
 dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r,
                          const struct dlb_plot_list *plots)
 {
@@ -42,20 +56,10 @@ dlb_status dlb_report_md(FILE *f, const struct dlb_rep *r,
     }
     if (r->n_notes)
         fputc('\n', f);
-    if (r->n_scenarios)
-        fputs("## Inference scenarios\n\n" DLB_REP_SCENARIO_INTRO "\n\n", f);
-    for (size_t k = 0; k < r->n_scenarios; k++) {
-        fputs(r->scenarios[k].level ? "    - " : "- ", f);
-        put(f, r->scenarios[k].text);
-        fputs(k + 1 == r->n_scenarios ? "\n\n" : "\n", f);
-    }
-    if (r->n_profile)
-        fputs("## Where the time goes\n\n" DLB_REP_PROFILE_INTRO "\n\n", f);
-    for (size_t k = 0; k < r->n_profile; k++) {
-        fputs(r->profile[k].level ? "    - " : "- ", f);
-        put(f, r->profile[k].text);
-        fputs(k + 1 == r->n_profile ? "\n\n" : "\n", f);
-    }
+    section(f, "## Inference scenarios\n\n" DLB_REP_SCENARIO_INTRO "\n\n",
+            r->scenarios, r->n_scenarios);
+    section(f, "## Where the time goes\n\n" DLB_REP_PROFILE_INTRO "\n\n",
+            r->profile, r->n_profile);
     fputs("## Configurations\n\n|", f);
     for (int c = 0; c < DLB_REP_COLS; c++) {
         fputc(' ', f);
