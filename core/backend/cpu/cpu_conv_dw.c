@@ -23,9 +23,6 @@
 
 #include <math.h>
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 /* p->flags: the own kernel runs this entry */
 enum { DW_OWN = 1 };
@@ -208,8 +205,7 @@ int dlb_cpu_conv2d_dw_own_applies(struct dlb_backend *be, const struct dlb_op *o
 {
     struct dlb_cpu_key key = dw_key(o);
     struct dlb_cpu_prim *p;
-    if (dw_type(o) != (unsigned)DLB_F32 || !dlb_cpu_conv2d_dw_applies(be, o) ||
-        !dlb_cpu_dw_f32_available())
+    if (dw_type(o) != (unsigned)DLB_F32 || !dlb_cpu_conv2d_dw_applies(be, o))
         return 0;
     return !dlb_cpu_cache_get(be, &key, build, o, &p) && (p->flags & DW_OWN);
 }
@@ -243,11 +239,8 @@ dlb_status dlb_cpu_conv2d_dw_own(struct dlb_backend *be, const struct dlb_op *o)
     };
     bounds(o->relu, o->relu_max, &a.lo1, &a.hi1);
     bounds(o->relu2, o->relu2_max, &a.lo2, &a.hi2);
-#ifdef _OPENMP
-    int threads = omp_get_max_threads();
-#else
-    int threads = 1;
-#endif
+    /* one ring per thread the backend runs */
+    int threads = ((struct dlb_cpu *)dlb_backend_ctx(be))->threads;
     float *ring = dlb_cpu_scratch(be, DLB_CPU_SLOT_OWN,
                                   (size_t)threads * sizeof(float) *
                                       dlb_cpu_dw_f32_ring_floats(&a));
