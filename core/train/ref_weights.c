@@ -11,9 +11,14 @@
 #include "ckpt/model_ckpt.h"
 #include "train/train_run.h"
 #include "ckpt/weights_cache.h"
+#include "util/apart.h"
 #include "util/malloc_policy.h"
 
 #define META_FORMAT "dlbench reference weights 1"
+
+/* Set in a forked copy that trains the weights and exits (apart.h): its
+ * heap is thrown away with it, so no blocks need to go aside. */
+static int in_copy;
 
 /* The settings the weights depend on, as metadata strings. */
 struct settings {
@@ -77,18 +82,20 @@ static dlb_status train_and_save(struct dlb_model *m, const char *path,
     struct dlb_trainer tpl = {.model = m};
     struct dlb_batch_spec spec = {DLB_REF_WEIGHTS_BATCH, 1, 1, 1, r->seed};
     double loss = 0.0, secs = 0.0;
-    /* the training set and the training's blocks mmap'ed, so that they
-     * leave no holes in the measured process's heap (malloc_policy.h) */
-    int aside = dlb_malloc_aside_begin();
+    /* Trained in the measured process (not apart), the training set and
+     * the training's blocks are mmap'ed, so that they leave no holes in
+     * its heap (malloc_policy.h). */
+    int aside = in_copy ? 0 : dlb_malloc_aside_begin();
     dlb_status st = r->load_train(r->ctx, &train, err);
     if (st != DLB_OK) {
         dlb_malloc_aside_end(aside);
         return st;
     }
     r->host->log(r->host, DLB_LOG_INFO, "training reference weights: %llu "
-                 "steps at batch %u on %s (once; cached in %s)",
+                 "steps at batch %u on %s, %s (once; cached in %s)",
                  (unsigned long long)r->steps, DLB_REF_WEIGHTS_BATCH,
-                 dlb_backend_name(dlb_model_backend(m)), path);
+                 dlb_backend_name(dlb_model_backend(m)),
+                 in_copy ? "in a process of its own" : "in this process", path);
     dlb_model_set_sgd(m, r->lr, r->momentum);
     st = dlb_train_run(&tpl, train, &spec, NULL, r->steps, &loss, &secs, err);
     dlb_malloc_aside_end(aside);
@@ -120,6 +127,46 @@ static int cached(const char *path, const struct dlb_ref_weights_req *req,
     return same;
 }
 
+/* What dlb_ref_weights_prepare trains on: a backend and model of its own. */
+struct prepare {
+    const struct dlb_model_spec *spec;
+    const struct dlb_ref_weights_req *req;
+    const char *backend;
+    const struct dlb_backend_config *cfg;
+    uint64_t init_seed;
+};
+
+static dlb_status train_own(void *ctx, struct dlb_error *err)
+{
+    const struct prepare *p = ctx;
+    char why[512] = "";
+    /* Opening a cpu backend pins the calling thread to one CPU (it is one
+     * of the pool's): the thread gets its CPUs back after, so that the
+     * backend opened next sees all of them. */
+    cpu_set_t mask;
+    int have_mask = sched_getaffinity(0, sizeof mask, &mask) == 0;
+    struct dlb_backend *be = NULL;
+    struct dlb_model *m = NULL;
+    dlb_status st = dlb_backend_open(p->backend, p->cfg, &be, why, sizeof why);
+    if (st != DLB_OK) /* the backend's reason, as its measured open gives */
+        st = dlb_errorf(err, st, "%s", why[0] ? why : dlb_status_name(st));
+    if (st == DLB_OK)
+        st = dlb_model_create(p->spec, be, DLB_F32, p->init_seed, &m, err);
+    if (st == DLB_OK)
+        st = dlb_ref_weights_get(m, p->req, NULL, err);
+    dlb_model_destroy(m);
+    dlb_backend_close(be);
+    if (have_mask)
+        sched_setaffinity(0, sizeof mask, &mask);
+    return st;
+}
+
+static dlb_status train_copy(void *ctx, struct dlb_error *err)
+{
+    in_copy = 1;
+    return train_own(ctx, err);
+}
+
 dlb_status dlb_ref_weights_prepare(const struct dlb_model_spec *spec,
                                    const struct dlb_ref_weights_req *req,
                                    const char *backend,
@@ -127,7 +174,7 @@ dlb_status dlb_ref_weights_prepare(const struct dlb_model_spec *spec,
                                    uint64_t init_seed, struct dlb_error *err)
 {
     struct settings s;
-    char *path = NULL, why[512] = "";
+    char *path = NULL;
     dlb_status st = dlb_weights_cache_path(req->model_key, req->seed,
                                            req->steps, &path, err);
     if (st != DLB_OK)
@@ -137,25 +184,12 @@ dlb_status dlb_ref_weights_prepare(const struct dlb_model_spec *spec,
     free(path);
     if (have)
         return DLB_OK;
-    /* Opening a cpu backend pins the calling thread to one CPU (it is one
-     * of the pool's): the thread gets its CPUs back after, so that the
-     * backend opened next sees all of them. */
-    cpu_set_t mask;
-    int have_mask = sched_getaffinity(0, sizeof mask, &mask) == 0;
-    struct dlb_backend *be = NULL;
-    struct dlb_model *m = NULL;
-    st = dlb_backend_open(backend, cfg, &be, why, sizeof why);
-    if (st != DLB_OK) /* the backend's reason, as its measured open gives */
-        st = dlb_errorf(err, st, "%s", why[0] ? why : dlb_status_name(st));
-    if (st == DLB_OK)
-        st = dlb_model_create(spec, be, DLB_F32, init_seed, &m, err);
-    if (st == DLB_OK)
-        st = dlb_ref_weights_get(m, req, NULL, err);
-    dlb_model_destroy(m);
-    dlb_backend_close(be);
-    if (have_mask)
-        sched_setaffinity(0, sizeof mask, &mask);
-    return st;
+    struct prepare p = {spec, req, backend, cfg, init_seed};
+    if (dlb_apart_possible())
+        return dlb_apart_run(train_copy, &p, err);
+    req->host->log(req->host, DLB_LOG_DEBUG, "reference weights trained in "
+                   "this process: it runs other threads");
+    return train_own(&p, err);
 }
 
 dlb_status dlb_ref_weights_get(struct dlb_model *m,

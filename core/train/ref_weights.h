@@ -38,15 +38,22 @@ dlb_status dlb_ref_weights_get(struct dlb_model *m,
 /* Weights trained as `req` asks in the cache, for a model of `spec`
  * created from `init_seed`: DLB_OK at once when they are there; else they
  * are trained on a model and a backend of their own (`backend` opened with
- * `cfg`, both closed before this returns) and saved, and a model of the
- * measured backend loads them with dlb_ref_weights_get as a process that
- * found them cached does. Call it before opening the measured backend:
- * nothing the training built (its primitives, their compiled code and
- * buffers, the gradients and the optimizer's state) stays in the process.
- * Trained on the measured backend, ResNet-20's weights left 20 MiB that
- * its inference at batch 1 counted (138 MiB of peak memory against 115 in
- * a process that found them cached). The same model from the same seed
- * trains to the same weights either way. */
+ * `cfg`) and saved, and a model of the measured backend loads them with
+ * dlb_ref_weights_get as a process that found them cached does. Call it
+ * before opening the measured backend.
+ *
+ * The training runs in a forked copy of the process that exits when it
+ * has saved them (apart.h), so nothing it built stays: its primitives,
+ * their compiled code and buffers, the gradients and the optimizer's
+ * state, and the holes they leave in the heap. Trained on the measured
+ * backend, ResNet-20's weights left 20 MiB that its inference at batch 1
+ * counted (138 MiB of peak memory against 115 in a process that found
+ * them cached); trained on a backend of its own in the same process, the
+ * heap's holes still cost 26 MiB (malloc_policy.h). Where the process
+ * already runs other threads (a fork would copy this one alone), the
+ * training runs here, its large blocks set aside (malloc_policy.h), at
+ * 2.3x its time. The same model from the same seed trains to the same
+ * weights either way. */
 dlb_status dlb_ref_weights_prepare(const struct dlb_model_spec *spec,
                                    const struct dlb_ref_weights_req *req,
                                    const char *backend,

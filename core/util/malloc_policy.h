@@ -1,7 +1,9 @@
 /* glibc malloc's thresholds, as the measured process fixes them
  * (child_controls.h, the suite key `malloc`), and a scope for work done
  * in that process that is not measured and frees what it allocated: the
- * reference training of an inference configuration's weights.
+ * reference training of an inference configuration's weights where it
+ * cannot run in a process of its own (apart.h; ref_weights.h), and a
+ * distillation teacher's.
  *
  * Under `malloc = steady` every block comes from the heap and the heap
  * is never trimmed. A training's activations and gradients, freed, then
