@@ -378,7 +378,7 @@ int dlb_cpu_conv2d_dw_applies(struct dlb_backend *be, const struct dlb_op *op);
 int dlb_cpu_conv2d_wino_applies(struct dlb_backend *be, const struct dlb_op *op);
 dlb_status dlb_cpu_conv2d_wino(struct dlb_backend *be, const struct dlb_op *op);
 dlb_status dlb_cpu_conv2d_dw(struct dlb_backend *be, const struct dlb_op *op);
-/* The same pair on the own f32 kernel (cpu_conv_dw_f32.c), where oneDNN
+/* The same pair on the own kernels (cpu_conv_dw_f32.c, cpu_conv_dw_bf16.c), where oneDNN
  * would run it as two primitives in turn. */
 int dlb_cpu_conv2d_dw_own_applies(struct dlb_backend *be, const struct dlb_op *op);
 dlb_status dlb_cpu_conv2d_dw_own(struct dlb_backend *be, const struct dlb_op *op);

@@ -15,10 +15,11 @@
  * oneDNN fuses the pair in one kernel only where the expanded tensor is
  * over twice its threads' L2 caches; below that (on a Sapphire Rapids,
  * MobileNetV2 at batch 1, every pair) it runs the two primitives in turn
- * through a buffer of the whole tensor ("ref_fused_convolution"). There,
- * in f32, the own kernel of cpu_conv_dw_f32.c takes the pair on the
- * layouts oneDNN chose ("dw_avx512" in a profile). */
+ * through a buffer of the whole tensor ("ref_fused_convolution"). There
+ * the own kernels take the pair on the layouts oneDNN chose ("dw_avx512"
+ * in a profile): cpu_conv_dw_f32.c in f32, cpu_conv_dw_bf16.c in bf16. */
 #include "cpu.h"
+#include "cpu_conv_dw_bf16.h"
 #include "cpu_conv_dw_f32.h"
 
 #include <math.h>
@@ -88,24 +89,28 @@ static float clip_of(int relu, float max)
     return relu && max > 0.0f ? max : 0.0f;
 }
 
-/* Whether the own kernel takes the entry: the CPU has it, oneDNN runs
- * the pair as two primitives, and the layouts it chose are the kernel's
- * (nChw16c activations, OIhw16i16o and Goihw16g weights). */
-static int own_fits(const struct dlb_cpu_prim *p, const dnnl_dim_t *xd,
-                    const dnnl_dim_t *wd, int wn, const dnnl_dim_t *w2d,
-                    int w2n, const dnnl_dim_t *yd)
+/* Whether an own kernel takes the entry: the CPU has the one of type t,
+ * oneDNN runs the pair as two primitives, and the layouts it chose are
+ * the kernel's (nChw16c activations, Goihw16g depthwise weights; the
+ * 1x1's OIhw16i16o in f32, OIhw8i16o2i in bf16). */
+static int own_fits(const struct dlb_cpu_prim *p, dnnl_data_type_t t,
+                    const dnnl_dim_t *xd, const dnnl_dim_t *wd, int wn,
+                    const dnnl_dim_t *w2d, int w2n, const dnnl_dim_t *yd)
 {
     const char *impl = "";
     dlb_dnnl_md m[4];
-    if (!dlb_cpu_dw_f32_available() || wn != 4 || w2n != 5 ||
+    int have = t == dnnl_f32 ? dlb_cpu_dw_f32_available()
+               : t == dnnl_bf16 ? dlb_cpu_dw_bf16_available() : 0;
+    if (!have || wn != 4 || w2n != 5 ||
         dnnl_primitive_desc_query(p->pd[0], dnnl_query_impl_info_str, 0,
                                   &impl) != dnnl_success ||
         !impl || strncmp(impl, "ref_fused", 9) != 0)
         return 0;
-    if (dlb_dnnl_md_tag(&m[0], 4, xd, dnnl_f32, dnnl_nChw16c) ||
-        dlb_dnnl_md_tag(&m[1], 4, wd, dnnl_f32, dnnl_OIhw16i16o) ||
-        dlb_dnnl_md_tag(&m[2], 5, w2d, dnnl_f32, dnnl_Goihw16g) ||
-        dlb_dnnl_md_tag(&m[3], 4, yd, dnnl_f32, dnnl_nChw16c))
+    if (dlb_dnnl_md_tag(&m[0], 4, xd, t, dnnl_nChw16c) ||
+        dlb_dnnl_md_tag(&m[1], 4, wd, t,
+                        t == dnnl_f32 ? dnnl_OIhw16i16o : dnnl_OIhw8i16o2i) ||
+        dlb_dnnl_md_tag(&m[2], 5, w2d, t, dnnl_Goihw16g) ||
+        dlb_dnnl_md_tag(&m[3], 4, yd, t, dnnl_nChw16c))
         return 0;
     for (int i = 0; i < 4; i++)
         if (!dlb_dnnl_md_equal(&p->io_md[i], &m[i]))
@@ -167,7 +172,7 @@ static dlb_status build(struct dlb_backend *be, struct dlb_cpu_prim *p,
     DLB_DNNL(be, op, dlb_cpu_io_setup(cpu, p, io, 4));
     DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[12], &b));
     DLB_DNNL(be, op, dlb_cpu_mem(cpu, &p->mem[13], &b));
-    if (t == dnnl_f32 && own_fits(p, xd, wd, wn, w2d, w2n, yd))
+    if (own_fits(p, t, xd, wd, wn, w2d, w2n, yd))
         p->flags |= DW_OWN;
 out:
     if (attr)
@@ -205,7 +210,7 @@ int dlb_cpu_conv2d_dw_own_applies(struct dlb_backend *be, const struct dlb_op *o
 {
     struct dlb_cpu_key key = dw_key(o);
     struct dlb_cpu_prim *p;
-    if (dw_type(o) != (unsigned)DLB_F32 || !dlb_cpu_conv2d_dw_applies(be, o))
+    if (!dlb_cpu_conv2d_dw_applies(be, o))
         return 0;
     return !dlb_cpu_cache_get(be, &key, build, o, &p) && (p->flags & DW_OWN);
 }
@@ -216,6 +221,13 @@ static void bounds(int relu, float max, float *lo, float *hi)
     *lo = relu ? 0.0f : -INFINITY;
     *hi = relu && max > 0.0f ? max : INFINITY;
 }
+
+/* The pair's sizes and activations, as both own kernels take them. */
+#define DW_SIZES(d, e)                                                      \
+    .n = (int)(d)->n, .ic = (int)(d)->in_c, .icb = (int)((d)->in_c + 15) / 16, \
+    .ih = (int)(d)->in_h, .iw = (int)(d)->in_w, .oc = (int)(d)->out_c,      \
+    .ocb = (int)((d)->out_c + 15) / 16, .oh = (int)(e)->out_h,              \
+    .ow = (int)(e)->out_w, .stride = (int)(e)->stride_h
 
 dlb_status dlb_cpu_conv2d_dw_own(struct dlb_backend *be, const struct dlb_op *o)
 {
@@ -229,24 +241,29 @@ dlb_status dlb_cpu_conv2d_dw_own(struct dlb_backend *be, const struct dlb_op *o)
     if ((s = dlb_cpu_cache_get(be, &key, build, o, &p)) ||
         (s = dlb_cpu_io_ptrs(be, p, io, ptr)))
         return s;
+    const float *b1 = o->b ? o->b->data : NULL, *b2 = o->b2 ? o->b2->data : NULL;
     struct dlb_cpu_dw_f32 a = {
-        .x = ptr[0], .w1 = ptr[1], .b1 = o->b ? o->b->data : NULL,
-        .w2 = ptr[2], .b2 = o->b2 ? o->b2->data : NULL, .y = ptr[3],
-        .n = (int)d->n, .ic = (int)d->in_c, .icb = (int)(d->in_c + 15) / 16,
-        .ih = (int)d->in_h, .iw = (int)d->in_w,
-        .oc = (int)d->out_c, .ocb = (int)(d->out_c + 15) / 16,
-        .oh = (int)e->out_h, .ow = (int)e->out_w, .stride = (int)e->stride_h,
-    };
+        .x = ptr[0], .w1 = ptr[1], .b1 = b1, .w2 = ptr[2], .b2 = b2,
+        .y = ptr[3], DW_SIZES(d, e) };
+    struct dlb_cpu_dw_bf16 h = {
+        .x = ptr[0], .w1 = ptr[1], .b1 = b1, .w2 = ptr[2], .b2 = b2,
+        .y = ptr[3], DW_SIZES(d, e) };
+    int bf16 = dw_type(o) == (unsigned)DLB_BF16;
     bounds(o->relu, o->relu_max, &a.lo1, &a.hi1);
     bounds(o->relu2, o->relu2_max, &a.lo2, &a.hi2);
+    h.lo1 = a.lo1, h.hi1 = a.hi1, h.lo2 = a.lo2, h.hi2 = a.hi2;
     /* one ring per thread the backend runs */
     int threads = ((struct dlb_cpu *)dlb_backend_ctx(be))->threads;
+    size_t per = bf16 ? dlb_cpu_dw_bf16_ring_floats(&h)
+                      : dlb_cpu_dw_f32_ring_floats(&a);
     float *ring = dlb_cpu_scratch(be, DLB_CPU_SLOT_OWN,
-                                  (size_t)threads * sizeof(float) *
-                                      dlb_cpu_dw_f32_ring_floats(&a));
+                                  (size_t)threads * sizeof(float) * per);
     if (!ring)
         return dlb_backend_fail(be, DLB_ERR_NOMEM, "cpu %s: no memory for "
                                 "the kernel's row buffers", op);
-    dlb_cpu_dw_f32_run(&a, ring, threads);
+    if (bf16)
+        dlb_cpu_dw_bf16_run(&h, ring, threads);
+    else
+        dlb_cpu_dw_f32_run(&a, ring, threads);
     return dlb_cpu_io_done(be, p, op, io);
 }

@@ -9,11 +9,9 @@
  * 20 KB at 112 columns) and the depthwise convolution reads them while
  * they are in L1.
  *
- * Work is (channel group, output row) units, channel-group major, cut
- * into one contiguous range per thread: a thread recomputes at most a
- * row or two of the expansion where its range starts inside a group.
- * Compiled with a target attribute, run only where the CPU has
- * AVX-512F. */
+ * The passes over the rows are cpu_conv_dw_pass.h's, shared with the
+ * bf16 kernel; this file has the f32 1x1 tile. Compiled with a target
+ * attribute, run only where the CPU has AVX-512F. */
 #include "cpu_conv_dw_f32.h"
 
 #include <math.h>
@@ -23,254 +21,60 @@
 #endif
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-
-#define AVX512 __attribute__((target("avx512f")))
-#define INLINE __attribute__((always_inline)) static inline
-/* the register tiles' loops, whose bounds are constants once inlined */
-#define UNROLL _Pragma("GCC unroll 8")
-
-/* Channel blocks a thread expands together (every MobileNetV2 expansion
- * has a multiple of 3 blocks: 96 .. 960 channels) and pixels a register
- * tile holds: 8 x 3 accumulators, 3 weights and a broadcast in 28 of the
- * 32 vector registers. */
-enum { GROUP = 3, TILE_P = 8 };
+#define DW_TARGET "avx512f"
+#include "cpu_conv_dw_simd.h"
 
 int dlb_cpu_dw_f32_available(void)
 {
     return __builtin_cpu_supports("avx512f");
 }
 
-/* 16 channels of a bias from block `ob`; channels at or past `oc` (a
- * block's padding) 0. */
-AVX512 INLINE __m512 bias16(const float *b, int ob, int oc)
+/* One input block's share of a tile: 16 channels (ni of them real, the
+ * padding's zeros skipped), one FMA per channel, pixel and block. */
+AVX512 INLINE void expand_block(__m512 acc[TILE_P][GROUP], const float *xp,
+                                const float *wp, size_t wstride, int ni,
+                                int P, int B)
 {
-    if (!b)
-        return _mm512_setzero_ps();
-    int left = oc - ob * 16;
-    __mmask16 m = left >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << left) - 1);
-    return _mm512_maskz_loadu_ps(m, b + (size_t)ob * 16);
-}
-
-AVX512 INLINE __m512 act(__m512 v, __m512 lo, __m512 hi)
-{
-    return _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-}
-
-/* P pixels x B blocks of one expanded row from p0: the 1x1 convolution
- * over every input block, bias, activation, into the ring row `out`
- * ([B][iw + 2][16], pixel p at p + 1). Constant P and B unroll it. */
-AVX512 INLINE void expand_tile(const struct dlb_cpu_dw_f32 *a, const float *xrow,
-                               int ob0, int p0, int P, int B, float *out,
-                               size_t ldo)
-{
-    __m512 acc[TILE_P][GROUP];
-    const size_t plane = (size_t)a->ih * a->iw * 16;
-    UNROLL for (int b = 0; b < B; b++) {
-        __m512 bb = bias16(a->b1, ob0 + b, a->oc);
-        UNROLL for (int p = 0; p < P; p++)
-            acc[p][b] = bb;
-    }
-    for (int ib = 0; ib < a->icb; ib++) {
-        const float *xp = xrow + ib * plane + (size_t)p0 * 16;
-        const float *wp = a->w1 + ((size_t)ob0 * a->icb + ib) * 256;
-        const size_t wstride = (size_t)a->icb * 256;
-        /* a block's padded channels are zeros: skipped */
-        const int ni = a->ic - ib * 16 < 16 ? a->ic - ib * 16 : 16;
-        for (int i = 0; i < ni; i++) {
-            __m512 w[GROUP];
+    for (int i = 0; i < ni; i++) {
+        __m512 w[GROUP];
+        UNROLL for (int b = 0; b < B; b++)
+            w[b] = _mm512_load_ps(wp + b * wstride + i * 16);
+        UNROLL for (int p = 0; p < P; p++) {
+            __m512 x = _mm512_set1_ps(xp[p * 16 + i]);
             UNROLL for (int b = 0; b < B; b++)
-                w[b] = _mm512_load_ps(wp + b * wstride + i * 16);
-            UNROLL for (int p = 0; p < P; p++) {
-                __m512 x = _mm512_set1_ps(xp[p * 16 + i]);
-                UNROLL for (int b = 0; b < B; b++)
-                    acc[p][b] = _mm512_fmadd_ps(x, w[b], acc[p][b]);
-            }
-        }
-    }
-    const __m512 lo = _mm512_set1_ps(a->lo1), hi = _mm512_set1_ps(a->hi1);
-    UNROLL for (int b = 0; b < B; b++)
-        UNROLL for (int p = 0; p < P; p++)
-            _mm512_store_ps(out + b * ldo + (size_t)(p0 + p + 1) * 16,
-                            act(acc[p][b], lo, hi));
-}
-
-#define EXPAND_CASE(P, B)                                                   \
-    case (P) * 4 + (B):                                                     \
-        expand_tile(a, xrow, ob0, p0, P, B, out, ldo);                      \
-        break;
-#define EXPAND_P(P) EXPAND_CASE(P, 1) EXPAND_CASE(P, 2) EXPAND_CASE(P, 3)
-
-/* Expanded row `row` of image `img`, blocks ob0 .. ob0 + B - 1. */
-AVX512 static void expand_row(const struct dlb_cpu_dw_f32 *a, int img, int row,
-                              int ob0, int B, float *out)
-{
-    const size_t ldo = (size_t)(a->iw + 2) * 16;
-    const float *xrow = a->x + (((size_t)img * a->icb) * a->ih + row) *
-                                   a->iw * 16;
-    for (int p0 = 0; p0 < a->iw; p0 += TILE_P) {
-        int P = a->iw - p0 < TILE_P ? a->iw - p0 : TILE_P;
-        switch (P * 4 + B) {
-            EXPAND_P(1) EXPAND_P(2) EXPAND_P(3) EXPAND_P(4)
-            EXPAND_P(5) EXPAND_P(6) EXPAND_P(7) EXPAND_P(8)
+                acc[p][b] = _mm512_fmadd_ps(x, w[b], acc[p][b]);
         }
     }
 }
 
-/* Q output pixels from q0 of one block's output row: the taps of the
- * ring rows `in` (NULL: padding) in registers. Constant Q and stride
- * unroll it; at stride 1 each input pixel is loaded once for the three
- * outputs it feeds (Q + 2 loads a row, not 3Q). */
-AVX512 INLINE void depthwise_tile(const float *const in[3], const __m512 w[9],
-                                  __m512 bb, __m512 lo, __m512 hi, int s,
-                                  int q0, int Q, float *y)
+/* The expanded tensor in the ring as computed. */
+AVX512 INLINE __m512 ring16(__m512 v)
 {
-    __m512 acc[8];
-    UNROLL for (int q = 0; q < Q; q++)
-        acc[q] = bb;
-    UNROLL for (int kh = 0; kh < 3; kh++) {
-        if (!in[kh])
-            continue;
-        if (s == 1) {
-            __m512 v[10];
-            UNROLL for (int j = 0; j < Q + 2; j++)
-                v[j] = _mm512_load_ps(in[kh] + (size_t)(q0 + j) * 16);
-            UNROLL for (int kw = 0; kw < 3; kw++)
-                UNROLL for (int q = 0; q < Q; q++)
-                    acc[q] = _mm512_fmadd_ps(v[q + kw], w[kh * 3 + kw], acc[q]);
-            continue;
-        }
-        UNROLL for (int kw = 0; kw < 3; kw++)
-            UNROLL for (int q = 0; q < Q; q++)
-                acc[q] = _mm512_fmadd_ps(
-                    _mm512_load_ps(in[kh] + (size_t)((q0 + q) * s + kw) * 16),
-                    w[kh * 3 + kw], acc[q]);
-    }
-    UNROLL for (int q = 0; q < Q; q++)
-        _mm512_store_ps(y + (size_t)(q0 + q) * 16, act(acc[q], lo, hi));
+    return v;
 }
 
-#define DW_CASE(Q)                                                          \
-    case Q:                                                                 \
-        depthwise_tile(in, w, bb, lo, hi, s, q0, Q, y);                     \
-        break;
-
-/* One block's output row in tiles of T pixels and the rest, stride s:
- * at stride 1 a tile of 6 (6 sums, 8 pixels loaded, 9 weights: no
- * spills), at stride 2 of 8. */
-AVX512 INLINE void depthwise_tiles(const float *const in[3], const __m512 w[9],
-                                   __m512 bb, __m512 lo, __m512 hi, int s,
-                                   int ow, float *y)
+AVX512 INLINE __m512 load_w16(const float *p)
 {
-    const int T = s == 1 ? 6 : 8;
-    int q0 = 0;
-    for (; q0 + T <= ow; q0 += T)
-        depthwise_tile(in, w, bb, lo, hi, s, q0, T, y);
-    switch (ow - q0) {
-        DW_CASE(7) DW_CASE(6) DW_CASE(5) DW_CASE(4) DW_CASE(3) DW_CASE(2)
-        DW_CASE(1)
-    default: break;
-    }
+    return _mm512_load_ps(p);
 }
 
-/* Output row `r` of blocks ob0 .. ob0 + B - 1 from the ring rows `rows`
- * (the input rows r * stride - 1 .. + 1; NULL where that row is the
- * padding). */
-AVX512 static void depthwise_row(const struct dlb_cpu_dw_f32 *a, int img, int r,
-                                 int ob0, int B, float *const rows[3])
+AVX512 INLINE void store_y16(float *p, __m512 v)
 {
-    const size_t ldo = (size_t)(a->iw + 2) * 16;
-    const int s = a->stride, ow = a->ow;
-    const __m512 lo = _mm512_set1_ps(a->lo2), hi = _mm512_set1_ps(a->hi2);
-    for (int b = 0; b < B; b++) {
-        const int ob = ob0 + b;
-        __m512 w[9];
-        for (int k = 0; k < 9; k++)
-            w[k] = _mm512_load_ps(a->w2 + ((size_t)ob * 9 + k) * 16);
-        const __m512 bb = bias16(a->b2, ob, a->oc);
-        float *y = a->y + ((((size_t)img * a->ocb + ob) * a->oh + r) * ow) * 16;
-        const float *in[3];
-        for (int kh = 0; kh < 3; kh++)
-            in[kh] = rows[kh] ? rows[kh] + b * ldo : NULL;
-        if (s == 1)
-            depthwise_tiles(in, w, bb, lo, hi, 1, ow, y);
-        else
-            depthwise_tiles(in, w, bb, lo, hi, 2, ow, y);
-    }
+    _mm512_store_ps(p, v);
 }
 
-/* Output rows [r0, r1) of image img, blocks ob0 .. ob0 + B - 1, through
- * the ring of three expanded rows. */
-AVX512 static void segment(const struct dlb_cpu_dw_f32 *a, int img, int ob0,
-                           int B, int r0, int r1, float *ring)
-{
-    const size_t row_floats = (size_t)GROUP * (a->iw + 2) * 16;
-    int have = -2; /* the last expanded row in the ring */
-    /* the padding pixels on either side of every ring row */
-    for (int k = 0; k < 3; k++)
-        for (int b = 0; b < B; b++) {
-            float *rb = ring + k * row_floats + (size_t)b * (a->iw + 2) * 16;
-            _mm512_store_ps(rb, _mm512_setzero_ps());
-            _mm512_store_ps(rb + (size_t)(a->iw + 1) * 16, _mm512_setzero_ps());
-        }
-    for (int r = r0; r < r1; r++) {
-        int top = r * a->stride - 1;
-        float *rows[3];
-        for (int kh = 0; kh < 3; kh++) {
-            int ir = top + kh;
-            if (ir < 0 || ir >= a->ih) {
-                rows[kh] = NULL;
-                continue;
-            }
-            rows[kh] = ring + (size_t)(ir % 3) * row_floats;
-            if (ir > have || have - ir >= 3) {
-                expand_row(a, img, ir, ob0, B, rows[kh]);
-                have = ir;
-            }
-        }
-        depthwise_row(a, img, r, ob0, B, rows);
-    }
-}
-
-AVX512 static void run_thread(const struct dlb_cpu_dw_f32 *a, int t, int nt,
-                              float *ring)
-{
-    const int groups = (a->ocb + GROUP - 1) / GROUP;
-    const long units = (long)a->n * groups * a->oh;
-    long u = units * t / nt, end = units * (t + 1) / nt;
-    while (u < end) {
-        long seg = u / a->oh; /* (image, group) */
-        int r0 = (int)(u % a->oh);
-        int r1 = end - (u - r0) < a->oh ? (int)(end - (u - r0)) : a->oh;
-        int img = (int)(seg / groups), g = (int)(seg % groups);
-        int ob0 = g * GROUP;
-        int B = a->ocb - ob0 < GROUP ? a->ocb - ob0 : GROUP;
-        segment(a, img, ob0, B, r0, r1, ring);
-        u += r1 - r0;
-    }
-}
+#define DW_ARGS struct dlb_cpu_dw_f32
+#define DW_ELEM float
+#include "cpu_conv_dw_pass.h"
 
 size_t dlb_cpu_dw_f32_ring_floats(const struct dlb_cpu_dw_f32 *a)
 {
-    /* 3 rows, aligned to 64 bytes per thread */
-    return (size_t)3 * GROUP * (a->iw + 2) * 16;
+    return dw_ring_floats(a);
 }
 
 void dlb_cpu_dw_f32_run(const struct dlb_cpu_dw_f32 *a, float *ring, int threads)
 {
-    const size_t per = dlb_cpu_dw_f32_ring_floats(a);
-    const long units = (long)a->n * ((a->ocb + GROUP - 1) / GROUP) * a->oh;
-    if (threads > units)
-        threads = (int)units;
-    if (threads < 1)
-        threads = 1;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads)
-    run_thread(a, omp_get_thread_num(), omp_get_num_threads(),
-               ring + per * (size_t)omp_get_thread_num());
-#else
-    run_thread(a, 0, 1, ring);
-#endif
+    dw_run(a, ring, threads);
 }
 
 #else /* not x86-64 with GCC's intrinsics */
