@@ -222,7 +222,7 @@ static void bounds(int relu, float max, float *lo, float *hi)
     *hi = relu && max > 0.0f ? max : INFINITY;
 }
 
-/* The pair's sizes and activations, as both own kernels take them. */
+/* The pair's sizes, as both own kernels take them. */
 #define DW_SIZES(d, e)                                                      \
     .n = (int)(d)->n, .ic = (int)(d)->in_c, .icb = (int)((d)->in_c + 15) / 16, \
     .ih = (int)(d)->in_h, .iw = (int)(d)->in_w, .oc = (int)(d)->out_c,      \
