@@ -34,6 +34,16 @@ static void settings_of(const struct dlb_ref_weights_req *r, struct settings *s)
     snprintf(s->momentum, sizeof s->momentum, "%.9g", (double)r->momentum);
 }
 
+/* The cache file of `r`'s weights (malloc'ed) and the settings its
+ * metadata must hold. */
+static dlb_status locate(const struct dlb_ref_weights_req *r,
+                         struct settings *s, char **path,
+                         struct dlb_error *err)
+{
+    settings_of(r, s);
+    return dlb_weights_cache_path(r->model_key, r->seed, r->steps, path, err);
+}
+
 /* NULL when the file was trained as requested, else the first difference. */
 static const char *mismatch(const struct dlb_st_file *f,
                             const struct dlb_ref_weights_req *r,
@@ -175,11 +185,9 @@ dlb_status dlb_ref_weights_prepare(const struct dlb_model_spec *spec,
 {
     struct settings s;
     char *path = NULL;
-    dlb_status st = dlb_weights_cache_path(req->model_key, req->seed,
-                                           req->steps, &path, err);
+    dlb_status st = locate(req, &s, &path, err);
     if (st != DLB_OK)
         return st;
-    settings_of(req, &s);
     int have = cached(path, req, &s);
     free(path);
     if (have)
@@ -198,11 +206,9 @@ dlb_status dlb_ref_weights_get(struct dlb_model *m,
 {
     struct settings s;
     char *path = NULL;
-    dlb_status st = dlb_weights_cache_path(req->model_key, req->seed,
-                                           req->steps, &path, err);
+    dlb_status st = locate(req, &s, &path, err);
     if (st != DLB_OK)
         return st;
-    settings_of(req, &s);
     if (trained)
         *trained = 0;
     if (try_cache(m, path, req, &s) != DLB_OK) {
