@@ -98,6 +98,15 @@ void dlb_backend_profile_reset(struct dlb_backend *be);
 /* Whether the backend was opened with its profile on. */
 int dlb_backend_profiling(const struct dlb_backend *be);
 
+/* Fast convolution algorithms (Winograd, FFT) multiply less than the
+ * direct convolution a step's FLOP count assumes, so that step's GFLOP/s
+ * are effective figures (direct FLOPs over time) that can pass the
+ * machine's peak. A kernel that runs one notes it (backend_impl.h's
+ * dlb_backend_note_fewer_flops); the child asks after sampling which
+ * one ran first since the reset: "winograd", "fft", or NULL for none. */
+const char *dlb_backend_fewer_flops(const struct dlb_backend *be);
+void dlb_backend_fewer_flops_reset(struct dlb_backend *be);
+
 /* Why the last failing operation failed ("" when it gave no reason). */
 const char *dlb_backend_last_error(const struct dlb_backend *be);
 

@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include <dlbench/backend.h>
 
+/* Convolution algorithms that multiply less than the direct one
+ * (backend.h's dlb_backend_fewer_flops). */
+enum dlb_fast_algo { DLB_FAST_ALGO_NONE, DLB_FAST_ALGO_WINOGRAD, DLB_FAST_ALGO_FFT };
+
 struct dlb_backend {
     const struct dlb_backend_ops *ops;
     void *ctx;            /* the implementation's state */
@@ -15,7 +19,20 @@ struct dlb_backend {
     int profile;
     struct dlb_op_profile *prof;
     size_t n_prof, cap_prof;
+    /* The first fast algorithm run since the reset (op_run.c) */
+    enum dlb_fast_algo fewer_flops;
 };
+
+/* Noted by a kernel that runs a fast convolution algorithm: inline, since
+ * a backend module links nothing of the core (backend_module.h), and an
+ * enum, since a module's strings go when it is closed, before the record
+ * that names the algorithm is written. */
+static inline void dlb_backend_note_fewer_flops(struct dlb_backend *be,
+                                                enum dlb_fast_algo a)
+{
+    if (!be->fewer_flops)
+        be->fewer_flops = a;
+}
 
 /* Every backend allocates its buffers with this head; `data` is the device
  * address (host memory for CPU backends); `impl` is the backend's own. */

@@ -154,3 +154,21 @@ int dlb_backend_profiling(const struct dlb_backend *be)
 {
     return be->profile;
 }
+
+const char *dlb_backend_fewer_flops(const struct dlb_backend *be)
+{
+    switch (be->fewer_flops) {
+    case DLB_FAST_ALGO_WINOGRAD:
+        return "winograd";
+    case DLB_FAST_ALGO_FFT:
+        return "fft";
+    case DLB_FAST_ALGO_NONE:
+        break;
+    }
+    return NULL;
+}
+
+void dlb_backend_fewer_flops_reset(struct dlb_backend *be)
+{
+    be->fewer_flops = DLB_FAST_ALGO_NONE;
+}

@@ -345,6 +345,7 @@ static void record_measurement(struct child_run *r,
         double gflops = info->flops_per_step / m->stats.median * 1e-9;
         r->hosts[0].pub.metric(&r->hosts[0].pub, "gflops", "GFLOP/s", gflops);
         r->gflops = gflops; /* its shares of peak: record_shares */
+        rm->fewer_flops = r->prof.fewer_flops; /* gflops are effective */
         if (r->have_peak)
             rm->peak_measured_at = (double)r->peak.measured_at;
     }

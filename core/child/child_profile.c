@@ -5,6 +5,8 @@
 
 void dlb_child_profile_begin(struct dlb_backend *be)
 {
+    if (be)
+        dlb_backend_fewer_flops_reset(be);
     if (be && dlb_backend_profiling(be))
         dlb_backend_profile_reset(be);
 }
@@ -12,6 +14,8 @@ void dlb_child_profile_begin(struct dlb_backend *be)
 void dlb_child_profile_end(struct dlb_backend *be, struct dlb_child_profile *p)
 {
     const struct dlb_op_profile *ops;
+    if (be)
+        p->fewer_flops = dlb_backend_fewer_flops(be);
     if (!be || !dlb_backend_profiling(be))
         return;
     size_t n = dlb_backend_profile(be, &ops);

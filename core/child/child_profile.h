@@ -15,6 +15,9 @@ struct dlb_child_profile {
                                      labels owned */
     size_t n;
     int taken;                    /* the sampling's end was seen */
+    const char *fewer_flops;      /* the fast convolution algorithm that
+                                     ran while sampling (backend.h), or
+                                     NULL; with or without the profile */
 };
 
 /* At the sampling's start: the backend's counts from zero. */

@@ -47,6 +47,10 @@ struct dlb_rec_throughput {     /* samples/s */
 struct dlb_rec_measure {
     const char *clock;          /* NULL when absent (monotonic) */
     const char *peak_unit;      /* the unit peak_share is of; NULL when absent */
+    const char *fewer_flops;    /* the fast convolution algorithm some of the
+                                   step's convolutions ran on ("winograd"):
+                                   gflops and the shares are effective
+                                   figures then; NULL when absent */
     int converged, settled;     /* -1 when absent */
     double steps_per_sample, warmup_steps, warmup_s, measure_s;
     double samples_per_step, flops_per_step, timer_overhead_s;

@@ -107,7 +107,7 @@ void dlb_record_init(struct dlb_record *r)
     r->throughput.median = r->throughput.ci_lo = r->throughput.ci_hi = NAN;
     struct dlb_rec_measure *m = &r->measure;
     m->converged = m->settled = -1;
-    m->clock = m->peak_unit = NULL;
+    m->clock = m->peak_unit = m->fewer_flops = NULL;
     m->steps_per_sample = m->warmup_steps = m->warmup_s = m->measure_s = NAN;
     m->samples_per_step = m->flops_per_step = m->timer_overhead_s = NAN;
     m->peak_measured_at = NAN;

@@ -163,6 +163,7 @@ static void read_measure(struct rd *c, struct dlb_record *r)
     r->has_measure = o != NULL;
     m->clock = str(c, o, "measure", "clock");
     m->peak_unit = str(c, o, "measure", "peak_unit");
+    m->fewer_flops = str(c, o, "measure", "fewer_flops");
     m->converged = boolean(c, o, "measure", "converged");
     m->settled = boolean(c, o, "measure", "settled");
     m->steps_per_sample = num(c, o, "measure", "steps_per_sample");

@@ -188,6 +188,7 @@ static void put_measure(json_t *rec, const struct dlb_record *r)
     put_num(&w, "flops_per_step", m->flops_per_step);
     put_num(&w, "timer_overhead_s", m->timer_overhead_s);
     put_str(&w, "peak_unit", m->peak_unit);
+    put_str(&w, "fewer_flops", m->fewer_flops);
     put_whole(&w, "peak_measured_at", m->peak_measured_at);
 }
 

@@ -120,6 +120,15 @@ static void table_init(struct table *t, const struct dlb_record *recs, size_t n)
         t->cols[t->ncols++] = (struct column){"scenario", "", 1};
 }
 
+/* Whether featured figure f of an ok record is a FLOP rate over a fast
+ * algorithm's time, starred with print_table's note under the table. */
+static int starred(const struct dlb_record *rec, size_t f)
+{
+    return rec->status == DLB_REC_OK && rec->measure.fewer_flops &&
+           strcmp(featured[f].metric, "accuracy") != 0 &&
+           dlb_record_metric(rec, featured[f].metric) != NULL;
+}
+
 /* Fill the cells of one record. Returns the number of cells to align: all
  * of them for an ok record; for others the first three, since the reason
  * runs on from the status column. */
@@ -140,7 +149,10 @@ static int record_cells(const struct table *t, const struct dlb_record *rec,
     for (size_t f = 0; f < N_FEATURED; f++)
         if (t->shown[f]) {
             const struct dlb_rec_metric *m = dlb_record_metric(rec, featured[f].metric);
-            fmt_figure(cells[c++], m ? m->value : NAN, 1, 0);
+            fmt_figure(cells[c], m ? m->value : NAN, 1, 0);
+            if (m && starred(rec, f))
+                strcat(cells[c], "*");
+            c++;
         }
     if (t->scenario) {
         struct dlb_scen_summary sum;
@@ -212,6 +224,18 @@ static void print_table(FILE *f, const struct dlb_record *recs, size_t n_recs)
         }
         fputc('\n', f);
     }
+    /* As benchdnn counts them: the direct convolution's FLOPs, which a
+     * Winograd or FFT kernel does not all do. */
+    const char *algo = NULL;
+    for (size_t i = 0; i < n_recs && !algo; i++)
+        for (size_t k = 0; k < N_FEATURED && !algo; k++)
+            if (t.shown[k] && starred(&recs[i], k))
+                algo = recs[i].measure.fewer_flops;
+    if (algo)
+        fprintf(f, "* effective figures: some convolutions ran on %s kernels, "
+                   "which multiply less than the direct convolution whose "
+                   "FLOPs are counted, so a share of peak can pass 100%%\n",
+                algo);
 }
 
 void dlb_results_print(FILE *f, enum dlb_format fmt, json_t *context,

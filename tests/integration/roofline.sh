@@ -5,7 +5,9 @@
 # probe, a cached probe older than peak_max_age is measured again, one that
 # a quick check finds far from the machine's speed too, and --resume keeps
 # the run's own. The machine's figures never decide a check here: the
-# planted cache entries are absurd on purpose (1,000,000 GFLOP/s).
+# planted cache entries are absurd on purpose (1,000,000 GFLOP/s). A
+# record whose convolutions ran on Winograd kernels says its figures are
+# effective ones (below).
 . "${top_srcdir:-.}/tests/integration/lib.sh"
 
 export DLBENCH_CACHE_DIR="$T/cache"
@@ -99,4 +101,50 @@ assert len(rs) == 2, rs
 for r in rs:
     assert r['measure']['peak_measured_at'] == p['figures']['measured_at'], r"
 ok "a: records read and written again are the same" round_trips a
+
+# Winograd kernels multiply less than the direct convolution whose FLOPs
+# a step counts: a record whose convolutions ran on them names the
+# algorithm (measure.fewer_flops), exactly when its profile lists such a
+# kernel, and the console stars its GFLOP/s and share with a note under
+# the table. vgg-small's 3x3 layers (32 to 64 channels) are what oneDNN
+# 2.x runs on them on AVX-512; 3.x has none on CPUs, and there the field
+# must be absent.
+if "$DLBENCH" list 2>/dev/null | grep -q '^  cpu  *available'; then
+    printf '%s\n' '[suite]' 'name = winograd' 'backend = cpu' 'model = vgg-small' \
+        'dataset = synthetic' 'batch = 32' 'measure_only = on' 'profile = ops' \
+        'warmup = 0.01s' 'time_cap = 0.1s' 'min_samples = 3' '' '[sweep]' \
+        'cpu.winograd = on, off' >wino.ini
+    "$DLBENCH" --suite wino.ini --out wino >wino.out 2>&1
+    ok "winograd: exit 0" [ $? -eq 0 ]
+    ok "winograd: fewer_flops names the algorithm where the profile shows it ran, only there" python3 - <<'PY'
+import json
+d = json.load(open('wino/results.json'))
+rs = {r['id']: r for r in d['records']}
+assert sorted(rs) == ['cpu.winograd=off', 'cpu.winograd=on'], list(rs)
+for i, r in rs.items():
+    assert r['status'] == 'ok', r
+    ran = any(o['kernel'] == 'onednn_winograd' for o in r['profile']['ops'])
+    assert r['measure'].get('fewer_flops') == ('winograd' if ran else None), (i, ran, r['measure'])
+    assert r['metrics']['gflops']['value'] > 0, r['metrics']
+assert 'fewer_flops' not in rs['cpu.winograd=off']['measure'], rs['cpu.winograd=off']['measure']
+PY
+    ok "winograd: the console stars the effective figures and says why, only then" python3 - <<'PY'
+import json
+d = json.load(open('wino/results.json'))
+out = open('wino.out').read().splitlines()
+note = [l for l in out if l.startswith('* effective figures:')]
+starred = False
+for r in d['records']:
+    row = [l for l in out if l.startswith('%d  %s ' % (r['index'], r['id']))]
+    assert len(row) == 1, (r['id'], row)
+    cells = row[0].split()
+    fast = 'fewer_flops' in r['measure']
+    starred |= fast
+    assert cells[-1].endswith('*') == fast and cells[-2].endswith('*') == fast, (row, fast)
+assert len(note) == starred, note
+if note:
+    assert 'winograd kernels' in note[0] and 'pass 100%' in note[0], note
+PY
+    ok "winograd: records read and written again are the same" round_trips wino
+fi
 finish

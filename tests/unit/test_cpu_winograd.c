@@ -14,7 +14,9 @@
  * the largest; a stride of 2, a 5x5 or a grouped convolution, fewer than
  * 32 input or output channels or 16 M multiply-adds and bf16 tensors
  * never run it; a bad DLBENCH_CPU_WINOGRAD
- * refuses to open the backend, naming the value. Exits 77 when the cpu
+ * refuses to open the backend, naming the value. The backend notes that
+ * a fast algorithm ran (dlb_backend_fewer_flops: a step's GFLOP/s are
+ * then effective figures) where it ran Winograd, and only there. Exits 77 when the cpu
  * backend is not built in. */
 #include "check.h"
 
@@ -92,17 +94,27 @@ static void test_case(const struct wcase *c)
     snprintf(what, sizeof what, "%s: kernel %s (Winograd expected: %s)",
              c->name, kernel_name(dev, &op), expect_wino ? "yes" : "no");
     expect_true(what, is_wino(dev, &op) == expect_wino);
+    dlb_backend_fewer_flops_reset(dev);
     BOTH {
         op.x = B(x), op.w = B(w), op.b = c->bias ? B(b) : NULL, op.y = B(y);
         CHECK(dlb_backend_run(BE, &op) == DLB_OK);
     }
+    /* the record's measure.fewer_flops: its GFLOP/s are effective ones */
+    const char *noted = dlb_backend_fewer_flops(dev);
+    snprintf(what, sizeof what, "%s: the backend notes a fast algorithm "
+             "(%s) where it ran Winograd", c->name, noted ? noted : "none");
+    expect_true(what, expect_wino ? noted && !strcmp(noted, "winograd") : !noted);
     snprintf(what, sizeof what, "%s against ref", c->name);
     NEAR_DNN(what, y);
     op.x = xd, op.w = wd, op.b = bd, op.y = yd;
     snprintf(what, sizeof what, "%s with winograd off: kernel %s", c->name,
              kernel_name(direct, &op));
     expect_true(what, !is_wino(direct, &op));
+    dlb_backend_fewer_flops_reset(direct);
     CHECK(dlb_backend_run(direct, &op) == DLB_OK);
+    snprintf(what, sizeof what, "%s with winograd off: no fast algorithm "
+             "noted", c->name);
+    expect_true(what, dlb_backend_fewer_flops(direct) == NULL);
     double r = max_rel_diff_on(dev, y.d, direct, yd, ys, DLB_F32);
     snprintf(what, sizeof what, "%s: within 1e-5 of the direct kernel "
              "element by element (%.1e)", c->name, r);

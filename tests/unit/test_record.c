@@ -23,7 +23,8 @@ static const char *full_record =
     " \"measure\": {\"clock\": \"monotonic\", \"converged\": true, \"settled\": false,"
     "  \"warmup_steps\": 12, \"warmup_s\": 0.81, \"measure_s\": 0.52,"
     "  \"samples_per_step\": 64, \"flops_per_step\": 1.9e9,"
-    "  \"timer_overhead_s\": 2.1e-8, \"peak_unit\": \"avx512\"},"
+    "  \"timer_overhead_s\": 2.1e-8, \"peak_unit\": \"avx512\","
+    "  \"fewer_flops\": \"winograd\"},"
     " \"metrics\": {\"accuracy\": {\"value\": 91.25, \"unit\": \"%\"},"
     "  \"amp.overflows\": {\"value\": 0, \"unit\": \"count\"},"
     "  \"gone\": {\"value\": null}},"
@@ -86,6 +87,8 @@ static void test_read_fields(void)
     CHECK(isnan(r.measure.steps_per_sample));
     CHECK(r.measure.samples_per_step == 64);
     CHECK(!strcmp(r.measure.clock, "monotonic"));
+    CHECK(!strcmp(r.measure.peak_unit, "avx512"));
+    CHECK(r.measure.fewer_flops && !strcmp(r.measure.fewer_flops, "winograd"));
     CHECK(r.wall_s == 3.42 && r.round == 1 && r.budget == 0.5);
     CHECK(r.rep == 0 && r.pass_position == 2);
     CHECK(!strcmp(r.vs_baseline.baseline_id, "batch=32"));

@@ -619,6 +619,7 @@ int dlb_cpu_conv2d_wino_applies(struct dlb_backend *be, const struct dlb_op *op)
 dlb_status dlb_cpu_conv2d_wino(struct dlb_backend *be, const struct dlb_op *op)
 {
     struct conv_post post = wino_post(op);
+    dlb_backend_note_fewer_flops(be, DLB_FAST_ALGO_WINOGRAD);
     if (op->prop == DLB_PROP_BWD_DATA)
         return bwd_data(be, &op->conv, post, op->w, op->dy, op->dx);
     if (op->prop == DLB_PROP_BWD_WEIGHTS)

@@ -222,6 +222,9 @@ dlb_status dlb_cuda_algo_choose(struct dlb_backend *be,
                                 enum dlb_cuda_conv_dir dir, const void *a,
                                 const void *b, void *c,
                                 struct dlb_cuda_algo *out);
+/* Whether the chosen algorithm of direction `dir` multiplies less than
+ * the direct convolution (dlb_backend_note_fewer_flops). */
+enum dlb_fast_algo dlb_cuda_algo_fewer_flops(enum dlb_cuda_conv_dir dir, int algo);
 /* Load the on-disk choices (search mode); free them. */
 void dlb_cuda_algo_cache_open(struct dlb_cuda *cu);
 void dlb_cuda_algo_cache_free(struct dlb_cuda *cu);

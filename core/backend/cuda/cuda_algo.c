@@ -229,3 +229,40 @@ dlb_status dlb_cuda_algo_choose(struct dlb_backend *be,
         return s;
     return pick(be, t, dd, dir, c, n, DLB_CUDA_DNN_WORKSPACE_MAX, out);
 }
+
+enum dlb_fast_algo dlb_cuda_algo_fewer_flops(enum dlb_cuda_conv_dir dir, int algo)
+{
+    if (dir == DLB_CUDA_FWD) {
+        switch ((cudnnConvolutionFwdAlgo_t)algo) {
+        case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
+        case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED:
+            return DLB_FAST_ALGO_WINOGRAD;
+        case CUDNN_CONVOLUTION_FWD_ALGO_FFT:
+        case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING:
+            return DLB_FAST_ALGO_FFT;
+        default:
+            return DLB_FAST_ALGO_NONE;
+        }
+    }
+    if (dir == DLB_CUDA_BWD_DATA) {
+        switch ((cudnnConvolutionBwdDataAlgo_t)algo) {
+        case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD:
+        case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED:
+            return DLB_FAST_ALGO_WINOGRAD;
+        case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT:
+        case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING:
+            return DLB_FAST_ALGO_FFT;
+        default:
+            return DLB_FAST_ALGO_NONE;
+        }
+    }
+    switch ((cudnnConvolutionBwdFilterAlgo_t)algo) {
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED:
+        return DLB_FAST_ALGO_WINOGRAD;
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT:
+    case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING:
+        return DLB_FAST_ALGO_FFT;
+    default:
+        return DLB_FAST_ALGO_NONE;
+    }
+}

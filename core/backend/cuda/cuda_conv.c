@@ -146,6 +146,7 @@ static dlb_status prepare(struct dlb_backend *be, struct dlb_cuda_conv *c,
             return s;
         c->chosen[dir] = 1;
     }
+    dlb_backend_note_fewer_flops(be, dlb_cuda_algo_fewer_flops(dir, c->algo[dir].algo));
     return dlb_cuda_dnn_workspace(be, c->algo[dir].ws_bytes, ws);
 }
 
