@@ -39,9 +39,15 @@ dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
             st = dlb_errorf(err, DLB_ERR_NOMEM, "plots: out of memory");
     }
     const char *rows_note = *note ? note : NULL;
+    /* The plots labelled by whole ids leave out what every row shares */
+    char shared[512] = "";
+    if (st == DLB_OK)
+        dlb_plot_shared_words(rows, shared, sizeof shared);
     p.rows_note = rows_note;
+    p.shared = shared;
     if (st == DLB_OK)
         st = dlb_plot_throughput(&p, rows, sel, err);
+    p.shared = NULL;
     if (st == DLB_OK)
         st = dlb_plot_speedup(&p, rows, sel, err);
     p.rows_note = NULL;
@@ -52,9 +58,11 @@ dlb_status dlb_plots_write(const char *dir, json_t *context, json_t *records,
     if (st == DLB_OK)
         st = dlb_plot_scaling(&p, all, "dp.replicas", err);
     p.rows_note = rows_note;
+    p.shared = shared;
     if (st == DLB_OK)
         st = dlb_plot_steps(&p, rows, err);
     p.rows_note = NULL;
+    p.shared = NULL;
     if (rows.v != all.v)
         free(rows.v);
     free(all.v);

@@ -50,6 +50,9 @@ struct dlb_plotter {
     const char *suite;  /* the suite's name, for titles (escaped there), or NULL */
     const char *rows_note; /* which rows the next plots draw, when not all;
                             * in their titles and data files, or NULL */
+    const char *shared; /* the settings every row of the next plots has,
+                         * left out of their labels and said in their
+                         * titles ("" or NULL: none) */
 };
 
 /* Create `dir` (a missing last component only) and look for gnuplot:
@@ -116,6 +119,15 @@ struct dlb_plot_recs dlb_plot_recs_all(const struct dlb_record *recs, size_t n);
  * Malloc'ed; v NULL when out of memory. */
 struct dlb_plot_recs dlb_plot_rows(struct dlb_plot_recs all, const struct dlb_selection *selection,
                                    size_t max, char *note, size_t note_len);
+/* The words ("key=value") of the first ok record's id that every ok
+ * record's id has, space-separated, into out ("" when fewer than two ok
+ * records): a label need not repeat them. */
+void dlb_plot_shared_words(struct dlb_plot_recs recs, char *out, size_t n);
+/* A row's label: `id` without the shared words (the whole id when
+ * nothing else is left), then `tail` ("" for none), cut within
+ * DLB_PLOT_LABEL_MAX characters so that the tail (a median) stays. */
+void dlb_plot_row_label(const char *id, const char *shared, const char *tail,
+                        char *out, size_t n);
 /* The record's config[key] as text ("64", "bf16"), into buf; 0 if absent. */
 int dlb_rec_config_text(const struct dlb_record *rec, const char *key,
                         char *buf, size_t n);

@@ -74,3 +74,79 @@ struct dlb_plot_recs dlb_plot_rows(struct dlb_plot_recs all, const struct dlb_se
     free(keep);
     return out;
 }
+
+/* Whether the space-separated `id` has `w` (length len) as a whole word. */
+static int has_word(const char *id, const char *w, size_t len)
+{
+    for (const char *q = id; (q = strstr(q, w)) != NULL; q++)
+        if ((q == id || q[-1] == ' ') && (q[len] == ' ' || q[len] == '\0') &&
+            !strncmp(q, w, len))
+            return 1;
+    return 0;
+}
+
+void dlb_plot_shared_words(struct dlb_plot_recs recs, char *out, size_t n)
+{
+    const char *first = NULL;
+    size_t ok = 0, used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < recs.n; i++)
+        if (recs.v[i]->status == DLB_REC_OK) {
+            first = first ? first : recs.v[i]->id;
+            ok++;
+        }
+    if (ok < 2)
+        return;
+    for (const char *w = first; *w;) {
+        size_t len = strcspn(w, " ");
+        char word[256];
+        int all = len > 0 && len < sizeof word;
+        if (all) {
+            memcpy(word, w, len);
+            word[len] = '\0';
+        }
+        for (size_t i = 0; all && i < recs.n; i++)
+            if (recs.v[i]->status == DLB_REC_OK)
+                all = has_word(recs.v[i]->id, word, len);
+        if (all && used + len + 2 < n)
+            used += (size_t)snprintf(out + used, n - used, "%s%s", used ? " " : "", word);
+        w += len;
+        w += *w == ' ';
+    }
+}
+
+void dlb_plot_row_label(const char *id, const char *shared, const char *tail,
+                        char *out, size_t n)
+{
+    char own[1024];
+    size_t used = 0;
+    own[0] = '\0';
+    for (const char *w = id; *w;) {
+        size_t len = strcspn(w, " ");
+        int common = 0;
+        if (shared && *shared && len < 256) {
+            char word[256];
+            memcpy(word, w, len);
+            word[len] = '\0';
+            common = has_word(shared, word, len);
+        }
+        if (!common && len && used + len + 2 < sizeof own)
+            used += (size_t)snprintf(own + used, sizeof own - used, "%s%.*s",
+                                     used ? " " : "", (int)len, w);
+        w += len;
+        w += *w == ' ';
+    }
+    const char *name = own[0] ? own : id;
+    size_t room = DLB_PLOT_LABEL_MAX > strlen(tail) + 3
+                      ? DLB_PLOT_LABEL_MAX - strlen(tail) - 3 : 8;
+    /* cut at a character boundary, and say so */
+    size_t keep = strlen(name);
+    if (keep > room) {
+        keep = room;
+        while (keep && ((unsigned char)name[keep] & 0xc0) == 0x80)
+            keep--;
+        snprintf(out, n, "%.*s...%s", (int)keep, name, tail);
+    } else {
+        snprintf(out, n, "%s%s", name, tail);
+    }
+}

@@ -72,17 +72,27 @@ dlb_status dlb_plot_emit(struct dlb_plotter *p, const char *name,
                          const char *title, const char *body, int height,
                          struct dlb_error *err)
 {
-    char full[600], qtitle[1300], path[4096], script[256];
-    if (p->suite && *p->suite && p->rows_note)
-        snprintf(full, sizeof full, "%s (suite %.60s; %s)", title, p->suite,
-                 p->rows_note);
-    else if (p->rows_note)
-        snprintf(full, sizeof full, "%s (%s)", title, p->rows_note);
-    else if (p->suite && *p->suite)
-        snprintf(full, sizeof full, "%s (suite %.60s)", title, p->suite);
-    else
-        snprintf(full, sizeof full, "%s", title);
-    dlb_gp_quote(full, qtitle, sizeof qtitle);
+    char full[900], qtitle[1900], path[4096], script[256], notes[700] = "";
+    int k = 0;
+    /* "(suite amp; the 60 fastest ...; every configuration: b=1)" */
+    if (p->suite && *p->suite)
+        k += snprintf(notes + k, sizeof notes - (size_t)k, "suite %.60s", p->suite);
+    if (p->rows_note && k >= 0 && (size_t)k < sizeof notes)
+        k += snprintf(notes + k, sizeof notes - (size_t)k, "%s%s", k ? "; " : "",
+                      p->rows_note);
+    if (p->shared && *p->shared && k >= 0 && (size_t)k < sizeof notes)
+        snprintf(notes + k, sizeof notes - (size_t)k, "%severy configuration: %.200s",
+                 k ? "; " : "", p->shared);
+    /* The notes on a line of their own: a long one beside the title ran
+     * off the canvas. Each part quoted alone, joined by a newline. */
+    dlb_gp_quote(title, qtitle, sizeof qtitle / 2);
+    if (notes[0]) {
+        char qnotes[sizeof qtitle / 2 - 8];
+        snprintf(full, sizeof full, "(%s)", notes);
+        dlb_gp_quote(full, qnotes, sizeof qnotes);
+        size_t len = strlen(qtitle);
+        snprintf(qtitle + len, sizeof qtitle - len, ".\"\\n\".%s", qnotes);
+    }
     snprintf(script, sizeof script, "%s.gp", name);
     snprintf(path, sizeof path, "%s/%s", p->dir, script);
     dlb_status st = write_script(path, name, qtitle, body, height, err);

@@ -123,8 +123,9 @@ dlb_status dlb_plot_steps(struct dlb_plotter *p, struct dlb_plot_recs recs,
             return DLB_ERR_IO;
         }
         struct box b = box_of(s, n);
-        char label[1024];
-        snprintf(label, sizeof label, "%s (median %.4g ms)", recs.v[i]->id, b.med);
+        char label[1024], tail[64];
+        snprintf(tail, sizeof tail, " (median %.4g ms)", b.med);
+        dlb_plot_row_label(recs.v[i]->id, p->shared, tail, label, sizeof label);
         to_relative(s, n, b.med);
         b = box_of(s, n);
         lo = b.wlo < lo ? b.wlo : lo;

@@ -23,6 +23,7 @@ static void write_body(char *b, size_t n, int rows, const int *have)
         "set ytics nomirror\n"
         "set grid xtics lc rgb 'gray80'\n"
         "set key above horizontal maxrows 1\n"
+        "set format x '%%.0s %%c'\n"
         "set xlabel 'throughput (samples/s, median; bars: 95%% CI of the median)'\n"
         "plot 'throughput.dat' using 3:1:4:5:ytic(2) with xerrorbars lc rgb 'black' pt -1 lw 1.5 notitle",
         rows - 1);
@@ -59,8 +60,10 @@ dlb_status dlb_plot_throughput(struct dlb_plotter *p, struct dlb_plot_recs recs,
         const char *id = rec->id;
         int win = (winner && !strcmp(winner, id)) || dlb_sel_ids_has(winners, id);
         int mark = win ? 1 : dlb_sel_ids_has(ties, id) ? 2 : 0;
+        char label[1024];
+        dlb_plot_row_label(id, p->shared, "", label, sizeof label);
         fprintf(f, "%d ", x++);
-        dlb_plot_label(f, id);
+        dlb_plot_label(f, label);
         fprintf(f, " %.9g %.9g %.9g %d\n", med, lo, hi, mark);
         have[mark] = 1;
     }

@@ -538,6 +538,109 @@ static void test_workload_blocks(void)
     json_decref(recs);
 }
 
+/* Whether the file dir/name holds `text`. */
+static int file_has(const char *dir, const char *name, const char *text)
+{
+    char p[1024], buf[8192];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return 0;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = '\0';
+    return strstr(buf, text) != NULL;
+}
+
+/* Throughput against batch size: lines 30x apart (a LeNet beside a
+ * vgg-small) on a logarithmic axis that says so; the first test's lines,
+ * within 10x of each other, on a linear one from zero. */
+static void test_scaling_log(void)
+{
+    char dir[512], pdir[600];
+    snprintf(dir, sizeof dir, "%s/log", tmpdir);
+    CHECK(mkdir(dir, 0755) == 0);
+    json_t *recs = json_array();
+    json_array_append_new(recs, record(0, "batch=64 amp.precision=fp32", 64, "fp32", 2.0, 88.0));
+    json_array_append_new(recs, record(1, "batch=256 amp.precision=fp32", 256, "fp32", 6.0, 87.5));
+    json_array_append_new(recs, record(2, "batch=64 amp.precision=bf16", 64, "bf16", 60.0, 87.0));
+    json_array_append_new(recs, record(3, "batch=256 amp.precision=bf16", 256, "bf16", 200.0, 86.0));
+    json_t *sel = json_pack("{s:s}", "baseline", "batch=64 amp.precision=fp32");
+    json_t *ctx = json_pack("{s:s}", "suite.name", "log");
+    struct dlb_plot_list plots;
+    struct dlb_error err = {""};
+    int drawn = -1;
+    CHECK(plots_write(dir, ctx, recs, sel, &plots, &drawn, &err) == DLB_OK);
+    snprintf(pdir, sizeof pdir, "%s/plots", dir);
+    CHECK(file_has(pdir, "scaling-batch.gp", "set logscale y 10"));
+    CHECK(file_has(pdir, "scaling-batch.gp", "log scale: the lines are over 10x apart"));
+    CHECK(!file_has(pdir, "scaling-batch.gp", "set yrange [0:*]"));
+    /* the title's notes on a line of their own */
+    CHECK(file_has(pdir, "scaling-batch.gp",
+                   "set title 'Throughput against batch size'.\"\\n\".'(suite log)'"));
+    if (drawn)
+        CHECK(is_png(pdir, "scaling-batch.png"));
+    dlb_plot_list_free(&plots);
+    json_decref(recs);
+    json_decref(sel);
+    json_decref(ctx);
+    snprintf(pdir, sizeof pdir, "%s/run/plots", tmpdir);
+    CHECK(file_has(pdir, "scaling-batch.gp", "set yrange [0:*]"));
+    CHECK(!file_has(pdir, "scaling-batch.gp", "logscale y"));
+}
+
+/* A typed record with this id and status, for the label helpers. */
+static struct dlb_record typed(const char *id, int ok)
+{
+    struct dlb_record r;
+    memset(&r, 0, sizeof r);
+    r.id = (char *)id;
+    r.status = ok ? DLB_REC_OK : DLB_REC_SKIPPED;
+    return r;
+}
+
+/* The settings every plotted row shares leave the row labels for the
+ * title, whole words only; a label keeps its median when cut. */
+static void test_row_labels(void)
+{
+    struct dlb_record r[4] = {
+        typed("model=lenet batch=64 amp.loss_scale=none", 1),
+        typed("model=vgg-small batch=64 amp.loss_scale=none", 1),
+        typed("model=vgg-small batch=640 amp.loss_scale=none", 0), /* skipped */
+        typed("batch=64 model=resnet20 amp.loss_scale=none", 1)};
+    const struct dlb_record *v[4] = {&r[0], &r[1], &r[2], &r[3]};
+    char shared[256], label[256];
+    dlb_plot_shared_words((struct dlb_plot_recs){v, 4}, shared, sizeof shared);
+    CHECK(!strcmp(shared, "batch=64 amp.loss_scale=none"));
+    r[2].status = DLB_REC_OK; /* batch=640 is not batch=64 */
+    dlb_plot_shared_words((struct dlb_plot_recs){v, 4}, shared, sizeof shared);
+    CHECK(!strcmp(shared, "amp.loss_scale=none"));
+    dlb_plot_shared_words((struct dlb_plot_recs){v, 1}, shared, sizeof shared);
+    CHECK(!strcmp(shared, "")); /* one row shares nothing with another */
+
+    dlb_plot_row_label(r[1].id, "batch=64 amp.loss_scale=none", "", label, sizeof label);
+    CHECK(!strcmp(label, "model=vgg-small"));
+    dlb_plot_row_label(r[2].id, "batch=64 amp.loss_scale=none", " (median 2 ms)",
+                       label, sizeof label);
+    CHECK(!strcmp(label, "model=vgg-small batch=640 (median 2 ms)"));
+    /* nothing of its own left: the whole id */
+    dlb_plot_row_label("a=1 b=2", "a=1 b=2", "", label, sizeof label);
+    CHECK(!strcmp(label, "a=1 b=2"));
+    /* too long: the id is cut, the tail stays whole */
+    char lng[300];
+    memset(lng, 'x', 200);
+    lng[200] = '\0';
+    dlb_plot_row_label(lng, "", " (median 9.5 ms)", label, sizeof label);
+    CHECK(strlen(label) <= DLB_PLOT_LABEL_MAX);
+    CHECK(strstr(label, "x... (median 9.5 ms)") != NULL);
+    /* cut at a character boundary: 100 two-byte characters */
+    for (int i = 0; i < 100; i++)
+        memcpy(lng + 2 * i, "\xc3\xa9", 2);
+    dlb_plot_row_label(lng, NULL, " (median 1 ms)", label, sizeof label);
+    char *dots = strstr(label, "...");
+    CHECK(dots && (dots - label) % 2 == 0);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "%s/dlb-plot-XXXXXX",
@@ -553,7 +656,9 @@ int main(void)
         return 77;
     }
     test_quote();
+    test_row_labels();
     test_plots();
+    test_scaling_log();
     test_pareto_front();
     test_speedup_own_baseline();
     test_speedup_verdict_colour();
