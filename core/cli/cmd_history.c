@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include "plot/plot.h"
 #include "results/results.h"
+#include "util/figure.h"
 
 static int is_file(const char *p)
 {
@@ -277,9 +278,12 @@ static void print_summary(FILE *f, const struct summary *sum, size_t n_runs,
         char c[6][32];
         const double v[5] = {t->first, t->last, t->change, t->min, t->max};
         snprintf(c[0], sizeof c[0], "%lld", t->runs);
-        for (int k = 0; k < 5; k++)
-            snprintf(c[k + 1], sizeof c[k + 1], k == 2 ? "%+.1f%%" : "%.4g",
-                     k == 2 ? v[k] * 100 : v[k]);
+        for (int k = 0; k < 5; k++) {
+            if (k == 2)
+                snprintf(c[k + 1], sizeof c[k + 1], "%+.1f%%", v[k] * 100);
+            else
+                dlb_figure_text(c[k + 1], sizeof c[k + 1], v[k]);
+        }
         if (markdown)
             fprintf(f, fmt, t->id, c[0], c[1], c[2], c[3], c[4], c[5]);
         else

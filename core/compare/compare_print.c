@@ -2,6 +2,7 @@
  * formatter feeds both text forms, so they never disagree. */
 #include "compare/compare.h"
 #include "results/comparison.h"
+#include "util/figure.h"
 
 #include <math.h>
 #include <string.h>
@@ -28,10 +29,14 @@ static void fill(const struct dlb_cmp_row *row, struct cells *c, int markdown)
         c->id[j++] = (unsigned char)*s < 0x20 ? ' ' : *s;
     }
     c->id[j] = '\0';
-    snprintf(c->base, sizeof c->base, !isnan(row->base_median_s) ? "%.4g" : "-",
-             row->base_median_s * 1e3);
-    snprintf(c->nw, sizeof c->nw, !isnan(row->new_median_s) ? "%.4g" : "-",
-             row->new_median_s * 1e3);
+    if (isnan(row->base_median_s))
+        strcpy(c->base, "-");
+    else
+        dlb_figure_text(c->base, sizeof c->base, row->base_median_s * 1e3);
+    if (isnan(row->new_median_s))
+        strcpy(c->nw, "-");
+    else
+        dlb_figure_text(c->nw, sizeof c->nw, row->new_median_s * 1e3);
     double r = row->ratio;
     if (!isnan(r)) {
         snprintf(c->ratio, sizeof c->ratio, "%.3f", r);

@@ -4,6 +4,7 @@
 
 #include "results/results.h"
 #include "scenario/scenario_json.h"
+#include "util/figure.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -57,17 +58,9 @@ static void put_clean(FILE *f, const char *s)
         fputc((unsigned char)*s < 0x20 ? ' ' : *s, f);
 }
 
-/* About four significant digits, never an exponent: easy to scan down a
- * column. Below 1 as well: a 19 us step is 0.01877 ms, not 0.019. */
 static void fmt_num(char *b, double x)
 {
-    double a = x < 0 ? -x : x;
-    int prec = a >= 1000 ? 0 : a >= 100 ? 1 : a >= 10 ? 2 : 3;
-    if (a > 0 && a < 1) {
-        prec = 3 - (int)floor(log10(a));
-        prec = prec > 9 ? 9 : prec;
-    }
-    snprintf(b, CELL, "%.*f", prec, x);
+    dlb_figure_text(b, CELL, x);
 }
 
 /* "-" for an absent figure (NAN), else x * scale. */

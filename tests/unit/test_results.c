@@ -7,6 +7,7 @@
 #endif
 #include "check.h"
 #include "results/results.h"
+#include "util/figure.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -429,6 +430,27 @@ static void test_rundir_setup(void)
     CHECK(strstr(err.msg, "no such run directory") != NULL);
 }
 
+/* The tables' figures (table, history, compare): four significant
+ * digits at every size, never an exponent. */
+static void test_figure_text(void)
+{
+    static const struct { double x; const char *want; } cases[] = {
+        {31496.404, "31496"}, {123456789.0, "123456789"}, {114.72, "114.7"},
+        {36.456, "36.46"}, {2.18812, "2.188"}, {1.0, "1.000"},
+        {0.018772, "0.01877"}, {0.5, "0.5000"}, {0.0000123456, "0.00001235"},
+        {1e-12, "0.000000000"}, {0.0, "0.000"}, {-0.25, "-0.2500"},
+        {-1500.4, "-1500"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char b[64];
+        dlb_figure_text(b, sizeof b, cases[i].x);
+        if (strcmp(b, cases[i].want))
+            fprintf(stderr, "  %g: got %s, want %s\n", cases[i].x, b, cases[i].want);
+        CHECK(!strcmp(b, cases[i].want));
+        CHECK(!strchr(b, 'e'));
+    }
+}
+
 int main(void)
 {
     const char *t = getenv("TMPDIR");
@@ -446,6 +468,7 @@ int main(void)
     test_results_write();
     test_context();
     test_table();
+    test_figure_text();
     remove_tree(tmpdir);
     return check_exit();
 }

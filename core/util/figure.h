@@ -1,0 +1,13 @@
+/* A figure as the console's tables print it: about four significant
+ * digits, never an exponent, so that a column reads at a glance
+ * (31496, 114.7, 2.188, 0.01877). */
+#ifndef DLB_CORE_UTIL_FIGURE_H
+#define DLB_CORE_UTIL_FIGURE_H
+
+#include <stddef.h>
+
+/* x into buf (len bytes): 0 decimals from 1000 up, then 1, 2 and 3 down
+ * to 1, and below 1 four significant digits (at most 9 decimals). */
+void dlb_figure_text(char *buf, size_t len, double x);
+
+#endif
