@@ -123,6 +123,9 @@ struct dlb_plot_recs dlb_plot_rows(struct dlb_plot_recs all, const struct dlb_se
  * record's id has, space-separated, into out ("" when fewer than two ok
  * records): a label need not repeat them. */
 void dlb_plot_shared_words(struct dlb_plot_recs recs, char *out, size_t n);
+/* The same over n_ids ids (none shared by fewer than two). */
+void dlb_plot_shared_words_of(const char *const *ids, size_t n_ids, char *out,
+                              size_t n);
 /* A row's label: `id` without the shared words (the whole id when
  * nothing else is left), then `tail` ("" for none), cut within
  * DLB_PLOT_LABEL_MAX characters so that the tail (a median) stays. */

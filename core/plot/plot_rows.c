@@ -85,19 +85,14 @@ static int has_word(const char *id, const char *w, size_t len)
     return 0;
 }
 
-void dlb_plot_shared_words(struct dlb_plot_recs recs, char *out, size_t n)
+void dlb_plot_shared_words_of(const char *const *ids, size_t n_ids, char *out,
+                              size_t n)
 {
-    const char *first = NULL;
-    size_t ok = 0, used = 0;
+    size_t used = 0;
     out[0] = '\0';
-    for (size_t i = 0; i < recs.n; i++)
-        if (recs.v[i]->status == DLB_REC_OK) {
-            first = first ? first : recs.v[i]->id;
-            ok++;
-        }
-    if (ok < 2)
+    if (n_ids < 2)
         return;
-    for (const char *w = first; *w;) {
+    for (const char *w = ids[0]; *w;) {
         size_t len = strcspn(w, " ");
         char word[256];
         int all = len > 0 && len < sizeof word;
@@ -105,14 +100,27 @@ void dlb_plot_shared_words(struct dlb_plot_recs recs, char *out, size_t n)
             memcpy(word, w, len);
             word[len] = '\0';
         }
-        for (size_t i = 0; all && i < recs.n; i++)
-            if (recs.v[i]->status == DLB_REC_OK)
-                all = has_word(recs.v[i]->id, word, len);
+        for (size_t i = 1; all && i < n_ids; i++)
+            all = has_word(ids[i], word, len);
         if (all && used + len + 2 < n)
             used += (size_t)snprintf(out + used, n - used, "%s%s", used ? " " : "", word);
         w += len;
         w += *w == ' ';
     }
+}
+
+void dlb_plot_shared_words(struct dlb_plot_recs recs, char *out, size_t n)
+{
+    const char **ids = malloc((recs.n + 1) * sizeof *ids);
+    size_t ok = 0;
+    out[0] = '\0';
+    if (!ids)
+        return; /* the labels keep every word */
+    for (size_t i = 0; i < recs.n; i++)
+        if (recs.v[i]->status == DLB_REC_OK)
+            ids[ok++] = recs.v[i]->id;
+    dlb_plot_shared_words_of(ids, ok, out, n);
+    free(ids);
 }
 
 void dlb_plot_row_label(const char *id, const char *shared, const char *tail,

@@ -282,6 +282,8 @@ static void test_many_rows(void)
     json_decref(recs);
 }
 
+static int file_has(const char *dir, const char *name, const char *text);
+
 static void test_trend(void)
 {
     json_t *runs = json_array();
@@ -305,6 +307,12 @@ static void test_trend(void)
               == DLB_OK);
     CHECK(dlb_plot_trend(&p, typed, 3, &err) == DLB_OK);
     CHECK(p.drawn == 1);
+    /* against each configuration's first run: batch=64 at 2.0, 2.1 and
+     * 2.2 ms a step reads 1, 2.0/2.1 and 2.0/2.2 */
+    CHECK(file_has(dir, "trend.gp", "using 1:5:6:7"));
+    CHECK(file_has(dir, "trend.dat", "2026-11-01T02:00:00Z 32000 31360 32640 1 0.98 1.02\n"));
+    CHECK(file_has(dir, "trend.dat", " 0.952380952 "));
+    CHECK(file_has(dir, "trend.dat", " 0.909090909 "));
     CHECK(is_png(dir, "trend.png") && is_svg(dir, "trend.svg"));
     CHECK(no_marker("sys") && no_marker("bq") && no_marker("bang"));
     dlb_plotter_free(&p);
