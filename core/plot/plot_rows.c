@@ -75,12 +75,12 @@ struct dlb_plot_recs dlb_plot_rows(struct dlb_plot_recs all, const struct dlb_se
     return out;
 }
 
-/* Whether the space-separated `id` has `w` (length len) as a whole word. */
+/* Whether the space-separated `id` has `w` (a string of length len) as a
+ * whole word: batch=64 is not in batch=640. */
 static int has_word(const char *id, const char *w, size_t len)
 {
     for (const char *q = id; (q = strstr(q, w)) != NULL; q++)
-        if ((q == id || q[-1] == ' ') && (q[len] == ' ' || q[len] == '\0') &&
-            !strncmp(q, w, len))
+        if ((q == id || q[-1] == ' ') && (q[len] == ' ' || q[len] == '\0'))
             return 1;
     return 0;
 }
