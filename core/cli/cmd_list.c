@@ -21,34 +21,97 @@ static void print_plugin(void *ctx, const char *name, const char *path,
         printf("  %-12s unavailable  %s\n", name, why);
 }
 
-/* One suite directory: NAME and its description line. */
-static void list_suites_in(const char *dir)
+/* The suites found, each once: the first directory that has NAME.ini
+ * wins, as `--suite NAME` takes it (./suites, $DLBENCH_SUITE_PATH, the
+ * installed ones). */
+struct suite_entry {
+    char name[256], desc[400], path[4096];
+};
+struct suite_list {
+    struct suite_entry *v;
+    size_t n, cap;
+};
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct suite_entry *)a)->name,
+                  ((const struct suite_entry *)b)->name);
+}
+
+/* The description line of the suite file at path ("" when none). */
+static void read_desc(const char *path, char *desc, size_t n)
+{
+    char line[512];
+    FILE *f = fopen(path, "r");
+    desc[0] = '\0';
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "description", 11) && strchr(line, '=')) {
+            char *v = strchr(line, '=') + 1;
+            v += strspn(v, " \t");
+            v[strcspn(v, "\n")] = '\0';
+            snprintf(desc, n, "%s", v);
+            break;
+        }
+    fclose(f);
+}
+
+static void collect_suites_in(struct suite_list *l, const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d)
         return;
     struct dirent *e;
     while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".ini") != 0)
+        size_t len = strlen(e->d_name), i;
+        if (len < 5 || len - 4 >= sizeof l->v->name ||
+            strcmp(e->d_name + len - 4, ".ini") != 0)
             continue;
-        char path[4096], line[512], desc[400] = "";
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        FILE *f = fopen(path, "r");
-        if (f) {
-            while (fgets(line, sizeof line, f))
-                if (!strncmp(line, "description", 11) && strchr(line, '=')) {
-                    char *v = strchr(line, '=') + 1;
-                    v += strspn(v, " \t");
-                    v[strcspn(v, "\n")] = '\0';
-                    snprintf(desc, sizeof desc, "%s", v);
-                    break;
-                }
-            fclose(f);
+        for (i = 0; i < l->n; i++)
+            if (strlen(l->v[i].name) == len - 4 &&
+                !strncmp(l->v[i].name, e->d_name, len - 4))
+                break;
+        if (i < l->n)
+            continue; /* an earlier directory's file is the one taken */
+        if (l->n == l->cap) {
+            size_t cap = l->cap ? 2 * l->cap : 32;
+            struct suite_entry *v = realloc(l->v, cap * sizeof *v);
+            if (!v)
+                break;
+            l->v = v;
+            l->cap = cap;
         }
-        printf("  %-12.*s %s (%s)\n", (int)(len - 4), e->d_name, desc, path);
+        struct suite_entry *s = &l->v[l->n++];
+        snprintf(s->name, sizeof s->name, "%.*s", (int)(len - 4), e->d_name);
+        snprintf(s->path, sizeof s->path, "%s/%s", dir, e->d_name);
+        read_desc(s->path, s->desc, sizeof s->desc);
     }
     closedir(d);
+}
+
+static void list_suites(void)
+{
+    struct suite_list l = {NULL, 0, 0};
+    collect_suites_in(&l, "suites");
+    const char *sp = getenv("DLBENCH_SUITE_PATH");
+    if (sp) {
+        char *copy = strdup(sp), *save = NULL;
+        for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d;
+             d = strtok_r(NULL, ":", &save))
+            collect_suites_in(&l, d);
+        free(copy);
+    }
+    collect_suites_in(&l, dlb_installed_suite_dir());
+    if (l.n)
+        qsort(l.v, l.n, sizeof *l.v, by_name);
+    int w = 12;
+    for (size_t i = 0; i < l.n; i++)
+        if ((int)strlen(l.v[i].name) > w)
+            w = (int)strlen(l.v[i].name);
+    for (size_t i = 0; i < l.n; i++)
+        printf("  %-*s %s (%s)\n", w, l.v[i].name, l.v[i].desc, l.v[i].path);
+    free(l.v);
 }
 
 int dlb_cmd_list(const struct dlb_options *o)
@@ -63,15 +126,7 @@ int dlb_cmd_list(const struct dlb_options *o)
     printf("plugins:\n");
     dlb_registry_scan(&s.reg, print_plugin, NULL);
     printf("suites:\n");
-    list_suites_in("suites");
-    const char *sp = getenv("DLBENCH_SUITE_PATH");
-    if (sp) {
-        char *copy = strdup(sp), *save = NULL;
-        for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save))
-            list_suites_in(d);
-        free(copy);
-    }
-    list_suites_in(dlb_installed_suite_dir());
+    list_suites();
     printf("backends:\n");
     for (const char *const *b = dlb_backend_names(); *b; b++) {
         char why[256] = "";

@@ -20,6 +20,17 @@ ok "list shows null available" grep -Eq "null +available" list.txt
 ok "list shows a refused plugin with why" grep -Eq "abi_major +unavailable .*ABI" list.txt
 ok "list shows backends" grep -q "^backends:" list.txt
 ok "list shows ref backend" grep -Eq "ref +available" list.txt
+# Suites: each once, sorted, aligned, and the file `--suite NAME` takes:
+# the first directory of the search path that has it.
+mkdir -p mine
+sed 's/^description = .*/description = my own amp/' "$top_srcdir/suites/amp.ini" >mine/amp.ini
+DLBENCH_SUITE_PATH="mine:$top_srcdir/suites:$top_srcdir/suites" "$DLBENCH" list >list2.txt 2>&1
+sed -n '/^suites:/,/^backends:/p' list2.txt | sed '1d;$d' >suites.txt
+ok "list names each suite once" [ "$(awk '{print $1}' suites.txt | sort | uniq -d | wc -l)" -eq 0 ]
+ok "list sorts the suites" sh -c 'awk "{print \$1}" suites.txt | LC_ALL=C sort -c'
+ok "list shows the suite the search path finds first" grep -Eq "^  amp +my own amp \(mine/amp.ini\)$" suites.txt
+ok "list aligns a name longer than 12 characters" grep -Eq "^  mempool-replay allocation" suites.txt
+ok "list aligns the descriptions" [ "$(awk '{ print index($0, $2) }' suites.txt | sort -u | wc -l)" -eq 1 ]
 "$DLBENCH" plugin-help skeleton >help.txt
 ok "plugin-help exits 0" [ $? -eq 0 ]
 ok "plugin-help lists enable" grep -q "enable" help.txt
