@@ -6,6 +6,7 @@
  * configurations, always with the winner and the baseline; every row
  * stays in the report's table and in results.csv. */
 #include "plot/plot_impl.h"
+#include "util/words.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -75,16 +76,6 @@ struct dlb_plot_recs dlb_plot_rows(struct dlb_plot_recs all, const struct dlb_se
     return out;
 }
 
-/* Whether the space-separated `id` has `w` (a string of length len) as a
- * whole word: batch=64 is not in batch=640. */
-static int has_word(const char *id, const char *w, size_t len)
-{
-    for (const char *q = id; (q = strstr(q, w)) != NULL; q++)
-        if ((q == id || q[-1] == ' ') && (q[len] == ' ' || q[len] == '\0'))
-            return 1;
-    return 0;
-}
-
 void dlb_plot_shared_words_of(const char *const *ids, size_t n_ids, char *out,
                               size_t n)
 {
@@ -94,18 +85,14 @@ void dlb_plot_shared_words_of(const char *const *ids, size_t n_ids, char *out,
         return;
     for (const char *w = ids[0]; *w;) {
         size_t len = strcspn(w, " ");
-        char word[256];
-        int all = len > 0 && len < sizeof word;
-        if (all) {
-            memcpy(word, w, len);
-            word[len] = '\0';
-        }
+        int all = len > 0;
         for (size_t i = 1; all && i < n_ids; i++)
-            all = has_word(ids[i], word, len);
+            all = dlb_words_has(ids[i], w, len);
         if (all && used + len + 2 < n)
-            used += (size_t)snprintf(out + used, n - used, "%s%s", used ? " " : "", word);
+            used += (size_t)snprintf(out + used, n - used, "%s%.*s",
+                                     used ? " " : "", (int)len, w);
         w += len;
-        w += *w == ' ';
+        w += strspn(w, " ");
     }
 }
 
@@ -127,23 +114,7 @@ void dlb_plot_row_label(const char *id, const char *shared, const char *tail,
                         char *out, size_t n)
 {
     char own[1024];
-    size_t used = 0;
-    own[0] = '\0';
-    for (const char *w = id; *w;) {
-        size_t len = strcspn(w, " ");
-        int common = 0;
-        if (shared && *shared && len < 256) {
-            char word[256];
-            memcpy(word, w, len);
-            word[len] = '\0';
-            common = has_word(shared, word, len);
-        }
-        if (!common && len && used + len + 2 < sizeof own)
-            used += (size_t)snprintf(own + used, sizeof own - used, "%s%.*s",
-                                     used ? " " : "", (int)len, w);
-        w += len;
-        w += *w == ' ';
-    }
+    dlb_words_not_in(own, sizeof own, id, shared);
     const char *name = own[0] ? own : id;
     size_t room = DLB_PLOT_LABEL_MAX > strlen(tail) + 3
                       ? DLB_PLOT_LABEL_MAX - strlen(tail) - 3 : 8;

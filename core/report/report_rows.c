@@ -12,36 +12,7 @@
 #include <string.h>
 
 #include "report/report_impl.h"
-
-/* Whether the word `tok` (tok_len bytes, "key=value") is one of the
- * space-separated words of `id`. */
-static int has_word(const char *id, const char *tok, size_t tok_len)
-{
-    for (const char *p = id; p && *p;) {
-        size_t n = strcspn(p, " ");
-        if (n == tok_len && !strncmp(p, tok, n))
-            return 1;
-        p += n;
-        p += strspn(p, " ");
-    }
-    return 0;
-}
-
-/* The words of `id` that `base` does not have, space-separated. */
-static void words_not_in(char *out, size_t len, const char *id, const char *base)
-{
-    size_t used = 0;
-    out[0] = '\0';
-    for (const char *p = id; *p;) {
-        size_t n = strcspn(p, " ");
-        if (n && !has_word(base, p, n) && used + n + 2 < len) {
-            used += (size_t)snprintf(out + used, len - used, "%s%.*s",
-                                     used ? " " : "", (int)n, p);
-        }
-        p += n;
-        p += strspn(p, " ");
-    }
-}
+#include "util/words.h"
 
 static const struct dlb_record *find(const struct dlb_record *recs, size_t n,
                                      const char *id)
@@ -127,7 +98,7 @@ static void row(struct dlb_rep_row *row, const struct dlb_record *rec,
     if (is_base)
         snprintf(c[1], 256, "baseline");
     else
-        words_not_in(c[1], 256, id, base_id ? base_id : workload);
+        dlb_words_not_in(c[1], 256, id, base_id ? base_id : workload);
     if (!c[1][0])
         snprintf(c[1], 256, "%s", id);
     row->winner = dlb_sel_ids_has(&sel->winners, id);
@@ -175,7 +146,7 @@ static void head(struct dlb_rep_row *row, const char *workload, const char *base
     char base[256] = "";
     row->head = 1;
     if (base_id)
-        words_not_in(base, sizeof base, base_id, workload);
+        dlb_words_not_in(base, sizeof base, base_id, workload);
     snprintf(row->cell[1], 256, "%s%s%s%s", workload[0] ? workload : "",
              workload[0] && base_id ? ": " : "", base_id ? "baseline " : "",
              base_id ? (base[0] ? base : base_id) : "");

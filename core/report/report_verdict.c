@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report/report_impl.h"
+#include "util/words.h"
 
 static const char *s_of(const char *s)
 {
@@ -110,7 +111,12 @@ void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel
         return;
     }
     const struct dlb_sel_config *pc = dlb_selection_config(sel, w);
-    char fig[400] = "";
+    /* The head names the workload: the winner and its baseline are said
+     * by what they set beyond it (the whole id where nothing is left) */
+    char ws[400], bs[400];
+    dlb_words_not_in(ws, sizeof ws, w, wl);
+    dlb_words_not_in(bs, sizeof bs, base, wl);
+    char fig[600] = "";
     if (group->configs.n == 1)
         snprintf(fig, sizeof fig, " (its only configuration: nothing to tune)");
     else if (!strcmp(w, base))
@@ -118,11 +124,11 @@ void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel
     else if (!isnan(pc->speedup)) {
         int used = snprintf(fig, sizeof fig, ", %.2fx (%.2f-%.2f) over %s",
                             pc->speedup, dlb_rep_or0(pc->speedup_ci_lo),
-                            dlb_rep_or0(pc->speedup_ci_hi), base);
+                            dlb_rep_or0(pc->speedup_ci_hi), bs[0] ? bs : base);
         if (!isnan(pc->accuracy_drop) && used > 0 && (size_t)used < sizeof fig)
             drop_words(fig + used, sizeof fig - (size_t)used, pc);
     }
-    snprintf(buf, len, "%s%s%s", head, w, fig);
+    snprintf(buf, len, "%s%s%s", head, ws[0] ? ws : w, fig);
     doubtful(buf, len, group->winner_doubtful_why ? group->winner_doubtful_why
                                                   : pc->doubtful_why);
 }

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "plot/plot.h"
 #include "plot/plot_impl.h"
+#include "util/words.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -617,6 +618,14 @@ static void test_row_labels(void)
         typed("model=vgg-small batch=640 amp.loss_scale=none", 0), /* skipped */
         typed("batch=64 model=resnet20 amp.loss_scale=none", 1)};
     const struct dlb_record *v[4] = {&r[0], &r[1], &r[2], &r[3]};
+    CHECK(dlb_words_has("a=1 batch=640", "batch=64", 8) == 0);
+    CHECK(dlb_words_has("a=1  batch=64", "batch=64 b=2", 8) == 1); /* tok unterminated */
+    CHECK(dlb_words_has(NULL, "a", 1) == 0);
+    char rest[64];
+    dlb_words_not_in(rest, sizeof rest, "model=lenet batch=64 amp=on", "batch=64 model=lenet");
+    CHECK(!strcmp(rest, "amp=on"));
+    dlb_words_not_in(rest, sizeof rest, "batch=64", "batch=64");
+    CHECK(!strcmp(rest, ""));
     char shared[256], label[256];
     dlb_plot_shared_words((struct dlb_plot_recs){v, 4}, shared, sizeof shared);
     CHECK(!strcmp(shared, "batch=64 amp.loss_scale=none"));
