@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report/report_impl.h"
+#include "util/words.h"
 #include "results/dataset_context.h"
 #include "results/results.h" /* dlb_context_get */
 
@@ -306,11 +307,16 @@ int dlb_rep_build(struct dlb_rep *r, json_t *context,
     size_t n_groups = selection->n_groups;
     for (size_t i = 0; i < n_groups; i++) {
         const struct dlb_sel_group *g = &selection->groups[i];
-        for (size_t j = 0; j < g->pareto.n; j++)
+        for (size_t j = 0; j < g->pareto.n; j++) {
+            /* after the workload, what the configuration sets beyond it */
+            char own[256] = "";
+            if (n_groups > 1)
+                dlb_words_not_in(own, sizeof own, g->pareto.id[j], known(g->workload));
             if (r->n_pareto < selection->pareto.n)
                 snprintf(r->pareto[r->n_pareto++], 256, "%s%s%s",
                          n_groups > 1 ? known(g->workload) : "",
-                         n_groups > 1 ? ": " : "", g->pareto.id[j]);
+                         n_groups > 1 ? ": " : "", own[0] ? own : g->pareto.id[j]);
+        }
     }
     notes(r, selection, records, n_records);
     if (dlb_rep_scenarios(r, records, n_records) ||
