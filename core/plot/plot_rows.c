@@ -113,9 +113,8 @@ void dlb_plot_shared_words(struct dlb_plot_recs recs, char *out, size_t n)
 void dlb_plot_row_label(const char *id, const char *shared, const char *tail,
                         char *out, size_t n)
 {
-    char own[1024];
-    dlb_words_not_in(own, sizeof own, id, shared);
-    const char *name = own[0] ? own : id;
+    char name[1024];
+    dlb_words_not_in(name, sizeof name, id, shared);
     size_t room = DLB_PLOT_LABEL_MAX > strlen(tail) + 3
                       ? DLB_PLOT_LABEL_MAX - strlen(tail) - 3 : 8;
     /* cut at a character boundary, and say so */

@@ -307,15 +307,13 @@ int dlb_rep_build(struct dlb_rep *r, json_t *context,
     size_t n_groups = selection->n_groups;
     for (size_t i = 0; i < n_groups; i++) {
         const struct dlb_sel_group *g = &selection->groups[i];
-        for (size_t j = 0; j < g->pareto.n; j++) {
+        const char *wl = n_groups > 1 ? known(g->workload) : NULL;
+        for (size_t j = 0; j < g->pareto.n && r->n_pareto < selection->pareto.n; j++) {
             /* after the workload, what the configuration sets beyond it */
-            char own[256] = "";
-            if (n_groups > 1)
-                dlb_words_not_in(own, sizeof own, g->pareto.id[j], known(g->workload));
-            if (r->n_pareto < selection->pareto.n)
-                snprintf(r->pareto[r->n_pareto++], 256, "%s%s%s",
-                         n_groups > 1 ? known(g->workload) : "",
-                         n_groups > 1 ? ": " : "", own[0] ? own : g->pareto.id[j]);
+            char *e = r->pareto[r->n_pareto++];
+            int k = wl ? snprintf(e, 256, "%s: ", wl) : 0;
+            if (k >= 0 && k < 256)
+                dlb_words_not_in(e + k, 256 - (size_t)k, g->pareto.id[j], wl);
         }
     }
     notes(r, selection, records, n_records);

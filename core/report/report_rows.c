@@ -99,8 +99,6 @@ static void row(struct dlb_rep_row *row, const struct dlb_record *rec,
         snprintf(c[1], 256, "baseline");
     else
         dlb_words_not_in(c[1], 256, id, base_id ? base_id : workload);
-    if (!c[1][0])
-        snprintf(c[1], 256, "%s", id);
     row->winner = dlb_sel_ids_has(&sel->winners, id);
     row->tied = dlb_sel_ids_has(&sel->ties, id);
     row->pareto = dlb_sel_ids_has(&sel->pareto, id);
@@ -149,7 +147,7 @@ static void head(struct dlb_rep_row *row, const char *workload, const char *base
         dlb_words_not_in(base, sizeof base, base_id, workload);
     snprintf(row->cell[1], 256, "%s%s%s%s", workload[0] ? workload : "",
              workload[0] && base_id ? ": " : "", base_id ? "baseline " : "",
-             base_id ? (base[0] ? base : base_id) : "");
+             base);
 }
 
 int dlb_rep_rows(struct dlb_rep *r, const struct dlb_record *recs, size_t n,

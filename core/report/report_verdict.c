@@ -112,7 +112,7 @@ void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel
     }
     const struct dlb_sel_config *pc = dlb_selection_config(sel, w);
     /* The head names the workload: the winner and its baseline are said
-     * by what they set beyond it (the whole id where nothing is left) */
+     * by what they set beyond it */
     char ws[400], bs[400];
     dlb_words_not_in(ws, sizeof ws, w, wl);
     dlb_words_not_in(bs, sizeof bs, base, wl);
@@ -124,11 +124,11 @@ void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel
     else if (!isnan(pc->speedup)) {
         int used = snprintf(fig, sizeof fig, ", %.2fx (%.2f-%.2f) over %s",
                             pc->speedup, dlb_rep_or0(pc->speedup_ci_lo),
-                            dlb_rep_or0(pc->speedup_ci_hi), bs[0] ? bs : base);
+                            dlb_rep_or0(pc->speedup_ci_hi), bs);
         if (!isnan(pc->accuracy_drop) && used > 0 && (size_t)used < sizeof fig)
             drop_words(fig + used, sizeof fig - (size_t)used, pc);
     }
-    snprintf(buf, len, "%s%s%s", head, ws[0] ? ws : w, fig);
+    snprintf(buf, len, "%s%s%s", head, ws, fig);
     doubtful(buf, len, group->winner_doubtful_why ? group->winner_doubtful_why
                                                   : pc->doubtful_why);
 }

@@ -58,11 +58,6 @@ static void put_clean(FILE *f, const char *s)
         fputc((unsigned char)*s < 0x20 ? ' ' : *s, f);
 }
 
-static void fmt_num(char *b, double x)
-{
-    dlb_figure_text(b, CELL, x);
-}
-
 /* "-" for an absent figure (NAN), else x * scale. */
 static void fmt_figure(char *b, double x, double scale, int fixed2)
 {
@@ -74,7 +69,7 @@ static void fmt_figure(char *b, double x, double scale, int fixed2)
     if (fixed2)
         snprintf(b, CELL, "%.2f", x);
     else
-        fmt_num(b, x);
+        dlb_figure_text(b, CELL, x);
 }
 
 static const char *metric_unit(const struct dlb_record *recs, size_t n,

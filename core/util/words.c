@@ -28,4 +28,6 @@ void dlb_words_not_in(char *out, size_t len, const char *id, const char *other)
         p += n;
         p += strspn(p, " ");
     }
+    if (!out[0] && id)
+        snprintf(out, len, "%s", id);
 }

@@ -11,8 +11,9 @@
  * `words` (NULL: none): batch=64 is not in batch=640. */
 int dlb_words_has(const char *words, const char *tok, size_t tok_len);
 
-/* The words of `id` that `other` does not have, space-separated, into out
- * (len bytes; "" when none). */
+/* The words of `id` that `other` (NULL: none) does not have,
+ * space-separated, into out (len bytes); the whole id when none is left,
+ * so that a label always names something. */
 void dlb_words_not_in(char *out, size_t len, const char *id, const char *other);
 
 #endif
