@@ -109,7 +109,8 @@ static void fill_accuracy(const struct dlb_cmp_row *r, struct acc_cells *a)
     snprintf(a->base, sizeof a->base, "%.2f", r->base_accuracy);
     snprintf(a->nw, sizeof a->nw, "%.2f", r->new_accuracy);
     snprintf(a->change, sizeof a->change, isnan(r->accuracy_ci) ? "%+.2f"
-             : "%+.2f +-%.2f", r->accuracy_change, r->accuracy_ci);
+             : "%+.2f +-%.2f", dlb_figure_unsigned_zero(r->accuracy_change, 2),
+             r->accuracy_ci);
     snprintf(a->seeds, sizeof a->seeds, "%lld%s", r->accuracy_seeds,
              r->accuracy_images_paired ? "" : " (unpaired images)");
 }

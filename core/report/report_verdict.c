@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report/report_impl.h"
+#include "util/figure.h"
 #include "util/words.h"
 
 static const char *s_of(const char *s)
@@ -31,6 +32,7 @@ static size_t accuracy_words(char *buf, size_t len, double change, double half,
                              double seeds, const char *effect)
 {
     int n;
+    change = dlb_figure_unsigned_zero(change, 2);
     if (effect && !strcmp(effect, "training noise not measured"))
         n = snprintf(buf, len, ", accuracy %+.2f points (1 seed: training noise "
                      "not measured)", change);
@@ -84,19 +86,20 @@ void dlb_rep_verdict_row(char *buf, size_t len, const struct dlb_sel_verdict_row
 static void drop_words(char *buf, size_t len, const struct dlb_sel_config *pc)
 {
     const char *w = s_of(pc->accuracy_within);
+    double drop = dlb_figure_unsigned_zero(pc->accuracy_drop, 2);
     if (!strcmp(w, "unchecked"))
         snprintf(buf, len, ", accuracy drop %.2f points (1 seed: training noise "
-                 "not measured)", pc->accuracy_drop);
+                 "not measured)", drop);
     else if (w[0] && !isnan(pc->accuracy_drop_ci))
         snprintf(buf, len, ", accuracy drop %.2f +-%.2f points over %.0f seed%s%s",
-                 pc->accuracy_drop, pc->accuracy_drop_ci, pc->accuracy_seeds,
+                 drop, pc->accuracy_drop_ci, pc->accuracy_seeds,
                  pc->accuracy_seeds == 1 ? " and the stated noise" : "s",
                  !strcmp(w, "yes") ? ", within accuracy_tolerance"
                  : !strcmp(w, "cannot tell") ? ": cannot tell whether within "
                                                "accuracy_tolerance"
                                              : "");
     else
-        snprintf(buf, len, ", accuracy drop %.2f points", pc->accuracy_drop);
+        snprintf(buf, len, ", accuracy drop %.2f points", drop);
 }
 
 void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel,

@@ -7,6 +7,7 @@
 
 #include "stats/measure.h"
 #include "results/record.h"
+#include "util/figure.h"
 
 void dlb_progress_init(struct dlb_progress *p, size_t total)
 {
@@ -64,9 +65,14 @@ void dlb_progress_done(struct dlb_progress *p, size_t k, const char *id, json_t 
                 k, p->total, id,
                 (long long)json_integer_value(json_object_get(rec, "seed_rep")),
                 acc, wall);
-    else if (status && !strcmp(status, "ok"))
-        fprintf(stderr, "[%zu/%zu] %s: ok, %.4g ms/step, %.4g samples/s (%.1f s)\n", k,
-                p->total, id, med * 1e3, thr, wall);
+    else if (status && !strcmp(status, "ok")) {
+        /* the table's figures: 21882 samples/s, not 2.188e+04 */
+        char ms[32], sps[32];
+        dlb_figure_text(ms, sizeof ms, med * 1e3);
+        dlb_figure_text(sps, sizeof sps, thr);
+        fprintf(stderr, "[%zu/%zu] %s: ok, %s ms/step, %s samples/s (%.1f s)\n", k,
+                p->total, id, ms, sps, wall);
+    }
     else
         fprintf(stderr, "[%zu/%zu] %s: %s: %s\n", k, p->total, id, status ? status : "?",
                 typed && r.reason ? r.reason : "(null)");

@@ -7,6 +7,7 @@
 
 #include "plan/plan_budget.h"
 #include "select/select.h"
+#include "util/figure.h"
 
 static const struct dlb_config *config_of(const struct dlb_plan *p,
                                           const struct dlb_record *rec)
@@ -163,7 +164,8 @@ void dlb_vs_baseline_print(FILE *f, json_t *records)
         if (!isnan(o->speedup_ci_lo) && !isnan(o->speedup_ci_hi))
             snprintf(ci, sizeof ci, "%.2f-%.2f", o->speedup_ci_lo, o->speedup_ci_hi);
         if (!isnan(o->accuracy_drop))
-            snprintf(drop, sizeof drop, "%+.2f", o->accuracy_drop);
+            snprintf(drop, sizeof drop, "%+.2f",
+                     dlb_figure_unsigned_zero(o->accuracy_drop, 2));
         char note[512];
         doubtful_note(recs, n, i, note, sizeof note);
         fprintf(f, "%-*s  %8s  %15s  %13s  %s%s\n", (int)w, recs[i].id, sp, ci,

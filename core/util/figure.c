@@ -15,3 +15,8 @@ void dlb_figure_text(char *buf, size_t len, double x)
     }
     snprintf(buf, len, "%.*f", prec, x);
 }
+
+double dlb_figure_unsigned_zero(double x, int decimals)
+{
+    return fabs(x) < 0.5 * pow(10, -decimals) ? 0.0 : x;
+}

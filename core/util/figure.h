@@ -10,4 +10,9 @@
  * to 1, and below 1 four significant digits (at most 9 decimals). */
 void dlb_figure_text(char *buf, size_t len, double x);
 
+/* x, or 0 where it prints as zero at `decimals` places: printf writes
+ * -0.001 (or the -0.0 of a negated equal pair) as "-0.00", a sign the
+ * figure does not have ("accuracy drop -0.00 points"). */
+double dlb_figure_unsigned_zero(double x, int decimals);
+
 #endif

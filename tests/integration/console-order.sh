@@ -10,4 +10,8 @@ ok "the run: exit status 0" [ $? -eq 0 ]
 ok "... more than 4 KiB on the console ($(wc -c <both.txt) bytes)" [ "$(wc -c <both.txt)" -gt 4096 ]
 ok "... 'dlbench: results in' on a line of its own" grep -q '^dlbench: results in run$' both.txt
 ok "... no message of dlbench's within another line" sh -c "! grep -n '.dlbench: ' both.txt"
+# The progress lines print their figures as the table does: 61465
+# samples/s, never 6.147e+04, which does not read beside its neighbours.
+ok "... progress lines with samples/s over 10000" grep -Eq '^\[[0-9]+/32\] .*: ok, [0-9.]+ ms/step, [0-9]{5,} samples/s' both.txt
+ok "... no exponent in a progress line" sh -c "! grep -E '^\[[0-9]+/[0-9]+\] .*[0-9]e[+-][0-9]' both.txt"
 finish

@@ -449,6 +449,14 @@ static void test_figure_text(void)
         CHECK(!strcmp(b, cases[i].want));
         CHECK(!strchr(b, 'e'));
     }
+    /* a change that prints as zero has no sign: "0.00", never "-0.00" */
+    char b[32];
+    snprintf(b, sizeof b, "%+.2f", dlb_figure_unsigned_zero(-0.0, 2));
+    CHECK(!strcmp(b, "+0.00"));
+    snprintf(b, sizeof b, "%.2f", dlb_figure_unsigned_zero(-0.004999, 2));
+    CHECK(!strcmp(b, "0.00"));
+    CHECK(dlb_figure_unsigned_zero(-0.005001, 2) < 0);
+    CHECK(dlb_figure_unsigned_zero(-0.04, 1) == 0 && dlb_figure_unsigned_zero(2.5, 0) == 2.5);
 }
 
 int main(void)
