@@ -98,15 +98,15 @@ static void why(const struct sel *s, size_t g, const struct dlb_sel_item *best,
     const char *obj = dlb_objective_name(s->set.objective);
     /* both are set where a winner is explained; "(none)" keeps a NULL
      * out of the format either way */
-    const char *w = id_of(s, win) ? id_of(s, win) : "(none)";
+    /* "it": the text follows the winner's line, which names it */
     const char *b = id_of(s, best) ? id_of(s, best) : "(none)";
-    int used = snprintf(buf, len, "%s has the best %s of the configurations "
-                        "meeting every constraint", w, obj);
+    int used = snprintf(buf, len, "it has the best %s of the configurations "
+                        "meeting every constraint", obj);
     if (win != best)
-        used = snprintf(buf, len, "%s is tied with the best %s, %s (U test "
+        used = snprintf(buf, len, "it is tied with the best %s, %s (U test "
                         "p = %.2g or overlapping median intervals), and "
                         "changes %d setting%s of the baseline instead of %d",
-                        w, obj, b, p, changes(s, g, win),
+                        obj, b, p, changes(s, g, win),
                         changes(s, g, win) == 1 ? "" : "s", changes(s, g, best));
     if (used > 0 && (size_t)used < len && n_viol)
         snprintf(buf + used, len - (size_t)used, "; %zu configuration%s "
