@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #if defined(__linux__) && defined(__x86_64__)
 #include <sys/syscall.h>
@@ -96,6 +97,21 @@ static inline int check_cpu_has_amx_bf16(void)
 static inline int check_cpu_bf16_dw_fuses(void)
 {
     return check_cpu_has_bf16() && !check_cpu_has_amx_bf16();
+}
+
+/* A mkdtemp/mkstemp template, "$TMPDIR/" + name (name ends in XXXXXX), as
+ * the integration tests use: a machine whose /tmp is small or not writable
+ * sets TMPDIR, and `make check` runs under it on CI. "/tmp" where TMPDIR
+ * is unset or empty. A template that does not fit is a hard error (99),
+ * not a test that silently skips its files. */
+static inline void check_temp_template(char *buf, size_t len, const char *name)
+{
+    const char *t = getenv("TMPDIR");
+    int n = snprintf(buf, len, "%s/%s", t && *t ? t : "/tmp", name);
+    if (n < 0 || (size_t)n >= len) {
+        fprintf(stderr, "TMPDIR too long for a %zu-byte template\n", len);
+        exit(99);
+    }
 }
 
 static inline int check_exit(void)

@@ -9,13 +9,14 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "check.h"
 #include "fake_plugins.h"
 #include "plan/plan.h"
 #include "stats/stats.h"
 #include "suite/suite.h"
 
 struct fixture {
-    char path[64];
+    char path[512];
     struct dlb_suite s;
     struct dlb_plan p;
 };
@@ -24,7 +25,7 @@ struct fixture {
 static int fixture_open(struct fixture *f, const char *text)
 {
     struct dlb_error err = {""};
-    snprintf(f->path, sizeof f->path, "/tmp/dlb-select-XXXXXX");
+    check_temp_template(f->path, sizeof f->path, "dlb-select-XXXXXX");
     int fd = mkstemp(f->path);
     if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
         perror("fixture");

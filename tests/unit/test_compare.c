@@ -276,7 +276,8 @@ static void test_processes(void)
 
 static void test_bad_files(void)
 {
-    char dir[] = "/tmp/dlb-compare-XXXXXX", path[128];
+    char dir[512], path[600];
+    check_temp_template(dir, sizeof dir, "dlb-compare-XXXXXX");
     if (!mkdtemp(dir))
         return;
     snprintf(path, sizeof path, "%s/results.json", dir);

@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char root[64];
+static char root[512];
 
 static void put(const char *rel, const char *text)
 {
-    char path[256];
+    char path[600];
     snprintf(path, sizeof path, "%s/%s", root, rel);
     FILE *f = fopen(path, "w");
     CHECK(f != NULL);
@@ -26,21 +26,21 @@ static void put(const char *rel, const char *text)
 
 static void sub(const char *rel)
 {
-    char path[256];
+    char path[600];
     snprintf(path, sizeof path, "%s/%s", root, rel);
     CHECK(mkdir(path, 0700) == 0);
 }
 
 static double quota(void)
 {
-    char proc[256];
+    char proc[600];
     snprintf(proc, sizeof proc, "%s/proc-cgroup", root);
     return dlb_cpu_quota_at(root, proc);
 }
 
 int main(void)
 {
-    snprintf(root, sizeof root, "/tmp/dlb-quota-XXXXXX");
+    check_temp_template(root, sizeof root, "dlb-quota-XXXXXX");
     CHECK(mkdtemp(root) != NULL);
 
     /* nothing to read: no quota */
@@ -74,7 +74,7 @@ int main(void)
     CHECK(dlb_cpu_quota_threads(0) >= 1);
     CHECK(dlb_cpu_quota_threads(3) >= 1 && dlb_cpu_quota_threads(3) <= 3);
 
-    char cmd[128];
+    char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
     CHECK(system(cmd) == 0);
     return check_exit();

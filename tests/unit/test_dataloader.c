@@ -303,9 +303,10 @@ int main(void)
     struct dlb_host_shared shared = {0};
     struct dlb_host_priv hp;
     struct dlb_dataset syn, idx;
-    char dir[] = "/tmp/dlb-test-dataloader.XXXXXX";
+    char dir[512];
 
     alarm(120); /* a hang fails the test instead of stalling the suite */
+    check_temp_template(dir, sizeof dir, "dlb-test-dataloader.XXXXXX");
     shared.metrics = json_object();
     dlb_host_setup(&hp, &shared, "dataloader", T_SEED, 0);
     CHECK(DLB_HOST_HAS(&hp.pub, cache_dir));

@@ -231,9 +231,10 @@ static void write_split(const char *dir, const char *split,
 
 static void test_open_for(void)
 {
-    char dir[] = "/tmp/dlb-test-dataset-XXXXXX", why[512];
+    char dir[512], why[512];
     struct dlb_dataset src, d;
     struct dlb_error err = {""};
+    check_temp_template(dir, sizeof dir, "dlb-test-dataset-XXXXXX");
     CHECK(mkdtemp(dir) != NULL);
     random_set(&src, 20, 3);
     write_split(dir, "train", &src);

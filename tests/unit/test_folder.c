@@ -20,7 +20,7 @@
 #include "data/folder.h"
 #include "util/rng.h"
 
-static char root[] = "/tmp/dlb-test-folder-XXXXXX";
+static char root[512];
 
 /* A 16x16 grey PNG at dir/name, every pixel `v`. */
 static void write_png(const char *dir, const char *name, uint8_t v)
@@ -268,6 +268,7 @@ static void rm_tree(const char *path)
 
 int main(void)
 {
+    check_temp_template(root, sizeof root, "dlb-test-folder-XXXXXX");
     if (!mkdtemp(root)) {
         perror("mkdtemp");
         return 1;

@@ -208,7 +208,8 @@ static int post_run(const struct fixture *f, json_t *ctx, json_t *recs,
 /* Run the parent's sequence on `recs` and compare everything it wrote. */
 static void golden_run(const char *name, struct fixture *f, json_t *recs)
 {
-    char dir[] = "/tmp/dlb-golden-XXXXXX";
+    char dir[512];
+    check_temp_template(dir, sizeof dir, "dlb-golden-XXXXXX");
     if (!mkdtemp(dir)) {
         CHECK(!"mkdtemp");
         return;

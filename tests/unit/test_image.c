@@ -19,7 +19,7 @@
 #include "data/image_resize.h"
 #include "util/rng.h"
 
-static char tmpdir[] = "/tmp/dlb-test-image-XXXXXX";
+static char tmpdir[256]; /* under the 512-byte paths made from it */
 
 static void path_of(char *buf, size_t len, const char *name)
 {
@@ -327,6 +327,7 @@ static void cleanup(void)
 
 int main(void)
 {
+    check_temp_template(tmpdir, sizeof tmpdir, "dlb-test-image-XXXXXX");
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
         return 1;

@@ -23,7 +23,7 @@
 #include "model_fixture.h"
 
 static struct dlb_backend *be;
-static char tmpdir[] = "/tmp/dlb_test_model.XXXXXX";
+static char tmpdir[256]; /* under the 512-byte paths made from it */
 
 static struct dlb_model_spec *load_spec(const char *rel)
 {
@@ -410,6 +410,7 @@ int main(void)
 {
     char why[256];
     struct dlb_backend_config cfg = {0};
+    check_temp_template(tmpdir, sizeof tmpdir, "dlb_test_model.XXXXXX");
     if (!mkdtemp(tmpdir) ||
         dlb_backend_open("ref", &cfg, &be, why, sizeof why) != DLB_OK) {
         fprintf(stderr, "setup failed\n");

@@ -22,7 +22,7 @@
 #include <sys/syscall.h>
 #endif
 
-static char dir[64];
+static char dir[512];
 
 static void quick_opts(struct dlb_peak_opts *o, enum dlb_peak_isa cap)
 {
@@ -280,7 +280,7 @@ static void test_cache_path(void)
 
 static void test_cache_roundtrip(const struct dlb_peak *p)
 {
-    char path[128];
+    char path[600];
     struct dlb_error err = {""}, warn;
     struct dlb_peak q, one = *p;
     int found = -1;
@@ -345,7 +345,7 @@ static void test_cache_roundtrip(const struct dlb_peak *p)
 
 static void test_corrupt(const struct dlb_peak *p)
 {
-    char path[128], text[512], model[128];
+    char path[600], text[512], model[128];
     struct dlb_error err, warn;
     struct dlb_peak q;
     int found;
@@ -391,7 +391,7 @@ static void test_corrupt(const struct dlb_peak *p)
  * is refused rather than read with those units missing. */
 static void test_old_cache(const struct dlb_peak *p)
 {
-    char path[128], model[128];
+    char path[600], model[128];
     struct dlb_error err = {""}, warn;
     struct dlb_peak q;
     int found = -1;
@@ -513,7 +513,7 @@ static void test_unit_gflops(void)
 int main(void)
 {
     struct dlb_peak p;
-    snprintf(dir, sizeof dir, "/tmp/dlb_peak_XXXXXX");
+    check_temp_template(dir, sizeof dir, "dlb_peak_XXXXXX");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;

@@ -79,9 +79,10 @@ static double choose(const char *path, struct dlb_peak_choice *c,
 
 int main(void)
 {
-    char dir[] = "/tmp/dlb_peak_fresh_XXXXXX", path[64];
+    char dir[512], path[600];
     struct dlb_error err = {""}, warn = {""};
     struct dlb_peak_choice c;
+    check_temp_template(dir, sizeof dir, "dlb_peak_fresh_XXXXXX");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;

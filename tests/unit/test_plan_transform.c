@@ -51,7 +51,8 @@ static dlb_status lookup(void *ctx, const char *name,
 /* Build the plan of suite `text`; the status, and err's message. */
 static dlb_status plan_of(const char *text, struct dlb_error *err)
 {
-    char path[] = "/tmp/dlbench-plan-transform-XXXXXX";
+    char path[512];
+    check_temp_template(path, sizeof path, "dlbench-plan-transform-XXXXXX");
     int fd = mkstemp(path);
     struct dlb_suite s;
     struct dlb_plan p;

@@ -93,7 +93,8 @@ static void *waits(void *arg)
 
 int main(void)
 {
-    char dir[] = "/tmp/dlb-ref-weights-XXXXXX", logp[256], cache[512];
+    char dir[512], logp[600], cache[1024];
+    check_temp_template(dir, sizeof dir, "dlb-ref-weights-XXXXXX");
     if (!mkdtemp(dir))
         return 99;
     setenv("DLBENCH_CACHE_DIR", dir, 1);

@@ -115,11 +115,12 @@ static void test_constraints(void)
           listed(front, "batch=64") && !listed(front, "batch=128"));
 
     /* best.ini holds the winner's values and runs without a sweep. */
-    char dir[] = "/tmp/dlb-best-XXXXXX";
+    char dir[512];
     struct dlb_error err = {""};
+    check_temp_template(dir, sizeof dir, "dlb-best-XXXXXX");
     CHECK(mkdtemp(dir) != NULL);
     CHECK(write_best(dir, &f, sel, &err) == DLB_OK);
-    char path[64], text[4096] = "";
+    char path[600], text[4096] = "";
     snprintf(path, sizeof path, "%s/best.ini", dir);
     FILE *in = fopen(path, "r");
     size_t n = in ? fread(text, 1, sizeof text - 1, in) : 0;
@@ -377,7 +378,8 @@ static void test_bad_keys(void)
          "train_samples = 100 needs mode = train"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        char path[] = "/tmp/dlb-badsel-XXXXXX";
+        char path[512];
+        check_temp_template(path, sizeof path, "dlb-badsel-XXXXXX");
         int fd = mkstemp(path);
         CHECK(fd >= 0 && write(fd, bad[k][0], strlen(bad[k][0])) > 0);
         close(fd);

@@ -27,7 +27,7 @@ static dlb_status no_plugins(void *ctx, const char *name,
 static dlb_status load(const char *text, struct dlb_suite *s,
                        struct dlb_error *err, char *path, size_t len)
 {
-    snprintf(path, len, "/tmp/dlb-backend-keys-XXXXXX");
+    check_temp_template(path, len, "dlb-backend-keys-XXXXXX");
     int fd = mkstemp(path);
     if (fd < 0)
         return DLB_ERR_IO;
@@ -45,7 +45,7 @@ static int error_at(const char *text, int line, const char *needle)
 {
     struct dlb_suite s;
     struct dlb_error err = {""};
-    char path[64], at[96];
+    char path[512], at[600];
     dlb_status st = load(text, &s, &err, path, sizeof path);
     if (st == DLB_OK) {
         dlb_suite_free(&s);
@@ -62,7 +62,7 @@ static int accepted(const char *text, size_t axes)
 {
     struct dlb_suite s;
     struct dlb_error err = {""};
-    char path[64];
+    char path[512];
     if (load(text, &s, &err, path, sizeof path) != DLB_OK) {
         fprintf(stderr, "  refused: %s\n", err.msg);
         return 0;
