@@ -281,6 +281,15 @@ int dlb_host_quality_work_skipped(const struct dlb_host *h)
     return priv(h)->shared->quality_work_skipped;
 }
 
+unsigned dlb_host_take_prepared(const struct dlb_host *h,
+                                const struct dlb_host_prepared **out)
+{
+    struct dlb_host_shared *sh = priv(h)->shared;
+    sh->prepared_taken = 1;
+    *out = sh->prepared;
+    return sh->n_prepared;
+}
+
 void dlb_host_set_data(const struct dlb_host *h,
                        const struct dlb_host_data *data)
 {

@@ -12,6 +12,9 @@
 #include "services/model_lend.h"
 
 /* State shared by every host of one configuration. */
+/* Models a configuration's plugins may prepare: a teacher, a few more. */
+#define DLB_HOST_MAX_PREPARED 4
+
 struct dlb_host_shared {
     json_t *metrics;                          /* { "name": {value, unit} } */
     /* The last error a plugin logged ("who: message"), so that a failed
@@ -61,6 +64,15 @@ struct dlb_host_shared {
     struct dlb_backend *backend;
     struct dlb_host_pinned_block *pinned;
     size_t n_pinned, cap_pinned;
+    /* Models plugins will open by name, said from init (model_api's
+     * prepare, ABI 2.2); `prepared_taken` once the workload has read them
+     * (dlb_host_take_prepared), after which a prepare comes too late. */
+    struct dlb_host_prepared {
+        char name[512];
+        uint64_t steps;
+    } prepared[DLB_HOST_MAX_PREPARED];
+    unsigned n_prepared;
+    int prepared_taken;
 };
 
 struct dlb_error;
@@ -99,6 +111,12 @@ struct dlb_host_priv {
 /* Lend `data` to every plugin of the configuration of host `h`. */
 void dlb_host_set_data(const struct dlb_host *h,
                        const struct dlb_host_data *data);
+
+/* The models plugins said they will open (model_api's prepare), for the
+ * workload to train their reference weights before its backend opens;
+ * later prepares are refused. */
+unsigned dlb_host_take_prepared(const struct dlb_host *h,
+                                const struct dlb_host_prepared **out);
 
 /* Whether a plugin of this process called quality_work_skipped. */
 int dlb_host_quality_work_skipped(const struct dlb_host *h);

@@ -1,4 +1,4 @@
-/* h->model_api (ABI 2.1), assembled from the files that implement it:
+/* h->model_api (ABI 2.2), assembled from the files that implement it:
  * host_model.c (lifetime, inspect, run; the table), host_open.c (open's
  * backend and precision), host_range.c (2.1's tensor ids and ranges),
  * host_slice.c (slices), host_rewrite.c (rewrite and the extras). Each

@@ -1,9 +1,11 @@
-/* h->model_api (ABI 2.1), the one model interface plugins see: the table,
+/* h->model_api (ABI 2.2), the one model interface plugins see: the table,
  * and its lifetime, inspect and run entries, over core/model and
  * core/services (host_api.h says where the rest is). */
 #include <dlbench/model_api.h>
 
 #include <pthread.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "backend/backend.h"
 #include "child/host.h"
@@ -93,6 +95,45 @@ static dlb_status api_open(const struct dlb_host *h,
         s = how->clone ? dlb_model_lend_clone(how->clone, &lend, out, &err)
                        : open_named(h, how, &lend, out, &err);
     return dlb_host_fail(h, s, &err);
+}
+
+/* Kept for the workload's setup (dlb_host_take_prepared), which trains
+ * the weights before its backend opens. More models than there is room
+ * for are trained by open, as before: a prepare is a hint. */
+static dlb_status api_prepare(const struct dlb_host *h,
+                              const struct dlb_model_open *how)
+{
+    struct dlb_host_shared *sh = shared_of(h);
+    struct dlb_error err = {""};
+    if (!how)
+        return dlb_host_null(h, "prepare");
+    if (how->struct_size < offsetof(struct dlb_model_open, steps) +
+                               sizeof how->steps || !how->name || !*how->name)
+        return dlb_host_fail(h, dlb_errorf(&err, DLB_ERR_INPUT, "prepare: a "
+                             "struct dlb_model_open with a model name, and "
+                             "its struct_size set to sizeof the struct"), &err);
+    if (sh->prepared_taken)
+        return dlb_host_fail(h, dlb_errorf(&err, DLB_ERR_UNSUPPORTED,
+                             "prepare '%s': the workload has set up already; "
+                             "call it from init", how->name), &err);
+    if (strlen(how->name) >= sizeof sh->prepared[0].name)
+        return dlb_host_fail(h, dlb_errorf(&err, DLB_ERR_INPUT, "prepare: "
+                             "model name of %zu bytes (at most %zu)",
+                             strlen(how->name), sizeof sh->prepared[0].name - 1),
+                             &err);
+    for (unsigned k = 0; k < sh->n_prepared; k++)
+        if (!strcmp(sh->prepared[k].name, how->name) &&
+            sh->prepared[k].steps == how->steps)
+            return DLB_OK;
+    if (sh->n_prepared == DLB_HOST_MAX_PREPARED) {
+        h->log(h, DLB_LOG_DEBUG, "prepare '%s': %d models prepared already; "
+               "open will train its weights", how->name, DLB_HOST_MAX_PREPARED);
+        return DLB_OK;
+    }
+    struct dlb_host_prepared *p = &sh->prepared[sh->n_prepared++];
+    snprintf(p->name, sizeof p->name, "%s", how->name);
+    p->steps = how->steps;
+    return DLB_OK;
 }
 
 static void api_release(const struct dlb_host *h, struct dlb_model *m)
@@ -318,6 +359,7 @@ static struct dlb_model_api table = {
     .step = api_step,
     .optimizer = api_optimizer,
     .synchronize = api_synchronize,
+    .prepare = api_prepare,
 };
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
 

@@ -19,13 +19,12 @@
 #include "model/model_find.h"
 #include "model/onnx_write.h"
 #include "train/ref_model.h"
-#include "data/batch_prefetch.h"
-#include "train/model_graph.h"
 #include "train/ref_weights.h"
 #include "train/train_run.h"
 #include "plan/session.h"
 #include "child/workloads.h"
 #include "child/dataset_record.h"
+#include "child/train_figures.h"
 #include "util/hexbits.h"
 
 /* Test-set batch for evaluation: large enough to amortise per-batch work,
@@ -217,20 +216,29 @@ static dlb_status lend_evaluate(void *ctx, struct dlb_model *m, double *loss,
 }
 
 /* model_api's other models (open by name): found and trained as
- * this workload's own reference weights are, on its backend. */
+ * this workload's own reference weights are, on its backend. `suites`
+ * holds the two directories the request points at. */
+static struct dlb_ref_model_req other_model(struct cnn *c,
+                                            const struct dlb_host *h,
+                                            const char *name, uint64_t steps,
+                                            const char *suites[2])
+{
+    suites[0] = c->ctx->suite_origin;
+    suites[1] = c->ctx->plan->suite->path;
+    return (struct dlb_ref_model_req){
+        suites, 2, dlb_installed_suite_dir(), c->be,
+        {name, c->seed, steps ? steps : CNN_DEFAULT_REF_STEPS, c->lr,
+         c->momentum, data_kind(c), load_train, c, h}};
+}
+
 static dlb_status lend_open_model(void *ctx, const struct dlb_host *h,
                                   const char *name, uint64_t steps,
                                   struct dlb_model_spec **spec,
                                   struct dlb_model **out,
                                   struct dlb_error *err)
 {
-    struct cnn *c = ctx;
-    const char *suites[2] = {c->ctx->suite_origin, c->ctx->plan->suite->path};
-    struct dlb_ref_model_req r = {
-        suites, 2, dlb_installed_suite_dir(), c->be,
-        {name, c->seed, steps ? steps : CNN_DEFAULT_REF_STEPS, c->lr,
-         c->momentum, data_kind(c),
-         load_train, c, h}};
+    const char *suites[2];
+    struct dlb_ref_model_req r = other_model(ctx, h, name, steps, suites);
     return dlb_ref_model_open(&r, spec, out, err);
 }
 
@@ -398,15 +406,24 @@ static struct dlb_ref_weights_req reference_req(struct cnn *c)
  * training is not profiled: its operations are not the configuration's. */
 static dlb_status pretrain_reference(struct cnn *c, struct dlb_error *err)
 {
-    if (!c->infer || c->spec->weights)
-        return DLB_OK;
     struct dlb_ref_weights_req req = reference_req(c);
     struct dlb_backend_config cfg = backend_config(c);
     cfg.profile = 0;
     const char *name = dlb_backend_kind_names[c->set->backend];
     dlb_status s = backend_keys(c, name, err);
-    return s != DLB_OK ? s
-           : dlb_ref_weights_prepare(c->spec, &req, name, &cfg, c->seed, err);
+    if (s == DLB_OK && c->infer && !c->spec->weights)
+        s = dlb_ref_weights_prepare(c->spec, &req, name, &cfg, c->seed, err);
+    /* and those of the models plugins will open (model_api's prepare: a
+     * distillation's teacher) */
+    const struct dlb_host_prepared *p;
+    unsigned n = dlb_host_take_prepared(c->host, &p);
+    for (unsigned k = 0; k < n && s == DLB_OK; k++) {
+        const char *suites[2];
+        struct dlb_ref_model_req r = other_model(c, c->host, p[k].name,
+                                                 p[k].steps, suites);
+        s = dlb_ref_model_prepare(&r, name, &cfg, err);
+    }
+    return s;
 }
 
 static dlb_status setup_infer(struct cnn *c, struct dlb_workload_info *info,
@@ -564,45 +581,6 @@ static void record_casts(struct cnn *c)
         c->host->metric(c->host, "cast_share", "%", 100.0 * cast / c->measured_s);
 }
 
-/* Whether the measured steps were replayed from a graph, and what the
- * graph cost: every record of a training configuration says it. */
-static void record_graphs(struct cnn *c)
-{
-    struct dlb_model_graph_figures f;
-    if (c->infer)
-        return;
-    dlb_model_graph_figures(c->trainer.graph, &f);
-    c->host->metric(c->host, "graphs_used", "", f.replays > 0);
-    if (!c->trainer.graphs)
-        return;
-    c->host->metric(c->host, "graph_capture_s", "s", f.capture_s);
-    c->host->metric(c->host, "graph_captures", "", (double)f.captures);
-    c->host->metric(c->host, "graph_replays", "", (double)f.replays);
-    c->host->metric(c->host, "graph_warmup_steps", "steps", (double)f.warmups);
-}
-
-/* Pinned batches uploaded a step ahead (batch_prefetch.h): bytes, copy
- * time per batch and the share of it the measured steps hid. Absent when
- * the batches came on the host. */
-static void record_uploads(struct cnn *c)
-{
-    struct dlb_prefetch_figures f;
-    if (c->infer)
-        return;
-    dlb_batches_upload_figures(c->trainer.batches, &f);
-    if (!f.batches)
-        return;
-    c->host->metric(c->host, "h2d_batches", "batches", (double)f.batches);
-    c->host->metric(c->host, "h2d_bytes", "B", f.bytes);
-    if (!f.measured || f.copy_s <= 0)
-        return;
-    c->host->metric(c->host, "h2d_copy_s", "s", f.copy_s / (double)f.measured);
-    c->host->metric(c->host, "h2d_exposed_s", "s",
-                    f.exposed_s / (double)f.measured);
-    c->host->metric(c->host, "h2d_overlap_share", "%",
-                    100.0 * (1.0 - f.exposed_s / f.copy_s));
-}
-
 /* dlbench export: the model as the quality run left it (trained, the
  * transform applied) written as ONNX where the parent asked. */
 static dlb_status export_model(struct cnn *c, struct dlb_error *err)
@@ -625,8 +603,10 @@ static dlb_status cnn_evaluate(void *wl)
     if (!c->infer && (s = dlb_trainer_settle(&c->trainer, &err)) != DLB_OK)
         return fail(c, s, &err);
     record_casts(c);
-    record_graphs(c);
-    record_uploads(c);
+    if (!c->infer) {
+        dlb_train_figures_graphs(c->host, &c->trainer);
+        dlb_train_figures_uploads(c->host, &c->trainer);
+    }
     /* Measure only: no quality figures asked for, except the accuracy of
      * an inference screening (screen_accuracy), which the budget does not
      * change and which the search's constraint needs; unless a plugin

@@ -23,4 +23,14 @@ dlb_status dlb_ref_model_open(const struct dlb_ref_model_req *r,
                               struct dlb_model_spec **spec,
                               struct dlb_model **out, struct dlb_error *err);
 
+/* The reference weights of r->weights for model r->weights.model_key in
+ * the cache, trained now where they are not (dlb_ref_weights_prepare: on
+ * `backend` opened with `cfg`, apart from this process where it can):
+ * before the measured backend opens, for a model a plugin will open by
+ * name. r->be is not used. */
+dlb_status dlb_ref_model_prepare(const struct dlb_ref_model_req *r,
+                                 const char *backend,
+                                 const struct dlb_backend_config *cfg,
+                                 struct dlb_error *err);
+
 #endif

@@ -1,4 +1,4 @@
-/* dlbench public SDK: the model interface, h->model_api (ABI 2.1).
+/* dlbench public SDK: the model interface, h->model_api (ABI 2.2).
  *
  * Every plugin that works on a network (transforms such as quant and prune,
  * step executors such as dp, mp and distill) reaches the core's model,
@@ -509,6 +509,22 @@ struct dlb_model_api {
                                  struct dlb_model *m, unsigned first,
                                  unsigned last, float loss_scale,
                                  const float *dout, float *din);
+
+    /* ---- 2.2: test with DLB_MODEL_API_HAS before calling ---- */
+
+    /* -- lifetime -- */
+    /* From init: this configuration will open model how->name by name
+     * (with how->steps; the other fields are not read). Where its
+     * reference weights are not cached, the workload trains them before
+     * it opens its own backend, in a process of their own where it can,
+     * as it does an inference's weights: trained later by open, they are
+     * trained in the measured process among its backend's threads (more
+     * slowly, their blocks mapped aside so that its heap stays as it
+     * was). open then finds them cached. Optional: open trains what was
+     * not prepared. DLB_ERR_INPUT without a name; DLB_ERR_UNSUPPORTED
+     * once the workload has set up (too late: call it from init). */
+    dlb_status (*prepare)(const struct dlb_host *h,
+                          const struct dlb_model_open *how);
 };
 
 /* open with a clone: the replica a step executor gives each worker. */

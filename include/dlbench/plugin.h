@@ -45,9 +45,13 @@ extern "C" {
  *        optimizer state as tensor ids (tensor_count_all, tensor_desc,
  *        through the same tensor_io), and forward_range / backward_range
  *        over nodes of an opened model. 2.0 plugins load and run as they
- *        did. */
+ *        did.
+ *   2.2  model_api's prepare, at its end: a plugin says from init which
+ *        model it will open by name, so that its reference weights are
+ *        trained before the measured backend opens, apart from the
+ *        measured process. */
 #define DLB_PLUGIN_ABI_MAJOR 2
-#define DLB_PLUGIN_ABI_MINOR 1
+#define DLB_PLUGIN_ABI_MINOR 2
 
 #define DLB_PLUGIN_ENTRY_NAME "dlb_plugin_entry"
 

@@ -45,10 +45,18 @@ ok "vs baseline table printed" grep -q "^vs baseline" out.txt
 # A residual pair: ResNet-8 distilled from ResNet-20 (10 reference steps,
 # its logits at every step; no baseline row: the sweep keeps only cache
 # off), the 32x32 networks on Fashion-MNIST padded.
-"$DLBENCH" --suite "$top_srcdir/suites/distill.ini" --quick --set model=resnet8 \
+# A cache of its own, so that the teacher's weights are trained here: the
+# plugin prepares them from init, and the workload trains them before it
+# opens its backend, in a process of their own; its first step would
+# train them among that backend's threads, more slowly.
+DLBENCH_CACHE_DIR=$T/rcache "$DLBENCH" --suite "$top_srcdir/suites/distill.ini" --quick --set model=resnet8 \
     --set distill.teacher=resnet20 --set distill.teacher_steps=10 \
     --set distill.teacher_cache=off --set baseline= --out res >res.txt 2>res-err.txt
 ok "resnet8 from resnet20: run succeeds ($(tail -c 300 res-err.txt))" [ $? -eq 0 ]
+ok "resnet8 from resnet20: the teacher's weights trained before the backend opened, apart" \
+    grep -q '^core: info: training reference weights: 10 steps .* in a process of its own' res/logs/*
+ok "... not in the measured process" sh -c "! grep -q 'in this process' res/logs/*"
+ok "... and cached where the teacher opened them" [ -s "$T/rcache/weights/resnet20-s42-n10.safetensors" ]
 rid='distill.enable=on distill.temperature=4 distill.alpha=0.9 distill.teacher_cache=off'
 rfig() { json res/results.json "[r for r in d['records'] if r['id']=='$rid'][0]['metrics']['$1']['value']"; }
 ok "resnet8 from resnet20: ok" [ "$(status_of res/results.json "$rid")" = ok ]

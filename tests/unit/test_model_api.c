@@ -9,6 +9,9 @@
  *   - infer's logits are the log-probabilities before the log-softmax;
  *   - rewrite refuses mixed kinds and an int8 rewrite out of node order,
  *     and a mask zeroes exactly the masked weights;
+ *   - prepare (2.2) keeps each model a plugin will open once, for the
+ *     workload to take before its backend opens; refuses a missing name,
+ *     and any call once the workload has taken them;
  *   - on tests/unit/models/residual.ini, node_info gives the graph: a
  *     chain node reads the one before, an add its named inputs in order,
  *     a node reading the network's input -1; a conv's groups are 1.
@@ -39,7 +42,8 @@ static void test_entries(const struct dlb_host *h)
     CHECK(a->slice_forward && a->slice_backward && a->slice_step);
     CHECK(a->slice_memory && a->slice_input && a->slice_forward_view);
     CHECK(a->slice_backward_view && a->rewrite && a->extra);
-    CHECK(DLB_MODEL_API_HAS(a, extra));
+    CHECK(a->tensor_count_all && a->forward_range && a->prepare);
+    CHECK(DLB_MODEL_API_HAS(a, extra) && DLB_MODEL_API_HAS(a, prepare));
     for (size_t i = 0; i < sizeof extras / sizeof extras[0]; i++)
         CHECK(a->extra(h, extras[i]) != NULL);
     CHECK(a->extra(h, "quant.no_such_extra") == NULL);
@@ -211,6 +215,42 @@ static void test_graph(const struct dlb_host *h, struct dlb_model *m)
     CHECK(li.n_inputs == 1 && li.inputs[0] == c2 - 1 && li.groups == 1);
 }
 
+/* The models plugins will open, said from init, for the workload. */
+static void test_prepare(const struct dlb_host *h)
+{
+    const struct dlb_model_api *a = h->model_api;
+    struct dlb_model_open how = {.struct_size = sizeof how,
+                                 .name = "resnet20", .steps = 300};
+    const struct dlb_host_prepared *p = NULL;
+    CHECK(a->prepare(h, &how) == DLB_OK);
+    CHECK(a->prepare(h, &how) == DLB_OK); /* the same once */
+    how.steps = 0;
+    CHECK(a->prepare(h, &how) == DLB_OK); /* other steps: other weights */
+    how.name = "";
+    CHECK(a->prepare(h, &how) == DLB_ERR_INPUT);
+    how.name = NULL;
+    CHECK(a->prepare(h, &how) == DLB_ERR_INPUT);
+    how = (struct dlb_model_open){.struct_size = 8, .name = "lenet"};
+    CHECK(a->prepare(h, &how) == DLB_ERR_INPUT); /* shorter than 2.0's */
+    /* more than there is room for: a hint, the rest trained by open */
+    for (int k = 0; k < DLB_HOST_MAX_PREPARED + 2; k++) {
+        how = (struct dlb_model_open){.struct_size = sizeof how,
+                                      .name = "lenet", .steps = 10 + k};
+        CHECK(a->prepare(h, &how) == DLB_OK);
+    }
+    unsigned n = dlb_host_take_prepared(h, &p);
+    CHECK(n == DLB_HOST_MAX_PREPARED && p != NULL);
+    if (p && n >= 3) {
+        CHECK(!strcmp(p[0].name, "resnet20") && p[0].steps == 300);
+        CHECK(!strcmp(p[1].name, "resnet20") && p[1].steps == 0);
+        CHECK(!strcmp(p[2].name, "lenet") && p[2].steps == 10);
+    }
+    /* taken: too late now */
+    how = (struct dlb_model_open){.struct_size = sizeof how, .name = "vgg-small"};
+    CHECK(a->prepare(h, &how) == DLB_ERR_UNSUPPORTED);
+    CHECK(dlb_host_take_prepared(h, &p) == n);
+}
+
 int main(void)
 {
     struct env e;
@@ -234,6 +274,7 @@ int main(void)
         test_graph(h, rm);
     model_close(rm);
     dlb_model_spec_free(rs);
+    test_prepare(h);
     env_close(&e);
     return check_exit();
 }
