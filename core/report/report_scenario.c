@@ -45,11 +45,19 @@ static void search_words(char *b, size_t len, const struct dlb_scen_summary *s,
     char vlo[64], vhi[64];
     dlb_scen_num(vlo, sizeof vlo, s->qps_lo);
     dlb_scen_num(vhi, sizeof vhi, s->qps_hi);
-    int n = snprintf(b, len, "searched: %zu probes of %.0f to %.0f queries; ",
-                     s->n_probes, lo, hi);
+    int n = lo == hi ? snprintf(b, len, "searched: %zu probe%s of %.0f "
+                                "queries; ", s->n_probes,
+                                s->n_probes == 1 ? "" : "s", lo)
+                     : snprintf(b, len, "searched: %zu probes of %.0f to %.0f "
+                                "queries; ", s->n_probes, lo, hi);
     if (n < 0 || (size_t)n >= len)
         return;
-    if (s->converged)
+    if (!s->converged && isnan(s->qps_lo) &&
+        (double)s->n_probes < num(search, "max_probes"))
+        /* the engine stopped: the serve alone is over the bound */
+        snprintf(b + n, len - (size_t)n, "stopped there, as no rate can "
+                 "meet the bound (lowest invalid: %s queries/s)", vhi);
+    else if (s->converged)
         snprintf(b + n, len - (size_t)n, "%s queries/s valid, %s not "
                  "(the bracket within %.3g%%)", vlo, vhi,
                  100 * num(search, "resolution"));

@@ -134,7 +134,9 @@ dlb_status dlb_scen_server_run(const struct dlb_scen_sut *sut,
  * the highest valid rate: from half the rate one serve a query at a time
  * sustains, double (or halve) until a valid and an invalid rate bracket
  * the answer, then bisect until the bracket is within rules->resolution of
- * the valid rate, at most rules->max_probes runs in all. */
+ * the valid rate, at most rules->max_probes runs in all. It stops at the
+ * first probe where the serve alone is over the bound (its median query
+ * and the measured step both longer than it): no rate can pass. */
 dlb_status dlb_scen_server(const struct dlb_scen_sut *sut,
                            const struct dlb_scen_rules *rules,
                            struct dlb_scen_result *out);

@@ -77,6 +77,19 @@ ok "mode = train: the scenarios are skipped" [ "$(json t/results.json \
     "sorted(set(r['status'] for r in d['records']))")" = "['skipped']" ]
 ok "... with the reason" grep -q "scenario = server measures inference" t/results.json
 
+# A bound below the step (0.1 ms on the synthetic clock): every query
+# waits a step at least, so the search stops at its first probe and says
+# why, instead of halving the rate through every probe.
+"$DLBENCH" run "$SUITE" --set scenario=server --set server_latency_bound=0.05ms \
+    --out u >u.out 2>u.err
+ok "bound under the step: the run exits 0" [ $? -eq 0 ]
+ok "... one probe, nothing valid, not converged" [ "$(scen u/results.json "$SV1" \
+    "len(s['search']['probes']) == 1 and s['search']['qps_lo'] is None and not s['search']['converged'] and not s['valid']")" = True ]
+ok "... the probe says no rate can meet the bound" [ "$(scen u/results.json "$SV4" \
+    "'one step of 0.1 ms as measured before, takes longer than the bound, so no rate can meet it' in s['why']")" = True ]
+ok "... report.md says the search stopped there" [ "$(section u/report.md | \
+    grep -c 'searched: 1 probe of [0-9]* queries; stopped there, as no rate can meet the bound')" -eq 2 ]
+
 # The shipped suite on LeNet, CI-sized: the figures are this machine's.
 "$DLBENCH" run "$top_srcdir/suites/scenarios.ini" --quick --out l >l.out 2>l.err
 ok "suites/scenarios.ini --quick exits 0" [ $? -eq 0 ]

@@ -301,12 +301,24 @@ static void test_search_planted(void)
     CHECK(res.n_probes == 3 && !res.converged);
     dlb_scen_result_free(&res);
 
-    /* a bound below the service time: nothing is valid */
+    /* a bound below the service time: nothing is valid, and the first
+     * probe says so, rather than halving the rate four times more */
     rules.max_probes = 5;
     rules.latency_bound_s = 0.5 * d;
     CHECK(dlb_scen_server(&s, &rules, &res) == DLB_OK);
     CHECK(isnan(res.figure) && !res.run.valid && isnan(res.qps_lo));
-    CHECK(res.n_probes == 5);
+    CHECK(res.n_probes == 1 && !res.converged);
+    CHECK(strstr(res.run.why, "no rate can meet it") != NULL);
+    CHECK(strstr(res.run.why, "one step of 1 ms") != NULL);
+    dlb_scen_result_free(&res);
+
+    /* a serve slower now than the step measured before (within the
+     * bound): no proof that a lower rate fails, so every probe runs */
+    f.service = 4 * d;
+    rules.latency_bound_s = 2 * d;
+    CHECK(dlb_scen_server(&s, &rules, &res) == DLB_OK);
+    CHECK(isnan(res.qps_lo) && res.n_probes == 5);
+    CHECK(strstr(res.run.why, "no rate can meet it") == NULL);
     dlb_scen_result_free(&res);
 }
 
