@@ -2,7 +2,7 @@
  * gave way to the one model interface (2.0). Its descriptor has the
  * layout 2.0 keeps, so only the version tells it apart. Expected: the
  * loader refuses it with "was built for plugin ABI 1.7; this dlbench
- * speaks 2.1: rebuild it against dlbench 2.1's headers", naming both
+ * speaks 2.2: rebuild it against dlbench 2.2's headers", naming both
  * versions. Bug it guards against: a 1.x plugin loaded and then calling
  * through a struct dlb_host whose fields moved under it. */
 #include <dlbench/plugin.h>

@@ -1,6 +1,6 @@
 /* Test plugin: built for a plugin ABI major version this dlbench does not
  * have. Expected: the loader refuses it with "was built for plugin ABI
- * 99.0; this dlbench speaks 2.1: rebuild it ...". Bug it guards against: a
+ * 99.0; this dlbench speaks 2.2: rebuild it ...". Bug it guards against: a
  * descriptor of another layout read as if it were ours. */
 #include <dlbench/plugin.h>
 
