@@ -116,9 +116,16 @@ void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel
     const struct dlb_sel_config *pc = dlb_selection_config(sel, w);
     /* The head names the workload: the winner and its baseline are said
      * by what they set beyond it */
-    char ws[400], bs[400];
+    char ws[400], bs[440];
     dlb_words_not_in(ws, sizeof ws, w, wl);
     dlb_words_not_in(bs, sizeof bs, base, wl);
+    if (!wl[0] && strcmp(w, base)) {
+        /* one workload: the winner is named whole, as what to run; its
+         * baseline by what it sets otherwise */
+        char other[400];
+        dlb_words_not_in(other, sizeof other, base, w);
+        snprintf(bs, sizeof bs, "the baseline (%s)", other);
+    }
     char fig[600] = "";
     if (group->configs.n == 1)
         snprintf(fig, sizeof fig, " (its only configuration: nothing to tune)");

@@ -19,6 +19,11 @@ done
 ok "winner is the least work" [ "$(sel r "['winner']")" = "testload.work=5000" ]
 ok "baseline is the suite's" [ "$(sel r "['baseline']")" = "testload.work=40000" ]
 ok "summary after the table" grep -q "^winner: testload.work=5000" r.out
+# one workload: the winner whole, its baseline by what it sets otherwise,
+# and the why without the id again
+ok "... over the baseline (testload.work=40000)" \
+    grep -q "^winner: testload.work=5000, [0-9.]*x ([0-9.]*-[0-9.]*) over the baseline (testload.work=40000)" r.out
+ok "... why: it has the best" grep -q "^  why: it has the best throughput" r.out
 ok "report.md names the winner" grep -q "Winner: testload.work=5000" r/report.md
 ok "report.html is one page" sh -c "grep -q '</html>' r/report.html && ! grep -q '<img' r/report.html"
 ok "best.ini has the winner's value" grep -q "^work = 5000" r/best.ini
