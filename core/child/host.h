@@ -11,10 +11,10 @@
 
 #include "services/model_lend.h"
 
-/* State shared by every host of one configuration. */
 /* Models a configuration's plugins may prepare: a teacher, a few more. */
 #define DLB_HOST_MAX_PREPARED 4
 
+/* State shared by every host of one configuration. */
 struct dlb_host_shared {
     json_t *metrics;                          /* { "name": {value, unit} } */
     /* The last error a plugin logged ("who: message"), so that a failed

@@ -118,8 +118,9 @@ void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel
      * by what they set beyond it */
     char ws[400], bs[440];
     dlb_words_not_in(ws, sizeof ws, w, wl);
-    dlb_words_not_in(bs, sizeof bs, base, wl);
-    if (!wl[0] && strcmp(w, base)) {
+    if (wl[0] || !strcmp(w, base))
+        dlb_words_not_in(bs, sizeof bs, base, wl);
+    else {
         /* one workload: the winner is named whole, as what to run; its
          * baseline by what it sets otherwise */
         char other[400];

@@ -96,9 +96,9 @@ static void why(const struct sel *s, size_t g, const struct dlb_sel_item *best,
                 char *buf, size_t len)
 {
     const char *obj = dlb_objective_name(s->set.objective);
-    /* both are set where a winner is explained; "(none)" keeps a NULL
-     * out of the format either way */
-    /* "it": the text follows the winner's line, which names it */
+    /* "it": the text follows the winner's line, which names it. best is
+     * set where a winner is explained; "(none)" keeps a NULL out of the
+     * format either way */
     const char *b = id_of(s, best) ? id_of(s, best) : "(none)";
     int used = snprintf(buf, len, "it has the best %s of the configurations "
                         "meeting every constraint", obj);

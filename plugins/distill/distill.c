@@ -145,6 +145,17 @@ static dlb_status distill_init(const struct dlb_host *h,
 {
     if (!p || p->count < KD_N_PARAMS || !soft_target_step(h))
         return DLB_ERR_INTERNAL;
+    /* The teacher's reference weights, where not cached, are trained
+     * before the measured backend opens, in a process of their own: at
+     * its first step they would be trained among that backend's threads,
+     * more slowly (ABI 2.2; an older core trains them there). */
+    struct dlb_model_open how = {.struct_size = sizeof how,
+                                 .name = p->values[KD_TEACHER].s,
+                                 .steps = (uint64_t)p->values[KD_STEPS].i};
+    dlb_status s = DLB_MODEL_API_HAS(h->model_api, prepare)
+                       ? h->model_api->prepare(h, &how) : DLB_OK;
+    if (s != DLB_OK)
+        return s;
     struct distill *d = calloc(1, sizeof *d);
     if (!d)
         return DLB_ERR_NOMEM;
@@ -156,20 +167,7 @@ static dlb_status distill_init(const struct dlb_host *h,
     d->teacher_steps = (uint64_t)p->values[KD_STEPS].i;
     d->h = h;
     *state = d;
-    /* The teacher's reference weights, where not cached, are trained
-     * before the measured backend opens, in a process of their own: at
-     * its first step they would be trained among that backend's threads,
-     * more slowly (ABI 2.2; an older core trains them there). */
-    struct dlb_model_open how = {.struct_size = sizeof how,
-                                 .name = d->teacher_name,
-                                 .steps = d->teacher_steps};
-    dlb_status s = DLB_MODEL_API_HAS(h->model_api, prepare)
-                       ? h->model_api->prepare(h, &how) : DLB_OK;
-    if (s != DLB_OK) { /* a failed init is not finished: free it here */
-        free(d);
-        *state = NULL;
-    }
-    return s;
+    return DLB_OK;
 }
 
 static void distill_fini(void *state)
