@@ -87,19 +87,22 @@ static void drop_words(char *buf, size_t len, const struct dlb_sel_config *pc)
 {
     const char *w = s_of(pc->accuracy_within);
     double drop = dlb_figure_unsigned_zero(pc->accuracy_drop, 2);
+    /* a negative drop is a gain: said so, not as "drop -0.30" */
+    const char *word = drop < 0 ? "gain" : "drop";
+    drop = fabs(drop);
     if (!strcmp(w, "unchecked"))
-        snprintf(buf, len, ", accuracy drop %.2f points (1 seed: training noise "
-                 "not measured)", drop);
+        snprintf(buf, len, ", accuracy %s %.2f points (1 seed: training noise "
+                 "not measured)", word, drop);
     else if (w[0] && !isnan(pc->accuracy_drop_ci))
-        snprintf(buf, len, ", accuracy drop %.2f +-%.2f points over %.0f seed%s%s",
-                 drop, pc->accuracy_drop_ci, pc->accuracy_seeds,
+        snprintf(buf, len, ", accuracy %s %.2f +-%.2f points over %.0f seed%s%s",
+                 word, drop, pc->accuracy_drop_ci, pc->accuracy_seeds,
                  pc->accuracy_seeds == 1 ? " and the stated noise" : "s",
                  !strcmp(w, "yes") ? ", within accuracy_tolerance"
                  : !strcmp(w, "cannot tell") ? ": cannot tell whether within "
                                                "accuracy_tolerance"
                                              : "");
     else
-        snprintf(buf, len, ", accuracy drop %.2f points", drop);
+        snprintf(buf, len, ", accuracy %s %.2f points", word, drop);
 }
 
 void dlb_rep_group_winner(char *buf, size_t len, const struct dlb_selection *sel,

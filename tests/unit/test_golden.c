@@ -281,8 +281,9 @@ static void golden_workloads(void)
     set_seeds(r, 80.9, 80.1);
     json_array_append_new(recs, r = crafted(&f, 2, 99, 0.02, 79.9, 50e6));
     set_seeds(r, 80.0, 79.8);
-    json_array_append_new(recs, r = crafted(&f, 3, 200, 0.01, 79.0, 50e6));
-    set_seeds(r, 79.1, 78.9);
+    /* the winner at batch 16 gains accuracy: its line says a gain */
+    json_array_append_new(recs, r = crafted(&f, 3, 200, 0.01, 80.3, 50e6));
+    set_seeds(r, 80.4, 80.2);
     json_array_append_new(recs, crafted(&f, 4, 300, 0.01, 80.0, 80e6));
     json_array_append_new(recs, r = crafted(&f, 5, 400, 0.01, 80.1, 200e6));
     json_object_set_new(r, "system", json_pack("{s:s}", "doubtful",
