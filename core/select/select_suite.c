@@ -35,6 +35,64 @@ static dlb_status term_matches(const struct dlb_plan *p,
     return DLB_OK;
 }
 
+/* Which term of a baseline no configuration has, and the values its
+ * key takes in the plan: after a --set model=resnet20 the suite's
+ * "model=lenet ..." names a model the plan no longer runs. */
+static dlb_status no_match(const struct dlb_plan *p, const char *spec,
+                           struct dlb_error *err)
+{
+    char *copy = strdup(spec), *save = NULL;
+    if (!copy)
+        return dlb_errorf(err, DLB_ERR_NOMEM, "out of memory");
+    const char *bad = NULL;
+    dlb_status st = DLB_OK;
+    for (char *t = strtok_r(copy, " \t", &save); t && !bad && st == DLB_OK;
+         t = strtok_r(NULL, " \t", &save)) {
+        int any = 0;
+        for (size_t i = 0; i < p->n && !any && st == DLB_OK; i++)
+            st = term_matches(p, &p->configs[i], t, &any, err);
+        if (st == DLB_OK && !any)
+            bad = t;
+    }
+    if (st != DLB_OK) {
+        free(copy);
+        return st;
+    }
+    char values[512] = "";
+    size_t used = 0;
+    struct dlb_keyref r;
+    struct dlb_error ignore = {""};
+    char key[256];
+    if (bad) {
+        snprintf(key, sizeof key, "%.*s", (int)strcspn(bad, "="), bad);
+        if (dlb_suite_resolve_key(p->suite, key, &r, &ignore) != DLB_OK)
+            bad = NULL;
+    }
+    /* the key's distinct values, in plan order */
+    for (size_t i = 0; bad && i < p->n && used < sizeof values; i++) {
+        const char *v = p->configs[i].values[r.ns][r.param].s;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !strcmp(v, p->configs[j].values[r.ns][r.param].s);
+        if (!seen)
+            used += (size_t)snprintf(values + used, sizeof values - used,
+                                     "%s%s", used ? ", " : "", v);
+    }
+    dlb_status out;
+    if (bad)
+        out = dlb_errorf(err, DLB_ERR_INPUT, "matches no configuration of the "
+                         "plan: no configuration has %s (%s takes %s in this "
+                         "plan); name a value it takes, e.g. --set "
+                         "\"baseline=%s\"", bad, key, values,
+                         p->configs[0].id);
+    else
+        out = dlb_errorf(err, DLB_ERR_INPUT, "matches no configuration of the "
+                         "plan; expected axis values as in a configuration "
+                         "id, e.g. \"%s\"", p->configs[0].id);
+    free(copy);
+    return out;
+}
+
 /* The baseline names settings ("amp.precision=fp32"); on several
  * workloads it matches one configuration each, all with the same
  * settings: that is one baseline, each workload's own. */
@@ -71,9 +129,7 @@ static dlb_status find_baseline(const struct dlb_plan *p,
         return dlb_errorf(err, DLB_ERR_INPUT, "matches %zu configurations "
                           "with different settings; name more axis values",
                           hits);
-    return dlb_errorf(err, DLB_ERR_INPUT, "matches no configuration of the "
-                      "plan; expected axis values as in a configuration id, "
-                      "e.g. \"%s\"", p->configs[0].id);
+    return no_match(p, spec, err);
 }
 
 /* The default workload: what changes what is computed. Batch is a
