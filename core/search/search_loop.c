@@ -87,7 +87,19 @@ static void warn_noise(struct dlb_search_loop *r, const char *id, json_t *json)
     if (cv > CV_WARN)
         fprintf(stderr, "dlbench: warning: %s: step times vary a lot (CV %.1f%% > %.0f%%); "
                         "is something else running?\n", id, cv * 100, CV_WARN * 100);
-    if (rec.measure.converged == 0 && dlb_rec_has(rec.stats.ci_rel_halfwidth))
+    if (rec.stats.ci_exact == 0 && rec.stats.n >= 2 &&
+        dlb_rec_has(rec.stats.median))
+        /* [min, max] of n samples holds the median with probability
+         * 1 - 2^(1-n): 50% at 2, 93.75% at 5; 6 is the fewest for 95% */
+        fprintf(stderr, "dlbench: note: %s: only %lld samples before "
+                        "time_cap: their range holds the median with %.4g%% "
+                        "confidence, not 95%%, so this row's intervals are "
+                        "narrower than they should be; 6 samples give 95%% "
+                        "(a time_cap of %.2g s at this step time)\n", id,
+                rec.stats.n, 100 * (1 - ldexp(1, 1 - (int)rec.stats.n)),
+                6 * rec.stats.median * (rec.measure.steps_per_sample > 0
+                                            ? rec.measure.steps_per_sample : 1));
+    else if (rec.measure.converged == 0 && dlb_rec_has(rec.stats.ci_rel_halfwidth))
         fprintf(stderr, "dlbench: note: %s: the median's CI did not reach the target "
                         "before time_cap (%.2f%%)\n", id,
                 rec.stats.ci_rel_halfwidth * 100);

@@ -108,7 +108,7 @@ static void judge(struct dlb_strpool *pool, const struct dlb_select_settings *se
         snprintf(why, sizeof why, "its baseline has no figures");
         verdict = "not measured";
     } else {
-        double lo, hi, sp = dlb_sel_speedup(set, it, base, &lo, &hi);
+        double lo, hi, p, sp = dlb_sel_speedup(set, it, base, &lo, &hi);
         o->speedup = dlb_sel_fig(sp);
         if (!isnan(dlb_sel_fig(lo)) && !isnan(dlb_sel_fig(hi)))
             o->speedup_ci_lo = lo, o->speedup_ci_hi = hi;
@@ -132,6 +132,15 @@ static void judge(struct dlb_strpool *pool, const struct dlb_select_settings *se
             snprintf(why, sizeof why, "breaks %s (%.3g against %.3g)",
                      it->viol[0].constraint, it->viol[0].value, it->viol[0].limit);
             verdict = "costs";
+        } else if ((lo > 1 || hi < 1) && !dlb_sel_differ(set, it, base, &p)) {
+            /* the winner's test (select.c's ties): with too few samples
+             * for it, intervals of [min, max] can miss each other
+             * without showing anything */
+            snprintf(why, sizeof why, "the speedup's interval is %s 1, but "
+                     "the U test does not show a difference (p = %.2g over "
+                     "%zu and %zu samples)", lo > 1 ? "above" : "below", p,
+                     it->n, base->n);
+            verdict = "no measurable effect";
         } else if (lo > 1) {
             snprintf(why, sizeof why, "faster: the speedup's interval is above 1");
             verdict = "pays off";

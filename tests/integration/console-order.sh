@@ -14,4 +14,15 @@ ok "... no message of dlbench's within another line" sh -c "! grep -n '.dlbench:
 # samples/s, never 6.147e+04, which does not read beside its neighbours.
 ok "... progress lines with samples/s over 10000" grep -Eq '^\[[0-9]+/32\] .*: ok, [0-9.]+ ms/step, [0-9]{5,} samples/s' both.txt
 ok "... no exponent in a progress line" sh -c "! grep -E '^\[[0-9]+/[0-9]+\] .*[0-9]e[+-][0-9]' both.txt"
+# A time_cap under a few steps (2 ms each on the synthetic clock): 2
+# samples, whose range is no 95% interval (it holds the median half the
+# time). The console says so, with the time_cap that would give 6
+# samples, instead of "the CI did not reach the target".
+"$DLBENCH" --suite "$SUITES/console.ini" --out few --set testload.clock=synthetic \
+    --set testload.work=2000000 --set time_cap=0.003s >few.txt 2>&1
+ok "few samples: exit status 0" [ $? -eq 0 ]
+ok "... a note says how sure 2 samples are, and the time_cap for 6" \
+    grep -q "only 2 samples before time_cap: their range holds the median with 50% confidence, not 95%.*a time_cap of 0.012 s" few.txt
+ok "... on every row ($(grep -c 'only 2 samples' few.txt) of 4)" [ "$(grep -c 'only 2 samples' few.txt)" -eq 4 ]
+ok "... not the note about the target" sh -c "! grep -q 'did not reach the target' few.txt"
 finish

@@ -53,14 +53,15 @@ static void fixture_close(struct fixture *f)
     unlink(f->path);
 }
 
-/* An ok record of plan position `pos`: 21 step times around
+/* An ok record of plan position `pos`: n (<= 64) step times around
  * 1/throughput (one sample per step) spread by +-spread (fraction), an
  * accuracy (< 0: none) and a peak RSS in bytes (< 0: none). */
-static json_t *crafted(const struct fixture *f, size_t pos, double throughput,
-                       double spread, double accuracy, double peak)
+static json_t *crafted_n(const struct fixture *f, size_t pos, int n,
+                         double throughput, double spread, double accuracy,
+                         double peak)
 {
-    enum { N = 21 };
-    double t[N];
+    const int N = n < 64 ? n : 64;
+    double t[64];
     json_t *samples = json_array();
     for (int k = 0; k < N; k++) {
         t[k] = 1.0 / throughput * (1 + spread * ((double)(k % 7) - 3) / 3);
@@ -84,6 +85,13 @@ static json_t *crafted(const struct fixture *f, size_t pos, double throughput,
                      "throughput", "median", 1 / st.median, "ci_lo", 1 / st.ci_hi,
                      "ci_hi", 1 / st.ci_lo, "samples", samples,
                      "measure", "samples_per_step", 1.0, "metrics", metrics);
+}
+
+/* The same with 21 samples. */
+static json_t *crafted(const struct fixture *f, size_t pos, double throughput,
+                       double spread, double accuracy, double peak)
+{
+    return crafted_n(f, pos, 21, throughput, spread, accuracy, peak);
 }
 
 #endif

@@ -322,6 +322,42 @@ static void test_workload_groups(void)
     fixture_close(&f);
 }
 
+/* Too few samples to tell: 2 and 4 samples whose ranges miss each other
+ * (a time_cap under a few steps) give a speedup "interval" above 1, but
+ * no U test on so few can reach p < 0.05 (the least exact p is 2/15).
+ * The verdict says no measurable effect, as the winner's tie rule does;
+ * with 21 samples each the same figures pay off. */
+static void test_too_few_samples(void)
+{
+    struct fixture f;
+    if (!fixture_open(&f, "[suite]\n[sweep]\namp.enable = off, on\n"))
+        return;
+    json_t *recs = json_array();
+    json_array_append_new(recs, crafted_n(&f, 0, 2, 100, 0.01, -1, -1));
+    json_array_append_new(recs, crafted_n(&f, 1, 4, 200, 0.01, -1, -1));
+    json_t *sel = run_select(&f, recs);
+    json_t *v = json_array_get(json_object_get(sel, "verdicts"), 0);
+    json_t *row = json_array_get(json_object_get(v, "workloads"), 0);
+    CHECK(!strcmp(json_string_value(json_object_get(v, "verdict")),
+                  "no measurable effect"));
+    CHECK(json_number_value(json_array_get(json_object_get(row, "speedup_ci"),
+                                           0)) > 1);
+    const char *why = json_string_value(json_object_get(row, "why"));
+    CHECK(why && strstr(why, "the U test does not show a difference") &&
+          strstr(why, "over 4 and 2 samples"));
+    CHECK(!strcmp(winner(sel), "amp.enable=off"));
+    json_decref(sel);
+    json_array_set_new(recs, 0, crafted(&f, 0, 100, 0.01, -1, -1));
+    json_array_set_new(recs, 1, crafted(&f, 1, 200, 0.01, -1, -1));
+    sel = run_select(&f, recs);
+    v = json_array_get(json_object_get(sel, "verdicts"), 0);
+    CHECK(!strcmp(json_string_value(json_object_get(v, "verdict")), "pays off"));
+    CHECK(!strcmp(winner(sel), "amp.enable=on"));
+    json_decref(sel);
+    json_decref(recs);
+    fixture_close(&f);
+}
+
 /* Accuracy compares only after as much training: batch 16 and 32 for 10
  * steps each saw 160 and 320 images, so no drop is judged (a note says
  * why); with train_samples they see as many, and the drop counts. */
@@ -489,6 +525,7 @@ int main(void)
     test_latency();
     test_bad_keys();
     test_workload_groups();
+    test_too_few_samples();
     test_equal_training();
     test_paired_images();
     return check_exit();
