@@ -136,10 +136,11 @@ static void judge(struct dlb_strpool *pool, const struct dlb_select_settings *se
             /* the winner's test (select.c's ties): with too few samples
              * for it, intervals of [min, max] can miss each other
              * without showing anything */
-            snprintf(why, sizeof why, "the speedup's interval is %s 1, but "
-                     "the U test does not show a difference (p = %.2g over "
-                     "%zu and %zu samples)", lo > 1 ? "above" : "below", p,
-                     it->n, base->n);
+            snprintf(why, sizeof why, "%sthe U test does not show a "
+                     "difference (p = %.2g over %zu and %zu samples), though "
+                     "the speedup's interval is %s 1",
+                     it->n < 6 || base->n < 6 ? "too few samples to tell: " : "",
+                     p, it->n, base->n, lo > 1 ? "above" : "below");
             verdict = "no measurable effect";
         } else if (lo > 1) {
             snprintf(why, sizeof why, "faster: the speedup's interval is above 1");

@@ -25,4 +25,10 @@ ok "... a note says how sure 2 samples are, and the time_cap for 6" \
     grep -q "only 2 samples before time_cap: their range holds the median with 50% confidence, not 95%.*a time_cap of 0.012 s" few.txt
 ok "... on every row ($(grep -c 'only 2 samples' few.txt) of 4)" [ "$(grep -c 'only 2 samples' few.txt)" -eq 4 ]
 ok "... not the note about the target" sh -c "! grep -q 'did not reach the target' few.txt"
+# Two samples a row: no rank test can show a difference, though the
+# ranges (exact on this clock) miss each other. The verdict says so, as
+# the winner's tie rule does, rather than "pays off" beside a tie.
+ok "... the verdicts say why they cannot tell" \
+    grep -q "8.00x (8.00-8.00), memory .*: no measurable effect (too few samples to tell: the U test does not show a difference (p = .* over 2 and 2 samples), though the speedup's interval is above 1)" few.txt
+ok "... and the winner is the baseline, tied" grep -q "winner: .*samples_per_step=1 (the baseline: no setting beats it)" few.txt
 finish
