@@ -550,13 +550,18 @@ dlb_status dlb_cpu_conv2d_int8_cols(struct dlb_backend *be,
                                     const struct dlb_buffer *w_scale,
                                     const struct dlb_buffer *b,
                                     struct dlb_buffer *y);
+/* cpu_quantise.c: n values of `in` quantised to q->x_type, as quantize
+ * does (the same bytes as dlb_int8_quantize_fast) */
+void dlb_cpu_quantise_run(const struct dlb_int8_desc *q, const float *in,
+                          unsigned char *out, size_t n);
 /* The first `count` values of F32 x quantised to q->x_type, as quantize
  * does, into scratch slot DLB_CPU_SLOT_INT8, which *tmp (with *impl, its
- * side state) then describes as a buffer in the host view. */
+ * side state) then describes as a buffer in the host view; with
+ * keep_layout, in x's blocked layout where x has one without padding. */
 dlb_status dlb_cpu_int8_quantised(struct dlb_backend *be,
                                   const struct dlb_int8_desc *q,
                                   const struct dlb_buffer *x, size_t count,
-                                  struct dlb_buffer *tmp,
+                                  int keep_layout, struct dlb_buffer *tmp,
                                   struct dlb_cpu_buf *impl);
 /* *tmp (and *impl) describing `count` elements of type t at data, in the
  * host view: scratch memory handed to an op as its input. */

@@ -261,3 +261,12 @@ dlb_status dlb_cpu_timer_elapsed(struct dlb_backend *be, struct dlb_timer *t,
     *seconds = t->stop - t->start;
     return DLB_OK;
 }
+
+void dlb_cpu_scratch_buffer(enum dlb_dtype t, size_t count, void *data,
+                            struct dlb_buffer *tmp, struct dlb_cpu_buf *impl)
+{
+    memset(impl, 0, sizeof *impl);
+    *tmp = (struct dlb_buffer){ .dtype = t, .count = count,
+                                .bytes = count * dlb_dtype_size(t),
+                                .data = data, .impl = impl };
+}

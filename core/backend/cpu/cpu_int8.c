@@ -251,7 +251,8 @@ dlb_status dlb_cpu_conv2d_int8_fwd(struct dlb_backend *be,
     if (dlb_cpu_int8_cols_fit(d))
         return dlb_cpu_conv2d_int8_cols(be, d, q, x, w, w_scale, b, y);
     if (x->dtype == DLB_F32) {
-        if ((s = dlb_cpu_int8_quantised(be, q, x, chk.x_count, &xq, &xqi)))
+        if ((s = dlb_cpu_int8_quantised(be, q, x, chk.x_count, 1, &xq,
+                                        &xqi)))
             return s;
         a.x = &xq;
     }
@@ -288,7 +289,8 @@ dlb_status dlb_cpu_linear_int8_fwd(struct dlb_backend *be,
     if ((s = dlb_int8_check(be, op, q, &chk)) || (s = DLB_CPU_PLAIN(be, w, b)))
         return s;
     if (x->dtype == DLB_F32) {
-        if ((s = dlb_cpu_int8_quantised(be, q, x, chk.x_count, &xq, &xqi)))
+        if ((s = dlb_cpu_int8_quantised(be, q, x, chk.x_count, 0, &xq,
+                                        &xqi)))
             return s;
         a.x = &xq;
     }

@@ -51,51 +51,6 @@ int dlb_cpu_int8_cols_fit(const struct dlb_conv2d_desc *d)
     return d->in_c == 1 && dlb_conv2d_groups(d) == 1 && d->kw <= COLS_COPY;
 }
 
-void dlb_cpu_scratch_buffer(enum dlb_dtype t, size_t count, void *data,
-                            struct dlb_buffer *tmp, struct dlb_cpu_buf *impl)
-{
-    memset(impl, 0, sizeof *impl);
-    *tmp = (struct dlb_buffer){ .dtype = t, .count = count,
-                                .bytes = count * dlb_dtype_size(t),
-                                .data = data, .impl = impl };
-}
-
-/* n values of `in` quantised into `out`. The settings are copied into
- * locals first: the byte stores may alias anything, so fields read
- * through q would be loaded again for every value. */
-static void quantise_run(const struct dlb_int8_desc *q, const float *in,
-                         unsigned char *out, size_t n)
-{
-    const float scale = q->x_scale;
-    const double inv = 1.0 / (double)scale;
-    const int32_t zp = q->x_zero_point, lo = dlb_int8_lo(q->x_type);
-    const int32_t hi = dlb_int8_hi(q->x_type);
-    for (size_t i = 0; i < n; i++)
-        out[i] = (unsigned char)dlb_int8_quantize_fast(in[i], inv, scale, zp,
-                                                       lo, hi);
-}
-
-dlb_status dlb_cpu_int8_quantised(struct dlb_backend *be,
-                                  const struct dlb_int8_desc *q,
-                                  const struct dlb_buffer *x, size_t count,
-                                  struct dlb_buffer *tmp,
-                                  struct dlb_cpu_buf *impl)
-{
-    dlb_status s = DLB_CPU_PLAIN(be, x);
-    unsigned char *out = s ? NULL : dlb_cpu_scratch(be, DLB_CPU_SLOT_INT8,
-                                                    count ? count : 1);
-    if (s || !out)
-        return s ? s : DLB_ERR_NOMEM;
-    const float *in = x->data;
-    size_t chunks = (count + 4095) / 4096;
-    DLB_OMP("omp parallel for schedule(static) if(count > DLB_CPU_PAR_MIN)")
-    for (size_t c = 0; c < chunks; c++)
-        quantise_run(q, in + c * 4096, out + c * 4096,
-                     count - c * 4096 < 4096 ? count - c * 4096 : 4096);
-    dlb_cpu_scratch_buffer(q->x_type, count, out, tmp, impl);
-    return DLB_OK;
-}
-
 /* Image `img` of x quantised (or copied) into the padded plane p of pw
  * bytes per row, the border left as the caller filled it. */
 static void fill_plane(const struct dlb_conv2d_desc *d,
@@ -108,7 +63,7 @@ static void fill_plane(const struct dlb_conv2d_desc *d,
         unsigned char *row = p + (i + d->pad_h) * pw + d->pad_w;
         size_t at = img * hw + (size_t)i * d->in_w;
         if (x->dtype == DLB_F32)
-            quantise_run(q, (const float *)x->data + at, row, d->in_w);
+            dlb_cpu_quantise_run(q, (const float *)x->data + at, row, d->in_w);
         else
             memcpy(row, (const unsigned char *)x->data + at, d->in_w);
     }
