@@ -259,7 +259,7 @@ static void loss(struct chk *c)
 static void int8_layer(struct chk *c)
 {
     const struct dlb_op *o = c->op;
-    size_t out = o->kind == DLB_OP_CONV2D_INT8 ? o->conv.out_c : o->linear.out;
+    size_t out = o->kind == DLB_OP_LINEAR_INT8 ? o->linear.out : o->conv.out_c;
     if (!(o->q.x_scale > 0))
         fail(c, "x_scale must be positive");
     if (o->w_scale && o->w_scale->count != 1 && o->w_scale->count < out)
@@ -275,7 +275,21 @@ static void int8_layer(struct chk *c)
         c->st = dlb_conv2d_desc_check(c->be, "conv2d_int8", d);
     NEED(o->x, FLOAT_OR_INT8, dlb_conv2d_x_count(d));
     NEED(o->w, INT8, dlb_conv2d_w_count(d)); OPT(o->b, S32, d->out_c);
-    NEED(o->y, FLOAT_OR_INT8, dlb_conv2d_y_count(d));
+    if (o->kind != DLB_OP_CONV2D_INT8_ADD) {
+        NEED(o->y, FLOAT_OR_INT8, dlb_conv2d_y_count(d));
+        return;
+    }
+    NEED(o->y, FLOAT, dlb_conv2d_y_count(d));
+    if (c->st == DLB_OK && o->y->dtype != DLB_F32)
+        fail(c, "y must be F32: the sum is the fp32 branch's");
+    else if (o->prop != DLB_PROP_FWD_INFER)
+        fail(c, "conv2d_int8_add is an inference operation (FWD_INFER)");
+    else if (!(o->relu_max >= 0.0f)) /* NaN too */
+        fail(c, "relu_max must be 0 (no clip) or positive, not %g",
+             (double)o->relu_max);
+    else if (o->x && o->x == o->y)
+        fail(c, "x and y are one buffer: the sum onto y would overwrite "
+             "the input the convolution still reads");
 }
 
 static void elementwise(struct chk *c)
@@ -380,6 +394,7 @@ dlb_status dlb_op_check(struct dlb_backend *be, const struct dlb_op *op)
             NEED(op->found, S32, 1);
         break;
     case DLB_OP_CONV2D_INT8:
+    case DLB_OP_CONV2D_INT8_ADD:
     case DLB_OP_LINEAR_INT8: int8_layer(c); break;
     case DLB_OP_RELU:
     case DLB_OP_UNSCALE_CHECK:

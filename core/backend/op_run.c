@@ -25,6 +25,7 @@ static const char *const kind_names[DLB_OP_KIND_COUNT] = {
     [DLB_OP_ADD] = "add", [DLB_OP_CONCAT] = "concat",
     [DLB_OP_CONV2D_RELU] = "conv2d_relu", [DLB_OP_ADD_RELU] = "add_relu",
     [DLB_OP_CONV2D_ADD] = "conv2d_add", [DLB_OP_CONV2D_DW] = "conv2d_dw",
+    [DLB_OP_CONV2D_INT8_ADD] = "conv2d_int8_add",
 };
 
 static const char *const prop_names[DLB_PROP_COUNT] = {

@@ -3,7 +3,8 @@
  * after it, and in inference the ReLU after that too; in inference a
  * convolution and the ReLU after it (CONV2D_RELU), and a convolution, the
  * residual add that alone reads it and the ReLU after that (CONV2D_ADD,
- * summed onto the other branch's buffer), and a 1x1 convolution with the
+ * summed onto the other branch's buffer; CONV2D_INT8_ADD for an int8
+ * convolution with an fp32 output), and a 1x1 convolution with the
  * depthwise one after it, each with its ReLU (CONV2D_DW). In inference a
  * batch norm after a convolution is folded into its weights first
  * (model_fold.c), and the fusions look past it. Every layer of a fusion
@@ -26,6 +27,7 @@
  * kernel per layer, so that a pipeline's stages and one worker compute
  * the same bits. */
 #include "model/model_impl.h"
+#include "model/model_quant.h"
 
 #include "backend/backend.h"
 
@@ -196,7 +198,8 @@ static size_t add_span(struct dlb_model *m, size_t c, size_t i,
         m->root[dlb_model_in(m, c, 0)] == r || dlb_buffer_dtype(g) != t)
         return 0;
     struct dlb_op fused = *op;
-    fused.kind = DLB_OP_CONV2D_ADD;
+    if (fused.kind != DLB_OP_CONV2D_INT8_ADD)
+        fused.kind = DLB_OP_CONV2D_ADD;
     fused.relu = 0;
     fused.relu_max = 0.0f;
     size_t span = 1;
@@ -219,6 +222,23 @@ static size_t add_span(struct dlb_model *m, size_t c, size_t i,
     *op = fused;
     *y = g;
     return span;
+}
+
+size_t dlb_model_int8_add_span(struct dlb_model *m, size_t i,
+                               struct dlb_op *op, struct dlb_buffer **y)
+{
+    const struct dlb_model_spec *sp = m->spec;
+    if (!m->fuse || op->kind != DLB_OP_CONV2D_INT8_ADD)
+        return 0;
+    /* past the batch norms folded into it */
+    size_t e = i;
+    while (dlb_model_spec_feeds_next(sp, e) && e + 1 < sp->n_layers &&
+           m->layers[e + 1].q && m->layers[e + 1].q->role == DLB_QROLE_SKIP)
+        e++;
+    size_t span = add_span(m, i, e, DLB_F32, op, y);
+    if (span)
+        mark(m, i, span + e - i);
+    return span ? span + e - i : 0;
 }
 
 float dlb_model_fused_add_relu(struct dlb_model *m, size_t i, int train,

@@ -223,6 +223,15 @@ int dlb_model_fused_fwd(struct dlb_model *m, size_t i, int train,
  * through, else -1. */
 float dlb_model_fused_add_relu(struct dlb_model *m, size_t i, int train,
                                size_t count, enum dlb_dtype t);
+/* An int8 convolution (layer i, its fp32 output) in an inference pass
+ * whose output, past the batch norms folded into it, only the residual
+ * add after it reads, with an fp32 other branch nothing reads after the
+ * add: the layers that CONV2D_INT8_ADD (op, its kind set and its
+ * descriptors filled in) covers after i, marked to pass their input
+ * through, with *y the other branch's buffer, which the convolution sums
+ * onto; 0 when that does not apply or the backend has no kernel. */
+size_t dlb_model_int8_add_span(struct dlb_model *m, size_t i,
+                               struct dlb_op *op, struct dlb_buffer **y);
 
 /* Backward from the loss (the last layer is a logsoftmax) to the first
  * layer, after a training forward; releases the activations on the way. */

@@ -14,9 +14,11 @@ static int is_int8(enum dlb_dtype t)
     return t == DLB_S8 || t == DLB_U8;
 }
 
+/* Layer i in int8 into y; with `add` (a conv), as CONV2D_INT8_ADD onto
+ * y's contents (dlb_model_int8_add_span). */
 static dlb_status int8_layer(struct dlb_model *m, size_t i,
                              struct dlb_buffer *x, struct dlb_buffer *y,
-                             struct dlb_error *err)
+                             const struct dlb_op *add, struct dlb_error *err)
 {
     const struct dlb_model_layer *ml = &m->layers[i];
     const struct dlb_model_qlayer *q = ml->q;
@@ -42,9 +44,11 @@ static dlb_status int8_layer(struct dlb_model *m, size_t i,
     if (s == DLB_OK && L->kind == DLB_LAYER_CONV) {
         struct dlb_conv2d_desc d = dlb_model_conv_desc(L, m->n);
         s = dlb_backend_run(m->be, &(struct dlb_op){
-                .kind = DLB_OP_CONV2D_INT8, .prop = DLB_PROP_FWD_INFER,
-                .conv = d, .q = q->d, .x = x, .w = q->w,
-                .w_scale = q->w_scale, .b = q->b, .y = y});
+                .kind = add ? DLB_OP_CONV2D_INT8_ADD : DLB_OP_CONV2D_INT8,
+                .prop = DLB_PROP_FWD_INFER, .conv = d, .q = q->d, .x = x,
+                .w = q->w, .w_scale = q->w_scale, .b = q->b, .y = y,
+                .relu = add ? add->relu : 0,
+                .relu_max = add ? add->relu_max : 0.0f});
     } else if (s == DLB_OK) {
         struct dlb_linear_desc d = dlb_model_linear_desc(L, m->n);
         s = dlb_backend_run(m->be, &(struct dlb_op){
@@ -78,11 +82,24 @@ dlb_status dlb_model_quant_fwd(struct dlb_model *m, size_t i, int train,
     }
     enum dlb_dtype t = ml->q->role == DLB_QROLE_POOL ? dlb_buffer_dtype(x)
                                                      : ml->q->out_type;
+    /* the residual add after it and its ReLU, in the same pass: the sum
+     * onto the other branch's buffer, which it takes over */
+    struct dlb_op add = {.kind = DLB_OP_CONV2D_INT8_ADD,
+                         .prop = DLB_PROP_FWD_INFER,
+                         .conv = L->kind == DLB_LAYER_CONV
+                                     ? dlb_model_conv_desc(L, m->n)
+                                     : (struct dlb_conv2d_desc){0},
+                         .q = ml->q->d};
+    if (ml->q->role == DLB_QROLE_INT8 && L->kind == DLB_LAYER_CONV &&
+        t == DLB_F32 && dlb_model_int8_add_span(m, i, &add, y) > 0) {
+        *owned = 1;
+        return int8_layer(m, i, x, *y, &add, err);
+    }
     if ((s = dlb_model_step_alloc(m, t, count, L->name, y, err)))
         return s;
     *owned = 1;
     if (ml->q->role == DLB_QROLE_INT8)
-        return int8_layer(m, i, x, *y, err);
+        return int8_layer(m, i, x, *y, NULL, err);
     struct dlb_pool_desc d = dlb_model_pool_desc(L, m->n);
     s = dlb_backend_run(m->be, &(struct dlb_op){.kind = DLB_OP_POOL,
             .prop = DLB_PROP_FWD_INFER, .pool = d, .x = x, .y = *y});

@@ -409,7 +409,14 @@ struct dlb_graph_seed {
  *   right; v = ((float)acc + (float)b[o]) * M, max(v, 0) when q.relu;
  *   y = v, or clamp(round_half_even(v) + y_zero_point). Integer parts
  *   are exact everywhere; the float steps may differ in the last bit (1
- *   for S8/U8 y, 1e-6 relative for F32). Callers keep |acc| below 2^24. */
+ *   for S8/U8 y, 1e-6 relative for F32). Callers keep |acc| below 2^24.
+ * CONV2D_INT8_ADD (conv, q, relu, relu_max): FWD_INFER: as CONV2D_INT8
+ *   with an F32 y, summed onto what y holds (a residual block's other
+ *   branch, in fp32), and with relu the ReLU of the sum (clipped at
+ *   relu_max when positive): y = [relu](v + y), as CONV2D_INT8, ADD and
+ *   RELU would write it, in one pass instead of three; the sum rounds
+ *   once, in float. x must not alias y. A backend without the kernel
+ *   leaves the three apart (an inference pass asks first). */
 enum dlb_op_kind {
     DLB_OP_CONV2D, DLB_OP_CONV2D_POOL, DLB_OP_POOL, DLB_OP_RELU,
     DLB_OP_DROPOUT, DLB_OP_BATCHNORM, DLB_OP_BATCHNORM_RELU, DLB_OP_LINEAR,
@@ -419,6 +426,7 @@ enum dlb_op_kind {
     DLB_OP_FILL, DLB_OP_QUANTIZE, DLB_OP_DEQUANTIZE, DLB_OP_ALLREDUCE_SUM,
     DLB_OP_CONV2D_INT8, DLB_OP_LINEAR_INT8, DLB_OP_ADD, DLB_OP_CONCAT,
     DLB_OP_CONV2D_RELU, DLB_OP_ADD_RELU, DLB_OP_CONV2D_ADD, DLB_OP_CONV2D_DW,
+    DLB_OP_CONV2D_INT8_ADD,
     DLB_OP_KIND_COUNT
 };
 

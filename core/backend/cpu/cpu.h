@@ -116,7 +116,8 @@ enum dlb_cpu_op {
     DLB_CPU_BN_FWD_INFER, DLB_CPU_BN_BWD, DLB_CPU_IP_FWD, DLB_CPU_IP_BWD_DATA,
     DLB_CPU_IP_BWD_WEIGHTS, DLB_CPU_POOL_FWD_INFER, DLB_CPU_CONV_DW_FWD,
     /* cpu_int8*.c */
-    DLB_CPU_CONV_INT8 = 64, DLB_CPU_IP_INT8, DLB_CPU_POOL_INT8
+    DLB_CPU_CONV_INT8 = 64, DLB_CPU_IP_INT8, DLB_CPU_POOL_INT8,
+    DLB_CPU_CONV_INT8_ADD
 };
 
 struct dlb_cpu_key {
@@ -370,6 +371,20 @@ dlb_status dlb_cpu_concat(struct dlb_backend *be, const struct dlb_op *op);
  * with the ReLU (or ReLU6's clip) as its post-op, for CONV2D_ADD after
  * the sum onto y's contents (oneDNN's sum post-op). */
 dlb_status dlb_cpu_conv2d_post(struct dlb_backend *be, const struct dlb_op *op);
+/* The sum post-op adds onto the destination as the primitive lays it out
+ * (p's io_md[2], its DST): y's contents, put in that layout first when
+ * they are in another (an add of tensors from convolutions of different
+ * layouts). The residual networks' adds meet two tensors of one layout,
+ * and this does nothing. */
+dlb_status dlb_cpu_sum_operand(struct dlb_backend *be,
+                               const struct dlb_cpu_prim *p,
+                               struct dlb_buffer *y);
+/* cpu_int8.c's CONV2D_INT8_ADD: the int8 convolution with its f32 output
+ * summed onto y's contents (and the sum's ReLU) as oneDNN post-ops. */
+int dlb_cpu_conv2d_int8_add_applies(struct dlb_backend *be,
+                                    const struct dlb_op *op);
+dlb_status dlb_cpu_conv2d_int8_add(struct dlb_backend *be,
+                                   const struct dlb_op *op);
 /* CONV2D_DW (cpu_conv_dw.c): a 1x1 convolution with oneDNN's depthwise
  * post-op; applies to F32 tensors. */
 int dlb_cpu_conv2d_dw_applies(struct dlb_backend *be, const struct dlb_op *op);

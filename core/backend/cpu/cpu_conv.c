@@ -393,13 +393,10 @@ static dlb_status fwd_check(struct dlb_backend *be, const char *op,
     return dlb_cpu_check_float(be, op, "y", y, dlb_conv2d_y_count(d));
 }
 
-/* The sum post-op adds onto the destination as the primitive lays it out:
- * y's contents, put in that layout first when they are in another (an
- * add of tensors from convolutions of different layouts). The residual
- * networks' adds meet two tensors of one layout, and this does nothing. */
-static dlb_status sum_operand(struct dlb_backend *be,
-                              const struct dlb_cpu_prim *p,
-                              struct dlb_buffer *y)
+/* cpu.h says what it does: CONV2D_ADD's, and CONV2D_INT8_ADD's. */
+dlb_status dlb_cpu_sum_operand(struct dlb_backend *be,
+                               const struct dlb_cpu_prim *p,
+                               struct dlb_buffer *y)
 {
     const dlb_dnnl_md *want = &p->io_md[2]; /* DST (build's io order) */
     const dlb_dnnl_md *has = dlb_cpu_layout(y);
@@ -425,7 +422,7 @@ static dlb_status fwd(struct dlb_backend *be, const char *op,
     if ((s = fwd_check(be, op, d, x, w, b, y)))
         return s;
     if ((s = get_post(be, op, DLB_CPU_CONV_FWD, d, t, post, &p)) ||
-        (post.sum && (s = sum_operand(be, p, y))))
+        (post.sum && (s = dlb_cpu_sum_operand(be, p, y))))
         return s;
     const struct dlb_buffer *io[3] = { x, w, y };
     return run_prim(be, p, op, io, DNNL_ARG_BIAS, b ? b->data : NULL);

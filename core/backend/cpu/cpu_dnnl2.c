@@ -254,28 +254,51 @@ dnnl_status_t dlb_dnnl_pool_fwd_pd(dnnl_primitive_desc_t *pd,
                   pd, &d, engine, NULL, NULL);
 }
 
-dnnl_status_t dlb_dnnl_attr_int8_out(dnnl_primitive_attr_t attr, int ndims,
-                                     dnnl_dim_t channels, dnnl_dim_t n,
-                                     const float *scales, int relu)
+static dnnl_status_t int8_attr(dnnl_primitive_attr_t attr, dnnl_dim_t n,
+                               const float *scales, int relu, int sum,
+                               int sum_relu, float sum_relu_max)
 {
     dnnl_post_ops_t po = NULL;
     dnnl_status_t st;
-    (void)ndims, (void)channels;
     /* Mask 1 << 1: the output's dim 1, the channel of both operations. */
     if ((st = dnnl_primitive_attr_set_output_scales(attr, n, n > 1 ? 1 << 1
                                                                     : 0,
                                                     scales)) ||
-        !relu)
+        (!relu && !sum))
         return st;
     if ((st = dnnl_post_ops_create(&po)) ||
-        (st = dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_relu, 0.0f,
-                                           0.0f)) ||
+        (relu && (st = dnnl_post_ops_append_eltwise(po, 1.0f,
+                                                    dnnl_eltwise_relu, 0.0f,
+                                                    0.0f))) ||
+        (sum && (st = dnnl_post_ops_append_sum(po, 1.0f))) ||
+        (sum_relu && (st = dnnl_post_ops_append_eltwise(
+                          po, 1.0f,
+                          sum_relu_max > 0.0f ? dnnl_eltwise_clip_v2
+                                              : dnnl_eltwise_relu,
+                          0.0f, sum_relu_max > 0.0f ? sum_relu_max : 0.0f))) ||
         (st = dnnl_primitive_attr_set_post_ops(attr, po))) {
         if (po)
             dnnl_post_ops_destroy(po);
         return st;
     }
     return dnnl_post_ops_destroy(po); /* the attribute keeps a copy */
+}
+
+dnnl_status_t dlb_dnnl_attr_int8_out(dnnl_primitive_attr_t attr, int ndims,
+                                     dnnl_dim_t channels, dnnl_dim_t n,
+                                     const float *scales, int relu)
+{
+    (void)ndims, (void)channels;
+    return int8_attr(attr, n, scales, relu, 0, 0, 0.0f);
+}
+
+dnnl_status_t dlb_dnnl_attr_int8_sum(dnnl_primitive_attr_t attr, int ndims,
+                                     dnnl_dim_t channels, dnnl_dim_t n,
+                                     const float *scales, int relu,
+                                     int sum_relu, float sum_relu_max)
+{
+    (void)ndims, (void)channels;
+    return int8_attr(attr, n, scales, relu, 1, sum_relu, sum_relu_max);
 }
 
 dnnl_status_t dlb_dnnl_attr_post(dnnl_primitive_attr_t attr, int sum, int relu,

@@ -193,28 +193,52 @@ dnnl_status_t dlb_dnnl_pool_fwd_pd(dnnl_primitive_desc_t *pd,
                 pd);
 }
 
-dnnl_status_t dlb_dnnl_attr_int8_out(dnnl_primitive_attr_t attr, int ndims,
-                                     dnnl_dim_t channels, dnnl_dim_t n,
-                                     const float *scales, int relu)
+static dnnl_status_t int8_attr(dnnl_primitive_attr_t attr, int ndims,
+                               dnnl_dim_t channels, dnnl_dim_t n, int relu,
+                               int sum, int sum_relu, float sum_relu_max)
 {
     /* The multipliers broadcast over all but the channel (dim 1). */
     dnnl_dims_t dims = { 1, n > 1 ? channels : 1, 1, 1 };
     dnnl_post_ops_t po = NULL;
     dlb_dnnl_md m;
     dnnl_status_t st;
-    (void)scales; /* they come at execution */
     if ((st = dlb_dnnl_md_tag(&m, ndims, dims, dnnl_f32,
                               ndims == 4 ? dnnl_abcd : dnnl_ab)) ||
         (st = dnnl_post_ops_create(&po)) ||
         (st = dnnl_post_ops_append_binary(po, dnnl_binary_mul, m.handle)) ||
         (relu && (st = dnnl_post_ops_append_eltwise(po, dnnl_eltwise_relu,
                                                     0.0f, 0.0f))) ||
+        (sum && (st = dnnl_post_ops_append_sum(po, 1.0f, 0,
+                                               dnnl_data_type_undef))) ||
+        (sum_relu && (st = dnnl_post_ops_append_eltwise(
+                          po,
+                          sum_relu_max > 0.0f ? dnnl_eltwise_clip_v2
+                                              : dnnl_eltwise_relu,
+                          0.0f, sum_relu_max > 0.0f ? sum_relu_max : 0.0f))) ||
         (st = dnnl_primitive_attr_set_post_ops(attr, po))) {
         if (po)
             dnnl_post_ops_destroy(po);
         return st;
     }
     return dnnl_post_ops_destroy(po); /* the attribute keeps a copy */
+}
+
+dnnl_status_t dlb_dnnl_attr_int8_out(dnnl_primitive_attr_t attr, int ndims,
+                                     dnnl_dim_t channels, dnnl_dim_t n,
+                                     const float *scales, int relu)
+{
+    (void)scales; /* they come at execution */
+    return int8_attr(attr, ndims, channels, n, relu, 0, 0, 0.0f);
+}
+
+dnnl_status_t dlb_dnnl_attr_int8_sum(dnnl_primitive_attr_t attr, int ndims,
+                                     dnnl_dim_t channels, dnnl_dim_t n,
+                                     const float *scales, int relu,
+                                     int sum_relu, float sum_relu_max)
+{
+    (void)scales; /* they come at execution */
+    return int8_attr(attr, ndims, channels, n, relu, 1, sum_relu,
+                     sum_relu_max);
 }
 
 dnnl_status_t dlb_dnnl_attr_post(dnnl_primitive_attr_t attr, int sum, int relu,

@@ -224,6 +224,12 @@ dnnl_status_t dlb_dnnl_pool_fwd_pd(dnnl_primitive_desc_t *pd,
 dnnl_status_t dlb_dnnl_attr_int8_out(dnnl_primitive_attr_t attr, int ndims,
                                      dnnl_dim_t channels, dnnl_dim_t n,
                                      const float *scales, int relu);
+/* The same followed by a sum onto what dst holds (an f32 dst) and, with
+ * sum_relu, a ReLU of the sum, clipped at sum_relu_max when positive. */
+dnnl_status_t dlb_dnnl_attr_int8_sum(dnnl_primitive_attr_t attr, int ndims,
+                                     dnnl_dim_t channels, dnnl_dim_t n,
+                                     const float *scales, int relu,
+                                     int sum_relu, float sum_relu_max);
 /* Post-ops: with sum, the result added onto what dst holds (in dst's
  * type, scale 1); then with relu a ReLU, max(v, 0), or with relu_max > 0
  * clipped to [0, relu_max] (oneDNN's clip_v2, which keeps 0 at 0 as the

@@ -37,6 +37,9 @@ struct int8_arg {
     int32_t src_zp;         /* the source zero point oneDNN applies */
     const float *mult;      /* out_c multipliers, or 1 (per tensor) */
     size_t n_mult;
+    int add;                /* CONV2D_INT8_ADD: summed onto y (F32) */
+    int sum_relu;           /* ... and the sum's ReLU, */
+    float sum_relu_max;     /* clipped here when positive */
 };
 
 /* FNV-1a over the multipliers' bits: 64 bits, so that two layers of one
@@ -58,9 +61,13 @@ static dnnl_status_t int8_attr(const struct int8_arg *a, int *flags,
     dnnl_status_t st;
     *flags = 0;
     if ((st = dnnl_primitive_attr_create(attr)) ||
-        (st = dlb_dnnl_attr_int8_out(*attr, a->conv ? 4 : 2, channels,
-                                     (dnnl_dim_t)a->n_mult, a->mult,
-                                     a->q->relu)))
+        (st = a->add ? dlb_dnnl_attr_int8_sum(*attr, 4, channels,
+                                              (dnnl_dim_t)a->n_mult, a->mult,
+                                              a->q->relu, a->sum_relu,
+                                              a->sum_relu_max)
+                     : dlb_dnnl_attr_int8_out(*attr, a->conv ? 4 : 2, channels,
+                                              (dnnl_dim_t)a->n_mult, a->mult,
+                                              a->q->relu)))
         return st;
     if (a->src_zp) {
         if ((st = dlb_dnnl_attr_zero_point(*attr, DNNL_ARG_SRC)))
@@ -185,15 +192,21 @@ static dlb_status run(struct dlb_backend *be, struct int8_arg *a,
     a->n_mult = multipliers(a->q, ws, a->y, mult);
     uint64_t h = mult_hash(mult, a->n_mult);
     memset(&k, 0, sizeof k);
-    k.op = a->conv ? DLB_CPU_CONV_INT8 : DLB_CPU_IP_INT8;
+    k.op = a->add ? DLB_CPU_CONV_INT8_ADD
+           : a->conv ? DLB_CPU_CONV_INT8 : DLB_CPU_IP_INT8;
     memcpy(k.w, shape, n_shape * sizeof *shape);
+    uint32_t clip;
+    memcpy(&clip, &a->sum_relu_max, sizeof clip);
     uint32_t v[] = { (uint32_t)a->x->dtype, (uint32_t)a->y->dtype,
-                     a->bias != NULL, (uint32_t)a->q->relu,
-                     (uint32_t)a->src_zp,
+                     (a->bias != NULL) | (uint32_t)a->q->relu << 1 |
+                         (uint32_t)a->sum_relu << 2,
+                     clip, (uint32_t)a->src_zp,
                      a->y->dtype != DLB_F32 ? (uint32_t)a->q->y_zero_point : 0,
                      (uint32_t)h, (uint32_t)(h >> 32) };
     memcpy(k.w + n_shape, v, sizeof v);
-    if ((s = dlb_cpu_cache_get(be, &k, int8_build, a, &p)))
+    if ((s = dlb_cpu_cache_get(be, &k, int8_build, a, &p)) ||
+        (a->add && (s = dlb_cpu_sum_operand(
+                       be, p, (struct dlb_buffer *)(uintptr_t)a->y))))
         goto out;
     int32_t zx = a->src_zp, zy = a->q->y_zero_point;
     dnnl_exec_arg_t extra[4];
@@ -224,21 +237,24 @@ out:
     return s;
 }
 
-dlb_status dlb_cpu_conv2d_int8_fwd(struct dlb_backend *be,
-                                   const struct dlb_conv2d_desc *d,
-                                   const struct dlb_int8_desc *q,
-                                   const struct dlb_buffer *x,
-                                   const struct dlb_buffer *w,
-                                   const struct dlb_buffer *w_scale,
-                                   const struct dlb_buffer *b,
-                                   struct dlb_buffer *y)
+/* CONV2D_INT8, and CONV2D_INT8_ADD with `add` set (the sum and its ReLU
+ * as oneDNN post-ops on the f32 output, which holds the other branch
+ * in the primitive's layout first). */
+static dlb_status conv_int8(struct dlb_backend *be, const char *op,
+                            const struct dlb_conv2d_desc *d,
+                            const struct dlb_int8_desc *q,
+                            const struct dlb_buffer *x,
+                            const struct dlb_buffer *w,
+                            const struct dlb_buffer *w_scale,
+                            const struct dlb_buffer *b, struct dlb_buffer *y,
+                            const struct dlb_op *add)
 {
-    const char *op = "conv2d_int8_fwd";
     struct dlb_int8_args chk = { x, w, w_scale, b, y, dlb_conv2d_x_count(d),
                                  dlb_conv2d_w_count(d), dlb_conv2d_y_count(d),
                                  d->out_c };
     struct int8_arg a = { op, 1, d, NULL, q, x, y, NULL, q->x_zero_point,
-                          NULL, 0 };
+                          NULL, 0, add != NULL, add && add->relu,
+                          add && add->relu ? add->relu_max : 0.0f };
     uint32_t shape[] = { d->n, d->in_c, d->in_h, d->in_w, d->out_c, d->kh,
                          d->kw, d->stride_h, d->stride_w, d->pad_h, d->pad_w,
                          dlb_conv2d_groups(d) };
@@ -248,7 +264,7 @@ dlb_status dlb_cpu_conv2d_int8_fwd(struct dlb_backend *be,
     if ((s = dlb_conv2d_desc_check(be, op, d)) ||
         (s = dlb_int8_check(be, op, q, &chk)) || (s = DLB_CPU_PLAIN(be, b)))
         return s;
-    if (dlb_cpu_int8_cols_fit(d))
+    if (dlb_cpu_int8_cols_fit(d) && !add)
         return dlb_cpu_conv2d_int8_cols(be, d, q, x, w, w_scale, b, y);
     if (x->dtype == DLB_F32) {
         if ((s = dlb_cpu_int8_quantised(be, q, x, chk.x_count, 1, &xq,
@@ -264,6 +280,34 @@ dlb_status dlb_cpu_conv2d_int8_fwd(struct dlb_backend *be,
                sizeof shape / sizeof *shape);
 }
 
+dlb_status dlb_cpu_conv2d_int8_fwd(struct dlb_backend *be,
+                                   const struct dlb_conv2d_desc *d,
+                                   const struct dlb_int8_desc *q,
+                                   const struct dlb_buffer *x,
+                                   const struct dlb_buffer *w,
+                                   const struct dlb_buffer *w_scale,
+                                   const struct dlb_buffer *b,
+                                   struct dlb_buffer *y)
+{
+    return conv_int8(be, "conv2d_int8_fwd", d, q, x, w, w_scale, b, y, NULL);
+}
+
+/* A one-channel first layer runs on cpu_int8_cols.c's rows, which have
+ * no sum: a residual add never follows one. */
+int dlb_cpu_conv2d_int8_add_applies(struct dlb_backend *be,
+                                    const struct dlb_op *op)
+{
+    (void)be;
+    return !dlb_cpu_int8_cols_fit(&op->conv);
+}
+
+dlb_status dlb_cpu_conv2d_int8_add(struct dlb_backend *be,
+                                   const struct dlb_op *op)
+{
+    return conv_int8(be, "conv2d_int8_add", &op->conv, &op->q, op->x, op->w,
+                     op->w_scale, op->b, op->y, op);
+}
+
 dlb_status dlb_cpu_linear_int8_fwd(struct dlb_backend *be,
                                    const struct dlb_linear_desc *d,
                                    const struct dlb_int8_desc *q,
@@ -277,7 +321,8 @@ dlb_status dlb_cpu_linear_int8_fwd(struct dlb_backend *be,
     struct dlb_int8_args chk = { x, w, w_scale, b, y, (size_t)d->n * d->in,
                                  (size_t)d->out * d->in, (size_t)d->n * d->out,
                                  d->out };
-    struct int8_arg a = { op, 0, NULL, d, q, x, y, NULL, 0, NULL, 0 };
+    struct int8_arg a = { op, 0, NULL, d, q, x, y, NULL, 0, NULL, 0, 0, 0,
+                          0.0f };
     uint32_t shape[] = { d->n, d->in, d->out };
     int32_t *folded = NULL;
     struct dlb_buffer xq;

@@ -114,6 +114,8 @@ static const struct dlb_kernel cpu_kernels[] = {
     {"onednn", DLB_OP_CONV2D_DW, INFER, dlb_cpu_conv2d_dw_applies,
      dlb_cpu_conv2d_dw},
     {"cpu", DLB_OP_ADD_RELU, DLB_PROPS(DLB_PROP_NONE), NULL, dlb_cpu_add},
+    {"cpu", DLB_OP_CONV2D_INT8_ADD, INFER, dlb_cpu_conv2d_int8_add_applies,
+     dlb_cpu_conv2d_int8_add},
 };
 
 const struct dlb_backend_ops dlb_cpu_ops = {

@@ -68,6 +68,9 @@ dlb_status dlb_ref_concat(struct dlb_backend *be, const struct dlb_op *op);
 dlb_status dlb_ref_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op);
 /* ref_conv.c's CONV2D_ADD: the convolution summed onto y's contents. */
 dlb_status dlb_ref_conv2d_add(struct dlb_backend *be, const struct dlb_op *op);
+/* ref_int8.c's CONV2D_INT8_ADD: the int8 convolution summed onto y's. */
+dlb_status dlb_ref_conv2d_int8_add(struct dlb_backend *be,
+                                   const struct dlb_op *op);
 /* ref_conv.c's CONV2D_DW: the 1x1 and the depthwise convolution apart. */
 dlb_status dlb_ref_conv2d_dw(struct dlb_backend *be, const struct dlb_op *op);
 

@@ -213,6 +213,8 @@ static const struct dlb_kernel ref_kernels[] = {
      dlb_ref_conv2d_add},
     {"ref", DLB_OP_CONV2D_DW, DLB_PROPS(DLB_PROP_FWD_INFER), NULL,
      dlb_ref_conv2d_dw},
+    {"ref", DLB_OP_CONV2D_INT8_ADD, DLB_PROPS(DLB_PROP_FWD_INFER), NULL,
+     dlb_ref_conv2d_int8_add},
 };
 
 static const struct dlb_backend_ops ref_ops = {
