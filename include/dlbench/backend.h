@@ -67,9 +67,11 @@ extern "C" {
  *        (struct dlb_kernel): the 36 entries of 1.x that computed, and the
  *        core's side tables of fused operations (batch norm + ReLU,
  *        convolution + pooling), are kinds of one entry point.
- *   2.1  dlb_backend_config.winograd (the suite key cpu.winograd). */
+ *   2.1  dlb_backend_config.winograd (the suite key cpu.winograd).
+ *   2.2  the kind CONV2D_INT8_ADD (an int8 convolution summed onto an
+ *        fp32 branch; a backend without it runs the layers apart). */
 #define DLB_BACKEND_API_MAJOR 2
-#define DLB_BACKEND_API_MINOR 1
+#define DLB_BACKEND_API_MINOR 2
 
 struct dlb_backend;  /* the device handle (plugin.h) */
 struct dlb_op;       /* an operation: its kind, tensors and attributes */
@@ -467,8 +469,8 @@ struct dlb_op {
     int32_t zero_point;      /* (DE)QUANTIZE */
     double value;            /* FILL */
     int relu;                /* CONV2D_POOL: a ReLU after the pooling;
-                                CONV2D_ADD: after the sum; CONV2D_DW:
-                                after the 1x1 */
+                                CONV2D_ADD, CONV2D_INT8_ADD: after the
+                                sum; CONV2D_DW: after the 1x1 */
     struct dlb_conv2d_desc dwconv; /* CONV2D_DW: the depthwise convolution */
     int relu2;               /* CONV2D_DW: a ReLU after it, clipped at */
     float relu2_max;         /* relu2_max when positive */
