@@ -423,6 +423,95 @@ static void test_layers(void)
         test_layer(&cases[k]);
 }
 
+/* CONV2D_INT8_ADD: the int8 conv with an F32 output summed onto what y
+ * holds (random values, the other branch), with the sum's ReLU, clipped
+ * or not, and the conv's own ReLU before the sum. On ref against
+ * CONV2D_INT8 into a tensor of its own plus the branch in float (the
+ * same value but for the sum's order of roundings: within 1e-6 of the
+ * largest output), and on cpu (oneDNN's sum post-op, the branch put in
+ * the kernel's layout first) against ref within 1e-6, as test_layer. */
+static void add_case(const struct layer *L, int relu, float clip)
+{
+    struct data d;
+    make_data(L, &d, 0.02f);
+    struct dlb_int8_desc q = { L->xt, 0.02f, L->xzp, 1.0f, 0, L->relu };
+    float *branch = malloc(d.yn * sizeof *branch);
+    for (size_t i = 0; i < d.yn; i++)
+        branch[i] = (float)(40.0 * (dlb_rng_double(&rng) - 0.5));
+    float *out[2] = { NULL, NULL };
+    for (int k = 0; k < 2; k++) {
+        struct dlb_backend *be = k ? cpu : ref;
+        if (!be)
+            continue;
+        struct dlb_buffer *x = L->f32_in ? buf(be, DLB_F32, d.xn, d.xf)
+                                         : buf(be, L->xt, d.xn, d.x);
+        struct dlb_buffer *w = buf(be, DLB_S8, d.wn, d.w);
+        struct dlb_buffer *sc = buf(be, DLB_F32, L->per_channel ? d.out_c : 1,
+                                    d.ws);
+        struct dlb_buffer *b = L->bias ? buf(be, DLB_S32, d.out_c, d.b) : NULL;
+        struct dlb_buffer *y = buf(be, DLB_F32, d.yn, branch);
+        struct dlb_op op = { .kind = DLB_OP_CONV2D_INT8_ADD,
+                             .prop = DLB_PROP_FWD_INFER, .conv = L->cd,
+                             .q = q, .x = x, .w = w, .w_scale = sc, .b = b,
+                             .y = y, .relu = relu, .relu_max = clip };
+        CHECK(dlb_backend_kernel_for(be, &op) != NULL);
+        dlb_status st = dlb_backend_run(be, &op);
+        if (st != DLB_OK)
+            fprintf(stderr, "%s on %s: %s\n", L->name, dlb_backend_name(be),
+                    dlb_backend_last_error(be));
+        CHECK(st == DLB_OK);
+        out[k] = down(be, y);
+        drop(be, x), drop(be, w), drop(be, sc), drop(be, b), drop(be, y);
+    }
+    /* apart, on ref: the conv, then the branch and the ReLU in float */
+    struct dlb_buffer *yr = run(ref, L, &d, &q, DLB_F32, L->f32_in);
+    float *v = down(ref, yr);
+    double most = 0.0, err = 0.0, cerr = 0.0;
+    size_t clipped = 0;
+    for (size_t i = 0; i < d.yn; i++) {
+        float want = v[i] + branch[i];
+        if (relu) {
+            want = want > 0.0f ? want : 0.0f;
+            clipped += clip > 0.0f && want > clip;
+            want = clip > 0.0f && want > clip ? clip : want;
+        }
+        most = fmax(most, fabs(want));
+        err = fmax(err, fabs(out[0][i] - want));
+        if (out[1])
+            cerr = fmax(cerr, fabs(out[1][i] - out[0][i]));
+    }
+    fprintf(stderr, "  %-28s add relu %d clip %g: ref vs apart %.3g, cpu vs "
+            "ref %.3g (largest %.3g, %zu clipped)\n", L->name, relu,
+            (double)clip, err, cerr, most, clipped);
+    CHECK(err <= 1e-6 * most && cerr <= 1e-6 * most);
+    CHECK(clip == 0.0f || clipped > 0);
+    drop(ref, yr);
+    free(v), free(out[0]), free(out[1]), free(branch);
+    free_data(&d);
+}
+
+static void test_add_layers(void)
+{
+    const struct layer block = { "resnet block conv2", 1,
+                                 conv(2, 16, 8, 16, 3, 1, 1), {0}, DLB_U8,
+                                 DLB_F32, 0, 0, 0, 1, 1, 0 };
+    const struct layer down = { "projection 1x1 stride 2", 1,
+                                conv(2, 16, 8, 32, 1, 2, 0), {0}, DLB_U8,
+                                DLB_F32, 0, 0, 0, 1, 1, 0 };
+    const struct layer f32_in = { "f32 input, own relu", 1,
+                                  conv(2, 16, 8, 16, 3, 1, 1), {0}, DLB_U8,
+                                  DLB_F32, 30, 0, 1, 1, 1, 1 };
+    const struct layer tensor = { "s8 per tensor, no bias", 1,
+                                  conv(2, 8, 7, 16, 3, 1, 1), {0}, DLB_S8,
+                                  DLB_F32, 0, 0, 0, 0, 0, 0 };
+    add_case(&block, 1, 0.0f);
+    add_case(&block, 0, 0.0f);
+    add_case(&block, 1, 6.0f);
+    add_case(&down, 1, 0.0f);
+    add_case(&f32_in, 1, 0.0f);
+    add_case(&tensor, 0, 0.0f);
+}
+
 /* Grouped and depthwise int8 convolutions (MobileNetV2's), on ref
  * against the fake-quantised layer and on the cpu backend (oneDNN's
  * grouped int8 kernels) against ref, as test_layers. */
@@ -592,6 +681,7 @@ int main(void)
     test_chain();
     test_rewrite();
     test_grouped_layers();
+    test_add_layers();
     dlb_backend_close(cpu);
     dlb_backend_close(ref);
     return check_exit();
