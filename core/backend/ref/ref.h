@@ -68,6 +68,13 @@ dlb_status dlb_ref_concat(struct dlb_backend *be, const struct dlb_op *op);
 dlb_status dlb_ref_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op);
 /* ref_conv.c's CONV2D_ADD: the convolution summed onto y's contents. */
 dlb_status dlb_ref_conv2d_add(struct dlb_backend *be, const struct dlb_op *op);
+/* CONV2D_ADD and CONV2D_INT8_ADD (ref_conv.c): what y held, kept; `conv`
+ * (the op's convolution) into y; the sum and op's ReLU as ADD and RELU
+ * compute them (ref_elementwise.c). `name` names the op in errors. */
+dlb_status dlb_ref_conv_onto(struct dlb_backend *be, const struct dlb_op *op,
+                             const char *name,
+                             dlb_status (*conv)(struct dlb_backend *,
+                                                const struct dlb_op *));
 /* ref_int8.c's CONV2D_INT8_ADD: the int8 convolution summed onto y's. */
 dlb_status dlb_ref_conv2d_int8_add(struct dlb_backend *be,
                                    const struct dlb_op *op);

@@ -129,16 +129,17 @@ dlb_status dlb_ref_conv2d_relu(struct dlb_backend *be, const struct dlb_op *op)
                             op->y, op->y);
 }
 
-/* CONV2D_ADD: what y held, kept; the convolution into y; the sum and the
- * ReLU as ADD and RELU compute them (ref_elementwise.c). */
-dlb_status dlb_ref_conv2d_add(struct dlb_backend *be, const struct dlb_op *op)
+dlb_status dlb_ref_conv_onto(struct dlb_backend *be, const struct dlb_op *op,
+                             const char *name,
+                             dlb_status (*conv)(struct dlb_backend *,
+                                                const struct dlb_op *))
 {
     size_t n = dlb_conv2d_y_count(&op->conv);
     double *t[2] = { 0 };
     dlb_status s;
-    if (!(s = dlb_ref_get(be, "conv2d_add", "y", op->y, n, &t[0])) &&
-        !(s = dlb_ref_conv2d_fwd(be, &op->conv, op->x, op->w, op->b, op->y)) &&
-        !(s = dlb_ref_get(be, "conv2d_add", "y", op->y, n, &t[1]))) {
+    if (!(s = dlb_ref_get(be, name, "y", op->y, n, &t[0])) &&
+        !(s = conv(be, op)) &&
+        !(s = dlb_ref_get(be, name, "y", op->y, n, &t[1]))) {
         for (size_t i = 0; i < n; i++)
             t[1][i] += t[0][i];
         dlb_ref_put(op->y, t[1], n);
@@ -147,6 +148,17 @@ dlb_status dlb_ref_conv2d_add(struct dlb_backend *be, const struct dlb_op *op)
     }
     dlb_ref_free_all(t, 2);
     return s;
+}
+
+static dlb_status conv_into_y(struct dlb_backend *be, const struct dlb_op *op)
+{
+    return dlb_ref_conv2d_fwd(be, &op->conv, op->x, op->w, op->b, op->y);
+}
+
+/* CONV2D_ADD: the convolution onto y's contents. */
+dlb_status dlb_ref_conv2d_add(struct dlb_backend *be, const struct dlb_op *op)
+{
+    return dlb_ref_conv_onto(be, op, "conv2d_add", conv_into_y);
 }
 
 /* CONV2D_DW: CONV2D_RELU twice, through a tensor of the 1x1's output in

@@ -109,26 +109,17 @@ dlb_status dlb_ref_conv2d_int8_fwd(struct dlb_backend *be,
     return DLB_OK;
 }
 
-/* CONV2D_INT8_ADD: what y held, kept; the int8 convolution into y; the
- * sum and the ReLU as ADD and RELU compute them (ref_elementwise.c). */
+static dlb_status int8_into_y(struct dlb_backend *be, const struct dlb_op *op)
+{
+    return dlb_ref_conv2d_int8_fwd(be, &op->conv, &op->q, op->x, op->w,
+                                   op->w_scale, op->b, op->y);
+}
+
+/* CONV2D_INT8_ADD: the int8 convolution onto y's contents. */
 dlb_status dlb_ref_conv2d_int8_add(struct dlb_backend *be,
                                    const struct dlb_op *op)
 {
-    size_t n = dlb_conv2d_y_count(&op->conv);
-    double *t[2] = { 0 };
-    dlb_status s;
-    if (!(s = dlb_ref_get(be, "conv2d_int8_add", "y", op->y, n, &t[0])) &&
-        !(s = dlb_ref_conv2d_int8_fwd(be, &op->conv, &op->q, op->x, op->w,
-                                      op->w_scale, op->b, op->y)) &&
-        !(s = dlb_ref_get(be, "conv2d_int8_add", "y", op->y, n, &t[1]))) {
-        for (size_t i = 0; i < n; i++)
-            t[1][i] += t[0][i];
-        dlb_ref_put(op->y, t[1], n);
-        if (op->relu)
-            s = dlb_ref_relu_fwd(be, n, op->relu_max, op->y, op->y);
-    }
-    dlb_ref_free_all(t, 2);
-    return s;
+    return dlb_ref_conv_onto(be, op, "conv2d_int8_add", int8_into_y);
 }
 
 dlb_status dlb_ref_linear_int8_fwd(struct dlb_backend *be,
