@@ -256,6 +256,26 @@ static void loss(struct chk *c)
         NEED(o->dx, FLOAT, n);
 }
 
+/* An inference fusion's own attributes: FWD_INFER, a ReLU's clip that is
+ * 0 or positive, and with a sum onto y (CONV2D_ADD, CONV2D_INT8_ADD) an
+ * x that is not y. 1 when they hold (a failure before is kept). */
+static int fused_infer(struct chk *c, int sum)
+{
+    const struct dlb_op *o = c->op;
+    if (o->prop != DLB_PROP_FWD_INFER)
+        fail(c, "%s is an inference operation (FWD_INFER)",
+             dlb_op_kind_name(o->kind));
+    else if (!(o->relu_max >= 0.0f)) /* NaN too */
+        fail(c, "relu_max must be 0 (no clip) or positive, not %g",
+             (double)o->relu_max);
+    else if (sum && o->x && o->x == o->y)
+        fail(c, "x and y are one buffer: the sum onto y would overwrite "
+             "the input the convolution still reads");
+    else
+        return 1;
+    return 0;
+}
+
 static void int8_layer(struct chk *c)
 {
     const struct dlb_op *o = c->op;
@@ -282,14 +302,7 @@ static void int8_layer(struct chk *c)
     NEED(o->y, FLOAT, dlb_conv2d_y_count(d));
     if (c->st == DLB_OK && o->y->dtype != DLB_F32)
         fail(c, "y must be F32: the sum is the fp32 branch's");
-    else if (o->prop != DLB_PROP_FWD_INFER)
-        fail(c, "conv2d_int8_add is an inference operation (FWD_INFER)");
-    else if (!(o->relu_max >= 0.0f)) /* NaN too */
-        fail(c, "relu_max must be 0 (no clip) or positive, not %g",
-             (double)o->relu_max);
-    else if (o->x && o->x == o->y)
-        fail(c, "x and y are one buffer: the sum onto y would overwrite "
-             "the input the convolution still reads");
+    fused_infer(c, 1);
 }
 
 static void elementwise(struct chk *c)
@@ -343,24 +356,8 @@ dlb_status dlb_op_check(struct dlb_backend *be, const struct dlb_op *op)
     case DLB_OP_CONV2D: conv(c); break;
     case DLB_OP_CONV2D_POOL: conv_pool(c); break;
     case DLB_OP_CONV2D_RELU:
-        if (op->prop != DLB_PROP_FWD_INFER)
-            fail(c, "conv2d_relu is an inference operation (FWD_INFER)");
-        else if (!(op->relu_max >= 0.0f)) /* NaN too */
-            fail(c, "relu_max must be 0 (no clip) or positive, not %g",
-                 (double)op->relu_max);
-        else
-            conv(c);
-        break;
     case DLB_OP_CONV2D_ADD:
-        if (op->prop != DLB_PROP_FWD_INFER)
-            fail(c, "conv2d_add is an inference operation (FWD_INFER)");
-        else if (!(op->relu_max >= 0.0f)) /* NaN too */
-            fail(c, "relu_max must be 0 (no clip) or positive, not %g",
-                 (double)op->relu_max);
-        else if (op->x && op->x == op->y)
-            fail(c, "x and y are one buffer: the sum onto y would overwrite "
-                 "the input the convolution still reads");
-        else
+        if (fused_infer(c, op->kind == DLB_OP_CONV2D_ADD))
             conv(c);
         break;
     case DLB_OP_CONV2D_DW: conv_dw(c); break;

@@ -510,6 +510,37 @@ static void test_add_layers(void)
     add_case(&down, 1, 0.0f);
     add_case(&f32_in, 1, 0.0f);
     add_case(&tensor, 0, 0.0f);
+    /* refused with the reason: an int8 or bf16 y, a training pass, a
+     * negative clip */
+    struct data d;
+    make_data(&block, &d, 0.02f);
+    struct dlb_buffer *x = buf(ref, DLB_U8, d.xn, d.x);
+    struct dlb_buffer *w = buf(ref, DLB_S8, d.wn, d.w);
+    struct dlb_buffer *sc = buf(ref, DLB_F32, d.out_c, d.ws);
+    struct dlb_buffer *y8 = buf(ref, DLB_U8, d.yn, NULL);
+    struct dlb_buffer *y16 = buf(ref, DLB_BF16, d.yn, NULL);
+    struct dlb_buffer *y = buf(ref, DLB_F32, d.yn, NULL);
+    struct dlb_op op = { .kind = DLB_OP_CONV2D_INT8_ADD,
+                         .prop = DLB_PROP_FWD_INFER, .conv = block.cd,
+                         .q = { DLB_U8, 0.02f, 0, 1.0f, 0, 0 }, .x = x,
+                         .w = w, .w_scale = sc, .y = y8 };
+    CHECK(dlb_backend_run(ref, &op) == DLB_ERR_INTERNAL &&
+          strstr(dlb_backend_last_error(ref), "y must be a float buffer"));
+    op.y = y16;
+    CHECK(dlb_backend_run(ref, &op) == DLB_ERR_INTERNAL &&
+          strstr(dlb_backend_last_error(ref), "y must be F32"));
+    op.y = y;
+    op.prop = DLB_PROP_FWD_TRAIN;
+    CHECK(dlb_backend_run(ref, &op) == DLB_ERR_INTERNAL &&
+          strstr(dlb_backend_last_error(ref),
+                 "conv2d_int8_add is an inference operation"));
+    op.prop = DLB_PROP_FWD_INFER;
+    op.relu_max = -1.0f;
+    CHECK(dlb_backend_run(ref, &op) == DLB_ERR_INTERNAL &&
+          strstr(dlb_backend_last_error(ref), "relu_max must be 0"));
+    drop(ref, x), drop(ref, w), drop(ref, sc), drop(ref, y8);
+    drop(ref, y16), drop(ref, y);
+    free_data(&d);
 }
 
 /* Grouped and depthwise int8 convolutions (MobileNetV2's), on ref
