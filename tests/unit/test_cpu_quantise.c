@@ -5,16 +5,19 @@
  * point, on exact halves (a power-of-two scale makes x / scale exactly
  * k + 0.5), values a hair off a half, values past either end, NaN,
  * infinities and -0, at every length around the 16-lane width and at
- * offsets that break the alignment. */
+ * offsets that break the alignment; and the scalar code's reciprocal
+ * shortcut, on ties and their neighbours over five scales. */
 #include "check.h"
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "backend/backend_impl.h"
 #include "backend/cpu/cpu.h"
 #include "backend/int8.h"
+#include "util/rng.h"
 
 enum { N = 150 };
 
@@ -80,8 +83,41 @@ static void check_case(enum dlb_dtype t, float scale, int32_t zp,
     CHECK(!bad);
 }
 
+/* The scalar code's reciprocal shortcut (dlb_int8_quantize_fast, which
+ * the vector path defers to) gives quantize's exact value:
+ * on ties (x = (k + 1/2) * scale), values next to them, both ends of the
+ * range and far outside it, for scales that are and are not powers of 2. */
+static void test_fast_quantize(void)
+{
+    struct dlb_rng rng;
+    dlb_rng_seed(&rng, 8);
+    static const float scales[] = { 0.25f, 0.011f, 0.0078125f, 3.3e-5f, 7.0f };
+    long bad = 0, n = 0;
+    for (size_t s = 0; s < sizeof scales / sizeof scales[0]; s++) {
+        float sc = scales[s];
+        double inv = 1.0 / (double)sc;
+        for (int k = -300; k <= 300; k++) {
+            float tie = (float)((k + 0.5) * sc);
+            float xs[5] = { tie, nextafterf(tie, INFINITY),
+                            nextafterf(tie, -INFINITY), (float)(k * sc),
+                            (float)(dlb_rng_double(&rng) * 600 - 300) * sc };
+            for (int j = 0; j < 5; j++, n += 2) {
+                bad += dlb_int8_quantize(xs[j], sc, 37, 0, 255) !=
+                       dlb_int8_quantize_fast(xs[j], inv, sc, 37, 0, 255);
+                bad += dlb_int8_quantize(xs[j], sc, 0, -128, 127) !=
+                       dlb_int8_quantize_fast(xs[j], inv, sc, 0, -128, 127);
+            }
+        }
+    }
+    CHECK(bad == 0);
+    CHECK(dlb_int8_quantize_fast(NAN, 4.0, 0.25f, 10, 0, 255) == 0);
+    CHECK(dlb_int8_quantize_fast(1e30f, 4.0, 0.25f, 10, 0, 255) == 255);
+    fprintf(stderr, "fast quantize: %ld values, %ld differ\n", n, bad);
+}
+
 int main(void)
 {
+    test_fast_quantize();
     check_case(DLB_U8, 0.25f, 0, 1u);     /* ReLU'd activations */
     check_case(DLB_U8, 0.125f, 37, 2u);   /* with a zero point */
     check_case(DLB_S8, 0.5f, 0, 3u);
